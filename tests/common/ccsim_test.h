@@ -1,0 +1,33 @@
+// Shared helpers for the cmocka tests. Include after <cmocka.h>'s prerequisites.
+#ifndef CCSIM_TEST_H
+#define CCSIM_TEST_H
+
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+// cmocka 1.1.5's assert_float_equal casts to float; this compares doubles and prints
+// both values and the tolerance on failure. |a - b| <= tol, NaN always fails.
+#define assert_double_near(a, b, tol)                                                  \
+  do {                                                                                 \
+    double ccsim_a_ = (a), ccsim_b_ = (b), ccsim_t_ = (tol);                           \
+    if (!(fabs(ccsim_a_ - ccsim_b_) <= ccsim_t_)) {                                    \
+      print_error("%s = %.17g, %s = %.17g, |diff| = %.3g > tol %.3g\n", #a, ccsim_a_,  \
+                  #b, ccsim_b_, fabs(ccsim_a_ - ccsim_b_), ccsim_t_);                  \
+      fail();                                                                          \
+    }                                                                                  \
+  } while (0)
+
+// Relative comparison: |a - b| <= rel * max(|a|, |b|, floor).
+#define assert_double_rel(a, b, rel, floor_)                                           \
+  do {                                                                                 \
+    double ccsim_a_ = (a), ccsim_b_ = (b);                                             \
+    double ccsim_s_ = fmax(fmax(fabs(ccsim_a_), fabs(ccsim_b_)), (floor_));            \
+    assert_double_near(ccsim_a_, ccsim_b_, (rel) * ccsim_s_);                          \
+  } while (0)
+
+#endif
