@@ -7,6 +7,14 @@
 
 #include <math.h>
 
+// The feature of a convex piece a witness point lies on, in the piece's own ids: a vertex,
+// an edge or a face (types numbered 0, 1, 2 in that order, like the mesh's feature types).
+enum { GEO_CF_VERTEX = 0, GEO_CF_EDGE = 1, GEO_CF_FACE = 2 };
+typedef struct geo_cfeat {
+  int type;  // GEO_CF_VERTEX, GEO_CF_EDGE or GEO_CF_FACE
+  int id;    // the piece's own id of that vertex, edge or face (-1 when it has none)
+} geo_cfeat;
+
 // A rigid transform x -> R x + t (R row-major rotation, t translation [m]).
 typedef struct geo_xform {
   double R[9];  // rotation matrix, row-major (3 x 3)
