@@ -11,8 +11,7 @@
 //   "SOURCE: triangle T: reason". No message string ever needs freeing.
 //
 // Validation (geo_mesh_new and every reader) rejects:
-//   empty meshes (no vertices or no triangles); counts above GEO_MESH_MAX_VERT /
-//   GEO_MESH_MAX_TRI; non-finite coordinates; |coordinate| > GEO_MESH_MAX_COORD;
+//   empty meshes (no vertices or no triangles); counts above the caps below; non-finite coordinates; |coordinate| > GEO_MESH_MAX_COORD;
 //   out-of-range vertex indices; degenerate triangles (two corners on the same welded
 //   vertex, or zero area: |(v1-v0)x(v2-v0)| <= GEO_MESH_DEGEN_REL * (longest side)^2, i.e.
 //   collinear corners up to rounding); duplicate triangles (the same three welded
@@ -38,7 +37,9 @@
 
 #include <stddef.h>
 
-#define GEO_MESH_MAX_VERT 10000000   // cap on vertices (input, before welding)
+#define GEO_MESH_MAX_VERT 10000000   // cap on welded vertices (and OBJ "v" lines); the
+                                     // input array of geo_mesh_new may hold up to
+                                     // 3 * GEO_MESH_MAX_TRI (a triangle soup)
 #define GEO_MESH_MAX_TRI 10000000    // cap on triangles (after fan triangulation)
 #define GEO_MESH_MAX_COORD 1.0e6     // [m] cap on |coordinate|
 #define GEO_MESH_DEGEN_REL 1.0e-12   // zero-area test, relative to the longest side squared
@@ -72,6 +73,11 @@ typedef struct geo_mesh {
 // Returns a new mesh (caller owns; free with geo_mesh_destroy) or NULL + message.
 geo_mesh *geo_mesh_new(const double *vert, int nvert, const int *tri, int ntri,
                        const char *source, char *err, size_t err_sz);
+// As geo_mesh_new, for readers: tri_line (ntri ints, nullable) gives the source line of
+// each triangle, so messages read "source:LINE: triangle T: reason".
+geo_mesh *geo_mesh_new_lines(const double *vert, int nvert, const int *tri, int ntri,
+                             const char *source, const int *tri_line, char *err,
+                             size_t err_sz);
 // Free and set *m = NULL. NULL-safe.
 void geo_mesh_destroy(geo_mesh **m);
 
