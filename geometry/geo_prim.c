@@ -36,14 +36,25 @@ static int check_res(const char *prim, const char *what, int *n, int def, int mi
   return 0;
 }
 
-// A triangle list under construction. Each triangle is oriented so that its normal points
-// away from a reference point inside the solid near it (the solid is star-shaped about it
-// locally), which gives counter-clockwise-from-outside without hand-ordering every face.
+// A triangle list under construction. For the convex primitives each triangle is oriented
+// so that its normal points away from a reference point strictly inside the solid (every
+// face plane of a convex polyhedron has interior points on its inner side), which gives
+// counter-clockwise-from-outside without hand-ordering every face. The torus is not convex:
+// its quads are ordered by hand.
 typedef struct builder {
   double *v;
   int *t;
   int nv, nt;
 } builder;
+
+// Checked before allocating: resolutions up to GEO_PRIM_MAX_RES can ask for more.
+static int check_count(const char *prim, long long nt, char *err, size_t err_sz) {
+  if (nt > GEO_MESH_MAX_TRI) {
+    set_err(err, err_sz, "%s: too many triangles (%lld > cap %d)", prim, nt, GEO_MESH_MAX_TRI);
+    return -1;
+  }
+  return 0;
+}
 
 static int builder_init(builder *b, int nv, int nt) {
   b->v = malloc((size_t)nv * 3 * sizeof *b->v);
@@ -65,17 +76,21 @@ static void add_v(builder *b, double x, double y, double z) {
   b->nv++;
 }
 
-static void add_t(builder *b, int i, int j, int k, const double ref[3]) {
+static void add_t(builder *b, int i, int j, int k, const double *ref) {  // ref NULL: as given
   const double *p = b->v + 3 * i, *q = b->v + 3 * j, *r = b->v + 3 * k;
   double e1[3] = {q[0] - p[0], q[1] - p[1], q[2] - p[2]};
   double e2[3] = {r[0] - p[0], r[1] - p[1], r[2] - p[2]};
   double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
                  e1[0] * e2[1] - e1[1] * e2[0]};
-  double c[3] = {(p[0] + q[0] + r[0]) / 3 - ref[0], (p[1] + q[1] + r[1]) / 3 - ref[1],
-                 (p[2] + q[2] + r[2]) / 3 - ref[2]};
+  double dot = 1.0;
+  if (ref) {
+    double c[3] = {(p[0] + q[0] + r[0]) / 3 - ref[0], (p[1] + q[1] + r[1]) / 3 - ref[1],
+                   (p[2] + q[2] + r[2]) / 3 - ref[2]};
+    dot = n[0] * c[0] + n[1] * c[1] + n[2] * c[2];
+  }
   int *t = b->t + 3 * b->nt++;
   t[0] = i;
-  if (n[0] * c[0] + n[1] * c[1] + n[2] * c[2] >= 0) {
+  if (dot >= 0) {
     t[1] = j;
     t[2] = k;
   } else {
@@ -85,7 +100,7 @@ static void add_t(builder *b, int i, int j, int k, const double ref[3]) {
 }
 
 // quad a-b-c-d (a cycle) as triangles (a, b, c) and (a, c, d)
-static void add_q(builder *b, int a, int bb, int c, int d, const double ref[3]) {
+static void add_q(builder *b, int a, int bb, int c, int d, const double *ref) {
   add_t(b, a, bb, c, ref);
   add_t(b, a, c, d, ref);
 }
@@ -125,6 +140,7 @@ geo_mesh *geo_mesh_sphere(double r, int slices, int stacks, char *err, size_t er
       check_res("sphere", "stacks", &stacks, GEO_SPHERE_DEFAULT_STACKS, 2, err, err_sz))
     return NULL;
   int n = slices, rings = stacks - 1;
+  if (check_count("sphere", 2LL * n * rings, err, err_sz)) return NULL;
   builder b;
   if (builder_init(&b, 2 + rings * n, 2 * n * (stacks - 1)))
     return oom(&b, "sphere", err, err_sz);
@@ -159,6 +175,7 @@ geo_mesh *geo_mesh_cylinder(double r, double h, int segments, char *err, size_t 
     return NULL;
   int n = segments;
   builder b;
+  if (check_count("cylinder", 4LL * n, err, err_sz)) return NULL;
   if (builder_init(&b, 2 * n + 2, 4 * n)) return oom(&b, "cylinder", err, err_sz);
   static const double o[3] = {0, 0, 0};
   for (int s = 0; s < 2; s++)
@@ -184,6 +201,7 @@ geo_mesh *geo_mesh_cone(double r, double h, int segments, int rings, char *err, 
     return NULL;
   int n = segments;
   builder b;
+  if (check_count("cone", 2LL * n * rings, err, err_sz)) return NULL;
   if (builder_init(&b, rings * n + 2, 2 * n * rings)) return oom(&b, "cone", err, err_sz);
   const double ref[3] = {0, 0, 0.25 * h};  // the centroid: inside, sees every face
   for (int i = 0; i < rings; i++) {
@@ -221,6 +239,7 @@ geo_mesh *geo_mesh_torus(double R, double r, int nmajor, int nminor, char *err, 
     return NULL;
   }
   int n = nmajor, m = nminor;
+  if (check_count("torus", 2LL * n * m, err, err_sz)) return NULL;
   builder b;
   if (builder_init(&b, n * m, 2 * n * m)) return oom(&b, "torus", err, err_sz);
   for (int i = 0; i < n; i++) {
@@ -232,12 +251,11 @@ geo_mesh *geo_mesh_torus(double R, double r, int nmajor, int nminor, char *err, 
   }
   for (int i = 0; i < n; i++) {
     int i1 = (i + 1) % n;
-    double um = kTau * (i + 0.5) / n;
-    // the tube centre between the two meridians: every face of this band faces away from it
-    const double ref[3] = {R * cos(um), R * sin(um), 0};
     for (int j = 0; j < m; j++) {
       int j1 = (j + 1) % m;
-      add_q(&b, i * m + j, i1 * m + j, i1 * m + j1, i * m + j1, ref);
+      // (u, v) -> (u+, v) -> (u+, v+) -> (u, v+) is counter-clockwise seen from outside:
+      // dP/du x dP/dv = r (R + r cos v) (cos u cos v, sin u cos v, sin v), the outward normal
+      add_q(&b, i * m + j, i1 * m + j, i1 * m + j1, i * m + j1, NULL);
     }
   }
   return finish(&b, "torus", err, err_sz);
