@@ -25,9 +25,9 @@
 // Relative comparison: |a - b| <= rel * max(|a|, |b|, floor).
 #define assert_double_rel(a, b, rel, floor_)                                           \
   do {                                                                                 \
-    double ccsim_a_ = (a), ccsim_b_ = (b);                                             \
-    double ccsim_s_ = fmax(fmax(fabs(ccsim_a_), fabs(ccsim_b_)), (floor_));            \
-    assert_double_near(ccsim_a_, ccsim_b_, (rel) * ccsim_s_);                          \
+    double ccsim_ra_ = (a), ccsim_rb_ = (b);                                           \
+    double ccsim_s_ = fmax(fmax(fabs(ccsim_ra_), fabs(ccsim_rb_)), (floor_));          \
+    assert_double_near(ccsim_ra_, ccsim_rb_, (rel) * ccsim_s_);                        \
   } while (0)
 
 #endif
