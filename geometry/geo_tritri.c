@@ -1,0 +1,405 @@
+// Closed-form triangle-triangle distance, closest points of primitives, parallel patches.
+// The closest-point routines follow Ericson, Real-Time Collision Detection (2005), 5.1.5
+// (point-triangle by Voronoi regions) and 5.1.9 (segment-segment).
+#include "geo_tritri.h"
+
+#include <float.h>
+#include <string.h>
+
+static double clamp01(double x) { return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x); }
+
+static void set_feat(geo_cfeat *f, int type, int id) {
+  if (f) {
+    f->type = type;
+    f->id = id;
+  }
+}
+
+// closest point to p on segment a-b, parameter in *t; squared distance returned.
+static double closest_point_segment(const double p[3], const double a[3], const double b[3],
+                                    double c[3], double *t) {
+  double ab[3], ap[3];
+  geo_v3_sub(ab, b, a);
+  geo_v3_sub(ap, p, a);
+  double den = geo_v3_dot(ab, ab);
+  double s = den > 0.0 ? clamp01(geo_v3_dot(ap, ab) / den) : 0.0;
+  geo_v3_madd(c, a, s, ab);
+  *t = s;
+  return geo_v3_dist2(p, c);
+}
+
+double geo_closest_point_triangle(const double p[3], const double T[9], double c[3],
+                                  geo_cfeat *f) {
+  const double *a = T, *b = T + 3, *cc = T + 6;
+  double ab[3], ac[3], ap[3], bp[3], cp[3];
+  geo_v3_sub(ab, b, a);
+  geo_v3_sub(ac, cc, a);
+  geo_v3_sub(ap, p, a);
+  // vertex region of a
+  double d1 = geo_v3_dot(ab, ap), d2 = geo_v3_dot(ac, ap);
+  if (d1 <= 0.0 && d2 <= 0.0) {
+    geo_v3_copy(c, a);
+    set_feat(f, GEO_CF_VERTEX, 0);
+    return geo_v3_dist2(p, c);
+  }
+  // vertex region of b
+  geo_v3_sub(bp, p, b);
+  double d3 = geo_v3_dot(ab, bp), d4 = geo_v3_dot(ac, bp);
+  if (d3 >= 0.0 && d4 <= d3) {
+    geo_v3_copy(c, b);
+    set_feat(f, GEO_CF_VERTEX, 1);
+    return geo_v3_dist2(p, c);
+  }
+  // edge region of ab (edge 0)
+  double vc = d1 * d4 - d3 * d2;
+  if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) {
+    geo_v3_madd(c, a, d1 / (d1 - d3), ab);
+    set_feat(f, GEO_CF_EDGE, 0);
+    return geo_v3_dist2(p, c);
+  }
+  // vertex region of c
+  geo_v3_sub(cp, p, cc);
+  double d5 = geo_v3_dot(ab, cp), d6 = geo_v3_dot(ac, cp);
+  if (d6 >= 0.0 && d5 <= d6) {
+    geo_v3_copy(c, cc);
+    set_feat(f, GEO_CF_VERTEX, 2);
+    return geo_v3_dist2(p, c);
+  }
+  // edge region of ca (edge 2)
+  double vb = d5 * d2 - d1 * d6;
+  if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) {
+    geo_v3_madd(c, a, d2 / (d2 - d6), ac);
+    set_feat(f, GEO_CF_EDGE, 2);
+    return geo_v3_dist2(p, c);
+  }
+  // edge region of bc (edge 1)
+  double va = d3 * d6 - d5 * d4;
+  if (va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0) {
+    double w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+    geo_v3_lerp(c, b, cc, w);
+    set_feat(f, GEO_CF_EDGE, 1);
+    return geo_v3_dist2(p, c);
+  }
+  // face region; a degenerate (zero-area) triangle has no face region: use its edges
+  double den = va + vb + vc;
+  if (!(den > 0.0)) {
+    double best = DBL_MAX, cb[3], t;
+    for (int k = 0; k < 3; k++) {
+      double d = closest_point_segment(p, T + 3 * k, T + 3 * ((k + 1) % 3), cb, &t);
+      if (d < best) {
+        best = d;
+        geo_v3_copy(c, cb);
+        if (t <= 0.0) {
+          set_feat(f, GEO_CF_VERTEX, k);
+        } else if (t >= 1.0) {
+          set_feat(f, GEO_CF_VERTEX, (k + 1) % 3);
+        } else {
+          set_feat(f, GEO_CF_EDGE, k);
+        }
+      }
+    }
+    return best;
+  }
+  double v = vb / den, w = vc / den;
+  for (int i = 0; i < 3; i++) {
+    c[i] = a[i] + ab[i] * v + ac[i] * w;
+  }
+  set_feat(f, GEO_CF_FACE, 0);
+  return geo_v3_dist2(p, c);
+}
+
+double geo_closest_seg_seg(const double p0[3], const double p1[3], const double q0[3],
+                           const double q1[3], double *s, double *t, double c1[3],
+                           double c2[3]) {
+  double d1[3], d2[3], r[3];
+  geo_v3_sub(d1, p1, p0);
+  geo_v3_sub(d2, q1, q0);
+  geo_v3_sub(r, p0, q0);
+  double a = geo_v3_dot(d1, d1), e = geo_v3_dot(d2, d2), f = geo_v3_dot(d2, r);
+  double ss = 0.0, tt = 0.0;
+  double b = geo_v3_dot(d1, d2), c = geo_v3_dot(d1, r);
+  double denom = a * e - b * b;
+  if (a <= 0.0 && e <= 0.0) {
+    ss = tt = 0.0;
+  } else if (a <= 0.0) {
+    tt = clamp01(f / e);
+  } else if (e <= 0.0) {
+    ss = clamp01(-c / a);
+  } else if (denom <= 1e-14 * a * e) {
+    // (nearly) parallel: the minimum is attained at one of the four segment ends
+    double best = DBL_MAX, x[3], u;
+    double dd = closest_point_segment(p0, q0, q1, x, &u);
+    if (dd < best) { best = dd; ss = 0.0; tt = u; }
+    dd = closest_point_segment(p1, q0, q1, x, &u);
+    if (dd < best) { best = dd; ss = 1.0; tt = u; }
+    dd = closest_point_segment(q0, p0, p1, x, &u);
+    if (dd < best) { best = dd; ss = u; tt = 0.0; }
+    dd = closest_point_segment(q1, p0, p1, x, &u);
+    if (dd < best) { best = dd; ss = u; tt = 1.0; }
+  } else {
+    // Ericson 5.1.9: unconstrained minimiser, then clamp and re-solve
+    ss = clamp01((b * f - c * e) / denom);
+    tt = (b * ss + f) / e;
+    if (tt < 0.0) {
+      tt = 0.0;
+      ss = clamp01(-c / a);
+    } else if (tt > 1.0) {
+      tt = 1.0;
+      ss = clamp01((b - c) / a);
+    }
+  }
+  geo_v3_madd(c1, p0, ss, d1);
+  geo_v3_madd(c2, q0, tt, d2);
+  *s = ss;
+  *t = tt;
+  return geo_v3_dist2(c1, c2);
+}
+
+// feature of a point at parameter u on edge k of a triangle
+static geo_cfeat edge_param_feat(int k, double u) {
+  geo_cfeat f;
+  if (u <= 0.0) {
+    f.type = GEO_CF_VERTEX;
+    f.id = k;
+  } else if (u >= 1.0) {
+    f.type = GEO_CF_VERTEX;
+    f.id = (k + 1) % 3;
+  } else {
+    f.type = GEO_CF_EDGE;
+    f.id = k;
+  }
+  return f;
+}
+
+// where segment a-b crosses triangle T (not coplanar with it): 1 and the point x, else 0.
+static int segment_crosses_triangle(const double a[3], const double b[3], const double T[9],
+                                    double x[3]) {
+  double e1[3], e2[3], n[3], da[3], db[3];
+  geo_v3_sub(e1, T + 3, T);
+  geo_v3_sub(e2, T + 6, T);
+  geo_v3_cross(n, e1, e2);
+  geo_v3_sub(da, a, T);
+  geo_v3_sub(db, b, T);
+  double sa = geo_v3_dot(n, da), sb = geo_v3_dot(n, db);
+  if ((sa > 0.0 && sb > 0.0) || (sa < 0.0 && sb < 0.0) || sa == sb) {
+    return 0;
+  }
+  geo_v3_lerp(x, a, b, sa / (sa - sb));
+  // inside test by the signs of the sub-triangle normals against n
+  for (int k = 0; k < 3; k++) {
+    double u[3], w[3], m[3];
+    geo_v3_sub(u, T + 3 * ((k + 1) % 3), T + 3 * k);
+    geo_v3_sub(w, x, T + 3 * k);
+    geo_v3_cross(m, u, w);
+    if (geo_v3_dot(m, n) < 0.0) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+// keep candidate (d2, features) if it is closer, or as close with lower dimensions.
+static void consider(geo_tt_result *r, double *best2, int *bestdim, double d2, const double pa[3],
+                     const double pb[3], geo_cfeat fa, geo_cfeat fb) {
+  int dim = fa.type + fb.type;
+  double tol = 1e-12 * *best2;
+  if (d2 < *best2 - tol || (d2 <= *best2 + tol && dim < *bestdim)) {
+    *best2 = d2;
+    *bestdim = dim;
+    geo_v3_copy(r->pa, pa);
+    geo_v3_copy(r->pb, pb);
+    r->fa = fa;
+    r->fb = fb;
+  }
+}
+
+double geo_tritri_dist(const double P[9], const double Q[9], geo_tt_result *r) {
+  memset(r, 0, sizeof(*r));
+  // crossing: an edge of one triangle pierces the other
+  for (int k = 0; k < 3; k++) {
+    double x[3];
+    if (segment_crosses_triangle(P + 3 * k, P + 3 * ((k + 1) % 3), Q, x)) {
+      geo_v3_copy(r->pa, x);
+      geo_v3_copy(r->pb, x);
+      r->fa.type = GEO_CF_EDGE;
+      r->fa.id = k;
+      r->fb.type = GEO_CF_FACE;
+      r->fb.id = 0;
+      r->intersect = 1;
+      return 0.0;
+    }
+    if (segment_crosses_triangle(Q + 3 * k, Q + 3 * ((k + 1) % 3), P, x)) {
+      geo_v3_copy(r->pa, x);
+      geo_v3_copy(r->pb, x);
+      r->fa.type = GEO_CF_FACE;
+      r->fa.id = 0;
+      r->fb.type = GEO_CF_EDGE;
+      r->fb.id = k;
+      r->intersect = 1;
+      return 0.0;
+    }
+  }
+  double best2 = DBL_MAX;
+  int bestdim = 9;
+  // six vertex-triangle distances
+  for (int k = 0; k < 3; k++) {
+    double c[3];
+    geo_cfeat f, fv = {GEO_CF_VERTEX, k};
+    double d2 = geo_closest_point_triangle(P + 3 * k, Q, c, &f);
+    consider(r, &best2, &bestdim, d2, P + 3 * k, c, fv, f);
+    d2 = geo_closest_point_triangle(Q + 3 * k, P, c, &f);
+    consider(r, &best2, &bestdim, d2, c, Q + 3 * k, f, fv);
+  }
+  // nine edge-edge distances
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) {
+      double s, t, c1[3], c2[3];
+      double d2 = geo_closest_seg_seg(P + 3 * i, P + 3 * ((i + 1) % 3), Q + 3 * j,
+                                      Q + 3 * ((j + 1) % 3), &s, &t, c1, c2);
+      consider(r, &best2, &bestdim, d2, c1, c2, edge_param_feat(i, s), edge_param_feat(j, t));
+    }
+  }
+  r->dist = sqrt(best2);
+  r->intersect = r->dist == 0.0;
+  return r->dist;
+}
+
+// a polygon corner in P's plane coordinates, with labels of the edge leaving it.
+typedef struct tt_corner {
+  double x, y;
+  int pe, qe;  // P edge / Q edge the outgoing polygon edge lies on, -1 for none
+} tt_corner;
+
+// feature of a corner from the labels of its incoming (ein) and outgoing (eout) edges.
+static geo_cfeat corner_feat(int ein, int eout) {
+  geo_cfeat f;
+  if (ein >= 0 && eout >= 0 && ein != eout) {
+    // the vertex shared by edges ein and eout
+    f.type = GEO_CF_VERTEX;
+    f.id = ((ein + 1) % 3 == eout) ? eout : ein;
+  } else if (ein >= 0 || eout >= 0) {
+    f.type = GEO_CF_EDGE;
+    f.id = ein >= 0 ? ein : eout;
+  } else {
+    f.type = GEO_CF_FACE;
+    f.id = 0;
+  }
+  return f;
+}
+
+int geo_tritri_parallel_patch(const double P[9], const double Q[9], double sin_tol,
+                              geo_tt_patch *out) {
+  out->n = 0;
+  out->area = 0.0;
+  double e1[3], e2[3], nP[3], nQ[3], cr[3];
+  geo_v3_sub(e1, P + 3, P);
+  geo_v3_sub(e2, P + 6, P);
+  geo_v3_cross(nP, e1, e2);
+  geo_v3_sub(e1, Q + 3, Q);
+  geo_v3_sub(e2, Q + 6, Q);
+  geo_v3_cross(nQ, e1, e2);
+  double lp = geo_v3_norm(nP), lq = geo_v3_norm(nQ);
+  if (!(lp > 0.0 && lq > 0.0)) {
+    return 0;
+  }
+  geo_v3_cross(cr, nP, nQ);
+  if (geo_v3_norm(cr) > sin_tol * lp * lq) {
+    return 0;
+  }
+  // orthonormal frame (u, w, n) of P's plane with origin at P's vertex 0
+  double n[3], u[3], w[3];
+  geo_v3_scale(n, nP, 1.0 / lp);
+  geo_v3_scale(nQ, nQ, 1.0 / lq);
+  geo_v3_sub(u, P + 3, P);
+  geo_v3_normalize(u);
+  geo_v3_cross(w, n, u);
+  tt_corner poly[2][GEO_TT_PATCH_MAX + 3];
+  int np = 3, cur = 0;
+  for (int k = 0; k < 3; k++) {
+    double d[3];
+    geo_v3_sub(d, P + 3 * k, P);
+    poly[0][k] = (tt_corner){geo_v3_dot(d, u), geo_v3_dot(d, w), k, -1};
+  }
+  double q2[3][2];
+  for (int k = 0; k < 3; k++) {
+    double d[3];
+    geo_v3_sub(d, Q + 3 * k, P);
+    q2[k][0] = geo_v3_dot(d, u);
+    q2[k][1] = geo_v3_dot(d, w);
+  }
+  double qarea = (q2[1][0] - q2[0][0]) * (q2[2][1] - q2[0][1]) -
+                 (q2[2][0] - q2[0][0]) * (q2[1][1] - q2[0][1]);
+  double sgn = qarea > 0.0 ? 1.0 : -1.0;
+  // Sutherland-Hodgman: clip P by the inner half-plane of each edge of Q's projection
+  for (int j = 0; j < 3 && np > 0; j++) {
+    const double *a = q2[j], *b = q2[(j + 1) % 3];
+    double ex = b[0] - a[0], ey = b[1] - a[1];
+    tt_corner *in = poly[cur], *o = poly[1 - cur];
+    int no = 0;
+    for (int i = 0; i < np; i++) {
+      const tt_corner *c0 = &in[i], *c1 = &in[(i + 1) % np];
+      double s0 = sgn * (ex * (c0->y - a[1]) - ey * (c0->x - a[0]));
+      double s1 = sgn * (ex * (c1->y - a[1]) - ey * (c1->x - a[0]));
+      if (s0 >= 0.0) {
+        o[no++] = *c0;
+        if (s1 < 0.0) {
+          double t = s0 / (s0 - s1);
+          o[no++] = (tt_corner){c0->x + t * (c1->x - c0->x), c0->y + t * (c1->y - c0->y), -1, j};
+        }
+      } else if (s1 >= 0.0) {
+        double t = s0 / (s0 - s1);
+        o[no++] = (tt_corner){c0->x + t * (c1->x - c0->x), c0->y + t * (c1->y - c0->y), c0->pe,
+                              c0->qe};
+      }
+      if (no > GEO_TT_PATCH_MAX) {
+        return 0;
+      }
+    }
+    np = no;
+    cur = 1 - cur;
+  }
+  tt_corner *pc = poly[cur];
+  // drop repeated corners (a clip line through a corner): keep the later edge label
+  double scale = sqrt(geo_v3_dist2(P, P + 3)) + sqrt(geo_v3_dist2(P, P + 6));
+  double eps = 1e-12 * scale;
+  for (int i = 0; i < np && np > 0;) {
+    tt_corner *a = &pc[i], *b = &pc[(i + 1) % np];
+    if (np > 1 && fabs(a->x - b->x) <= eps && fabs(a->y - b->y) <= eps) {
+      int keep_p = a->pe >= 0 ? a->pe : b->pe, keep_q = a->qe >= 0 ? a->qe : b->qe;
+      b->pe = b->pe >= 0 ? b->pe : keep_p;
+      b->qe = b->qe >= 0 ? b->qe : keep_q;
+      memmove(&pc[i], &pc[i + 1], (size_t)(np - i - 1) * sizeof(*pc));
+      np--;
+    } else {
+      i++;
+    }
+  }
+  if (np < 3) {
+    return 0;
+  }
+  double area = 0.0;
+  for (int i = 0; i < np; i++) {
+    const tt_corner *a = &pc[i], *b = &pc[(i + 1) % np];
+    area += a->x * b->y - b->x * a->y;
+  }
+  area *= 0.5;
+  if (!(area > 1e-12 * scale * scale)) {
+    return 0;
+  }
+  double nn = geo_v3_dot(n, nQ);
+  for (int i = 0; i < np; i++) {
+    const tt_corner *c = &pc[i], *prev = &pc[(i + np - 1) % np];
+    double *pa = out->pa[i], *pb = out->pb[i], d[3];
+    for (int k = 0; k < 3; k++) {
+      pa[k] = P[k] + c->x * u[k] + c->y * w[k];
+    }
+    // move along n onto Q's plane
+    geo_v3_sub(d, Q, pa);
+    geo_v3_madd(pb, pa, geo_v3_dot(d, nQ) / nn, n);
+    out->fa[i] = corner_feat(prev->pe, c->pe);
+    out->fb[i] = corner_feat(prev->qe, c->qe);
+  }
+  out->n = np;
+  out->area = area;
+  return np;
+}
