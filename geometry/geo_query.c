@@ -1,0 +1,1081 @@
+// Queries between two placed hierarchies: bounded depth-first traversals over node pairs
+// (sphere gap, then oriented-box separating axes), an exact triangle-triangle kernel at
+// the leaves, feature naming, the parallel-face rule and the merge by feature identity.
+#include "geo_query.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "geo_vec.h"
+
+#define GEO_Q_PI 3.14159265358979323846
+
+typedef struct q_stack_ent {
+  int a, b;   // node ids in A and B
+  double lb;  // lower bound on their distance when pushed [m] (minimum distance only)
+} q_stack_ent;
+
+struct geo_query_ws {
+  int cap_vert, cap_node, cap_stack, cap_raw;  // capacities (vertices, nodes, stack, raw)
+  unsigned stamp;      // current query id; a stamp equal to it marks a valid cached entry
+  unsigned *vstamp;    // (cap_vert) stamps of vx
+  double *vx;          // (cap_vert x 3) A's vertices in B's frame [m]
+  unsigned *cstamp;    // (cap_node) stamps of cx
+  double *cx;          // (cap_node x 3) A's node centres in B's frame [m]
+  unsigned *xstamp;    // (cap_node) stamps of axx
+  double *axx;         // (cap_node x 9) A's node box axes in B's frame (rows)
+  q_stack_ent *stack;  // (cap_stack) traversal stack
+  geo_pair *raw;       // (cap_raw) raw pairs, B's frame
+  int *idx;            // (cap_raw) sort permutation of raw
+  int n_raw;           // raw pairs found (may exceed cap_raw: then only counted)
+  double par_cos;      // cosine of the parallel-face angle (> 1 disables the rule)
+  const geo_bvh *a, *b;  // the current query's hierarchies (borrowed for the query)
+  double R[9], t[3];   // A's body frame -> B's body frame
+  geo_xform xa, xb;    // body -> world of A and B
+  double slack;        // [m] rounding allowance of the lower bounds
+  int n_leaf, n_node;  // counters of the current query
+};
+
+struct geo_query_cache {
+  int cap, n;          // capacity and length of cand
+  int *cand;           // (cap x 2) leaf pairs (tri_a, tri_b) closer than thr at (R, t)
+  double margin;       // [m] extra distance collected beyond the standoff
+  int valid;           // cand is usable
+  double thr;          // [m] the distance cand was collected for
+  double R[9], t[3];   // relative transform cand was collected at
+  const geo_bvh *a, *b;  // the body pair the cache belongs to (borrowed identities)
+  int best_valid, best_ta, best_tb;  // last closest leaf pair
+};
+
+static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
+  if (err == NULL || err_sz == 0) {
+    return;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, err_sz, fmt, ap);
+  va_end(ap);
+}
+
+geo_pose geo_pose_identity(void) {
+  geo_pose x = {{0, 0, 0}, {1, 0, 0, 0}};
+  return x;
+}
+
+int geo_pose_valid(const geo_pose *x) {
+  if (x == NULL) {
+    return 0;
+  }
+  double n2 = 0.0;
+  for (int i = 0; i < 4; i++) {
+    if (!isfinite(x->q[i])) {
+      return 0;
+    }
+    n2 += x->q[i] * x->q[i];
+  }
+  for (int i = 0; i < 3; i++) {
+    if (!isfinite(x->p[i])) {
+      return 0;
+    }
+  }
+  return n2 > 1e-300 && isfinite(n2);
+}
+
+// the rigid transform of a pose (q normalised on the fly; the caller's pose is untouched)
+static void geo_q_pose_xform(geo_xform *X, const geo_pose *x) {
+  double q[4] = {x->q[0], x->q[1], x->q[2], x->q[3]};
+  geo_quat_normalize(q);
+  geo_xform_from_pose(X, x->p, q);
+}
+
+// ---------------------------------------------------------------------------------------
+// workspace and cache
+
+geo_query_ws *geo_query_ws_new(const geo_bvh *a, const geo_bvh *b, int raw_cap, char *err,
+                               size_t err_sz) {
+  if (a == NULL || b == NULL) {
+    set_err(err, err_sz, "geo_query_ws_new: NULL hierarchy");
+    return NULL;
+  }
+  if (raw_cap <= 0) {
+    raw_cap = 65536;
+  }
+  geo_query_ws *ws = calloc(1, sizeof *ws);
+  if (ws == NULL) {
+    set_err(err, err_sz, "geo_query_ws_new: out of memory");
+    return NULL;
+  }
+  ws->cap_vert = a->nvert > b->nvert ? a->nvert : b->nvert;
+  ws->cap_node = a->nnode > b->nnode ? a->nnode : b->nnode;
+  ws->cap_stack = 2 * (a->depth + b->depth) + 16;
+  ws->cap_raw = raw_cap;
+  ws->par_cos = cos(GEO_PARALLEL_ANGLE);
+  ws->vstamp = calloc((size_t)ws->cap_vert, sizeof *ws->vstamp);
+  ws->vx = malloc((size_t)ws->cap_vert * 3 * sizeof *ws->vx);
+  ws->cstamp = calloc((size_t)ws->cap_node, sizeof *ws->cstamp);
+  ws->cx = malloc((size_t)ws->cap_node * 3 * sizeof *ws->cx);
+  ws->xstamp = calloc((size_t)ws->cap_node, sizeof *ws->xstamp);
+  ws->axx = malloc((size_t)ws->cap_node * 9 * sizeof *ws->axx);
+  ws->stack = malloc((size_t)ws->cap_stack * sizeof *ws->stack);
+  ws->raw = malloc((size_t)ws->cap_raw * sizeof *ws->raw);
+  ws->idx = malloc((size_t)ws->cap_raw * sizeof *ws->idx);
+  if (!ws->vstamp || !ws->vx || !ws->cstamp || !ws->cx || !ws->xstamp || !ws->axx ||
+      !ws->stack || !ws->raw || !ws->idx) {
+    geo_query_ws_destroy(&ws);
+    set_err(err, err_sz, "geo_query_ws_new: out of memory");
+    return NULL;
+  }
+  return ws;
+}
+
+void geo_query_ws_destroy(geo_query_ws **pws) {
+  if (pws == NULL || *pws == NULL) {
+    return;
+  }
+  geo_query_ws *ws = *pws;
+  free(ws->vstamp);
+  free(ws->vx);
+  free(ws->cstamp);
+  free(ws->cx);
+  free(ws->xstamp);
+  free(ws->axx);
+  free(ws->stack);
+  free(ws->raw);
+  free(ws->idx);
+  free(ws);
+  *pws = NULL;
+}
+
+int geo_query_ws_set_parallel_angle(geo_query_ws *ws, double angle) {
+  if (ws == NULL || !isfinite(angle) || angle < 0.0 || angle > 1.5) {
+    return GEO_QEINVAL;
+  }
+  ws->par_cos = angle == 0.0 ? 2.0 : cos(angle);
+  return GEO_QOK;
+}
+
+geo_query_cache *geo_query_cache_new(int cap, double margin, char *err, size_t err_sz) {
+  if (!isfinite(margin) || margin < 0.0) {
+    set_err(err, err_sz, "geo_query_cache_new: margin must be finite and >= 0");
+    return NULL;
+  }
+  if (cap <= 0) {
+    cap = 65536;
+  }
+  geo_query_cache *c = calloc(1, sizeof *c);
+  if (c != NULL) {
+    c->cand = malloc((size_t)cap * 2 * sizeof *c->cand);
+  }
+  if (c == NULL || c->cand == NULL) {
+    geo_query_cache_destroy(&c);
+    set_err(err, err_sz, "geo_query_cache_new: out of memory");
+    return NULL;
+  }
+  c->cap = cap;
+  c->margin = margin;
+  return c;
+}
+
+void geo_query_cache_destroy(geo_query_cache **pc) {
+  if (pc == NULL || *pc == NULL) {
+    return;
+  }
+  free((*pc)->cand);
+  free(*pc);
+  *pc = NULL;
+}
+
+void geo_query_cache_reset(geo_query_cache *c) {
+  if (c != NULL) {
+    c->valid = 0;
+    c->best_valid = 0;
+    c->a = c->b = NULL;
+    c->n = 0;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// query set-up: A's body frame -> B's body frame, lazily transformed A data
+
+static int geo_q_begin(geo_query_ws *ws, const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
+                const geo_pose *xb) {
+  if (ws == NULL || a == NULL || b == NULL || !geo_pose_valid(xa) || !geo_pose_valid(xb)) {
+    return GEO_QEINVAL;
+  }
+  if (a->nvert > ws->cap_vert || a->nnode > ws->cap_node ||
+      2 * (a->depth + b->depth) + 16 > ws->cap_stack) {
+    return GEO_QEINVAL;
+  }
+  geo_xform XA, XB, rel;
+  geo_q_pose_xform(&XA, xa);
+  geo_q_pose_xform(&XB, xb);
+  geo_xform_rel(&rel, &XB, &XA);
+  memcpy(ws->R, rel.R, sizeof ws->R);
+  memcpy(ws->t, rel.t, sizeof ws->t);
+  ws->xb = XB;
+  ws->xa = XA;
+  ws->a = a;
+  ws->b = b;
+  ws->slack = 1e-12 * (a->scale + b->scale + geo_v3_norm(rel.t));
+  ws->n_leaf = 0;
+  ws->n_node = 0;
+  // new stamp; on wrap-around clear every stamp so none is stale
+  ws->stamp++;
+  if (ws->stamp == 0) {
+    memset(ws->vstamp, 0, (size_t)ws->cap_vert * sizeof *ws->vstamp);
+    memset(ws->cstamp, 0, (size_t)ws->cap_node * sizeof *ws->cstamp);
+    memset(ws->xstamp, 0, (size_t)ws->cap_node * sizeof *ws->xstamp);
+    ws->stamp = 1;
+  }
+  return GEO_QOK;
+}
+
+static inline const double *a_vert(geo_query_ws *ws, int v) {
+  double *o = ws->vx + 3 * v;
+  if (ws->vstamp[v] != ws->stamp) {
+    const double *x = ws->a->vert + 3 * v;
+    geo_m3_mulv(o, ws->R, x);
+    geo_v3_add(o, o, ws->t);
+    ws->vstamp[v] = ws->stamp;
+  }
+  return o;
+}
+
+static inline const double *a_centre(geo_query_ws *ws, int id) {
+  double *o = ws->cx + 3 * id;
+  if (ws->cstamp[id] != ws->stamp) {
+    geo_m3_mulv(o, ws->R, ws->a->node[id].c);
+    geo_v3_add(o, o, ws->t);
+    ws->cstamp[id] = ws->stamp;
+  }
+  return o;
+}
+
+static inline const double *a_axes(geo_query_ws *ws, int id) {
+  double *o = ws->axx + 9 * id;
+  if (ws->xstamp[id] != ws->stamp) {
+    const double *ax = ws->a->node[id].ax;
+    geo_m3_mulv(o, ws->R, ax);
+    geo_m3_mulv(o + 3, ws->R, ax + 3);
+    geo_m3_mulv(o + 6, ws->R, ax + 6);
+    ws->xstamp[id] = ws->stamp;
+  }
+  return o;
+}
+
+// Lower bound on the distance between the subtrees of node ia (A) and ib (B); returns as
+// soon as it exceeds thr (the caller prunes). Sphere gap, then the 6 face axes of the two
+// boxes (value), then the 9 edge-edge axes (prune only).
+static inline double geo_q_node_lb(geo_query_ws *ws, int ia, int ib, double thr) {
+  const geo_bvh_node *A = &ws->a->node[ia], *B = &ws->b->node[ib];
+  ws->n_node++;
+  const double *ca = a_centre(ws, ia);
+  double d[3];
+  geo_v3_sub(d, B->c, ca);
+  double dist = geo_v3_norm(d);
+  double lb = dist - A->r - B->r;
+  if (lb > thr) {
+    return lb;
+  }
+  if (lb < 0.0) {
+    lb = 0.0;
+  }
+  const double *aa = a_axes(ws, ia), *ba = B->ax;
+  double C[9], absC[9], tA[3], tB[3];
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) {
+      C[3 * i + j] = geo_v3_dot(aa + 3 * i, ba + 3 * j);
+      absC[3 * i + j] = fabs(C[3 * i + j]) + 1e-12;
+    }
+    tA[i] = geo_v3_dot(aa + 3 * i, d);
+    tB[i] = geo_v3_dot(ba + 3 * i, d);
+  }
+  const double *ha = A->h, *hb = B->h;
+  for (int i = 0; i < 3; i++) {
+    double g = fabs(tA[i]) - ha[i] -
+               (hb[0] * absC[3 * i] + hb[1] * absC[3 * i + 1] + hb[2] * absC[3 * i + 2]);
+    lb = g > lb ? g : lb;
+  }
+  for (int j = 0; j < 3; j++) {
+    double g = fabs(tB[j]) - hb[j] - (ha[0] * absC[j] + ha[1] * absC[3 + j] + ha[2] * absC[6 + j]);
+    lb = g > lb ? g : lb;
+  }
+  if (lb > thr) {
+    return lb;
+  }
+  // edge-edge axes a_i x b_j, unnormalised: gap * |L| compared with thr * |L|
+  for (int i = 0; i < 3; i++) {
+    int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
+    for (int j = 0; j < 3; j++) {
+      int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+      double L2 = 1.0 - C[3 * i + j] * C[3 * i + j];
+      if (L2 < 1e-6) {
+        continue;
+      }
+      double sep = fabs(tA[i2] * C[3 * i1 + j] - tA[i1] * C[3 * i2 + j]);
+      double ra = ha[i1] * absC[3 * i2 + j] + ha[i2] * absC[3 * i1 + j];
+      double rb = hb[j1] * absC[3 * i + j2] + hb[j2] * absC[3 * i + j1];
+      double g = sep - ra - rb;
+      if (g > 0.0 && g * g > thr * thr * L2 * (1.0 + 1e-9)) {
+        return g / sqrt(L2);
+      }
+    }
+  }
+  return lb;
+}
+
+// ---------------------------------------------------------------------------------------
+// leaf kernel: exact distance between two triangles
+
+// closest points of segments p0p1, q0q1 (Ericson 5.1.9); returns the squared distance
+static inline double seg_seg(const double *p0, const double *p1, const double *q0,
+                             const double *q1, double c1[3], double c2[3]) {
+  double d1[3], d2[3], r[3];
+  geo_v3_sub(d1, p1, p0);
+  geo_v3_sub(d2, q1, q0);
+  geo_v3_sub(r, p0, q0);
+  double a = geo_v3_dot(d1, d1), e = geo_v3_dot(d2, d2), f = geo_v3_dot(d2, r);
+  double c = geo_v3_dot(d1, r), b = geo_v3_dot(d1, d2);
+  double denom = a * e - b * b, s, t;
+  if (denom > 1e-14 * a * e) {
+    s = (b * f - c * e) / denom;
+    s = s < 0.0 ? 0.0 : (s > 1.0 ? 1.0 : s);
+  } else {
+    s = 0.0;
+  }
+  t = (b * s + f) / e;
+  if (t < 0.0) {
+    t = 0.0;
+    s = -c / a;
+    s = s < 0.0 ? 0.0 : (s > 1.0 ? 1.0 : s);
+  } else if (t > 1.0) {
+    t = 1.0;
+    s = (b - c) / a;
+    s = s < 0.0 ? 0.0 : (s > 1.0 ? 1.0 : s);
+  }
+  geo_v3_madd(c1, p0, s, d1);
+  geo_v3_madd(c2, q0, t, d2);
+  return geo_v3_dist2(c1, c2);
+}
+
+// x inside (or on) triangle T whose unit normal is n (T counter-clockwise about n)
+static inline int in_tri(const double x[3], const double *const T[3], const double n[3]) {
+  for (int k = 0; k < 3; k++) {
+    const double *u = T[k], *v = T[(k + 1) % 3];
+    double e[3], w[3], c[3];
+    geo_v3_sub(e, v, u);
+    geo_v3_sub(w, x, u);
+    geo_v3_cross(c, e, w);
+    if (geo_v3_dot(c, n) < 0.0) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static inline int straddles(const double s[3]) {
+  return !((s[0] > 0 && s[1] > 0 && s[2] > 0) || (s[0] < 0 && s[1] < 0 && s[2] < 0));
+}
+
+// an edge of P crossing Q's plane inside Q: the crossing point in x
+static int edge_pierces(const double *const P[3], const double sp[3], const double *const Q[3],
+                        const double nq[3], double x[3]) {
+  for (int i = 0; i < 3; i++) {
+    int j = (i + 1) % 3;
+    double si = sp[i], sj = sp[j];
+    if ((si > 0 && sj > 0) || (si < 0 && sj < 0) || (si == 0 && sj == 0)) {
+      continue;
+    }
+    double u = si / (si - sj);
+    geo_v3_lerp(x, P[i], P[j], u);
+    if (in_tri(x, Q, nq)) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+// Distance between triangles P (ids pid, unit normal np) and Q (qid, nq), all in one frame;
+// witness points in pa, pb. Edges are taken from the lower vertex id to the higher so the
+// same edge gives bit-identical results from either adjacent triangle.
+static double geo_q_tri_dist(const double *const P[3], const int pid[3], const double np[3],
+                      const double *const Q[3], const int qid[3], const double nq[3],
+                      double pa[3], double pb[3]) {
+  double sp[3], sq[3], w[3];
+  for (int k = 0; k < 3; k++) {
+    geo_v3_sub(w, P[k], Q[0]);
+    sp[k] = geo_v3_dot(nq, w);
+    geo_v3_sub(w, Q[k], P[0]);
+    sq[k] = geo_v3_dot(np, w);
+  }
+  // intersection: only possible when each triangle straddles the other's plane
+  if (straddles(sp) && straddles(sq)) {
+    double x[3];
+    if (edge_pierces(P, sp, Q, nq, x) || edge_pierces(Q, sq, P, np, x)) {
+      geo_v3_copy(pa, x);
+      geo_v3_copy(pb, x);
+      return 0.0;
+    }
+  }
+  double best = INFINITY, c1[3], c2[3];
+  for (int i = 0; i < 3; i++) {
+    int i0 = i, i1 = (i + 1) % 3;
+    if (pid[i0] > pid[i1]) {
+      i0 = i1;
+      i1 = i;
+    }
+    for (int j = 0; j < 3; j++) {
+      int j0 = j, j1 = (j + 1) % 3;
+      if (qid[j0] > qid[j1]) {
+        j0 = j1;
+        j1 = j;
+      }
+      double d2 = seg_seg(P[i0], P[i1], Q[j0], Q[j1], c1, c2);
+      if (d2 < best) {
+        best = d2;
+        geo_v3_copy(pa, c1);
+        geo_v3_copy(pb, c2);
+      }
+    }
+  }
+  // vertex-face: a vertex whose projection falls inside the other triangle
+  for (int k = 0; k < 3; k++) {
+    if (sp[k] * sp[k] < best) {
+      geo_v3_madd(w, P[k], -sp[k], nq);
+      if (in_tri(w, Q, nq)) {
+        best = sp[k] * sp[k];
+        geo_v3_copy(pa, P[k]);
+        geo_v3_copy(pb, w);
+      }
+    }
+    if (sq[k] * sq[k] < best) {
+      geo_v3_madd(w, Q[k], -sq[k], np);
+      if (in_tri(w, P, np)) {
+        best = sq[k] * sq[k];
+        geo_v3_copy(pa, w);
+        geo_v3_copy(pb, Q[k]);
+      }
+    }
+  }
+  return sqrt(best);
+}
+
+// the leaf pair (ta of A, tb of B) in B's frame: vertices, ids, normals
+static inline void leaf_setup(geo_query_ws *ws, int ta, int tb, const double *P[3], int pid[3],
+                              double np[3], const double *Q[3], int qid[3], const double **nq) {
+  const geo_bvh *a = ws->a, *b = ws->b;
+  for (int k = 0; k < 3; k++) {
+    pid[k] = a->tri[3 * ta + k];
+    P[k] = a_vert(ws, pid[k]);
+    qid[k] = b->tri[3 * tb + k];
+    Q[k] = b->vert + 3 * qid[k];
+  }
+  geo_m3_mulv(np, ws->R, a->tri_normal + 3 * ta);
+  *nq = b->tri_normal + 3 * tb;
+}
+
+static double geo_q_leaf(geo_query_ws *ws, int ta, int tb, double pa[3], double pb[3]) {
+  const double *P[3], *Q[3], *nq;
+  int pid[3], qid[3];
+  double np[3];
+  leaf_setup(ws, ta, tb, P, pid, np, Q, qid, &nq);
+  ws->n_leaf++;
+  return geo_q_tri_dist(P, pid, np, Q, qid, nq, pa, pb);
+}
+
+// ---------------------------------------------------------------------------------------
+// features, pairs, parallel corners
+
+// feature of point x on triangle T (vertex ids tid, mesh triangle t, edge ids te)
+static geo_feature classify(const double *const T[3], const int tid[3], int t, const int *te,
+                            const double x[3]) {
+  double e1[3], e2[3], n[3], u[3], v[3], c[3], w[3];
+  geo_v3_sub(e1, T[1], T[0]);
+  geo_v3_sub(e2, T[2], T[0]);
+  geo_v3_cross(n, e1, e2);
+  double nn = geo_v3_dot(n, n);
+  for (int k = 0; k < 3; k++) {
+    geo_v3_sub(u, T[(k + 1) % 3], x);
+    geo_v3_sub(v, T[(k + 2) % 3], x);
+    geo_v3_cross(c, u, v);
+    w[k] = geo_v3_dot(c, n) / nn;
+  }
+  int nz = 0, kmax = 0, kzero = 0;
+  for (int k = 0; k < 3; k++) {
+    if (w[k] > GEO_FEAT_BARY_TOL) {
+      nz++;
+    } else {
+      kzero = k;
+    }
+    if (w[k] > w[kmax]) {
+      kmax = k;
+    }
+  }
+  geo_feature f;
+  if (nz >= 3) {
+    f.type = GEO_FEAT_FACE;
+    f.id = t;
+  } else if (nz == 2) {
+    f.type = GEO_FEAT_EDGE;
+    f.id = te[(kzero + 1) % 3];
+  } else {
+    f.type = GEO_FEAT_VERTEX;
+    f.id = tid[kmax];
+  }
+  return f;
+}
+
+// store a raw pair (B frame points); counts even when full
+static void push_raw(geo_query_ws *ws, int ta, int tb, const double *P[3], const int pid[3],
+                     const double np[3], const double *Q[3], const int qid[3],
+                     const double *nq, const double pa[3], const double pb[3], double dist,
+                     int flags) {
+  int i = ws->n_raw++;
+  if (i >= ws->cap_raw) {
+    return;
+  }
+  geo_pair *r = &ws->raw[i];
+  geo_v3_copy(r->pa, pa);
+  geo_v3_copy(r->pb, pb);
+  r->dist = dist;
+  r->tri_a = ta;
+  r->tri_b = tb;
+  r->fa = classify(P, pid, ta, ws->a->tri_edge + 3 * ta, pa);
+  r->fb = classify(Q, qid, tb, ws->b->tri_edge + 3 * tb, pb);
+  if (dist == 0.0) {
+    flags |= GEO_PAIR_TOUCH;
+  }
+  r->flags = flags;
+  // normal in B's frame (made world at output)
+  double nrm[3];
+  if (dist > ws->slack) {
+    geo_v3_sub(nrm, pb, pa);
+    geo_v3_scale(nrm, nrm, 1.0 / dist);
+  } else if (r->fb.type == GEO_FEAT_FACE) {
+    geo_v3_scale(nrm, nq, -1.0);
+  } else if (r->fa.type == GEO_FEAT_FACE) {
+    geo_v3_copy(nrm, np);
+  } else {
+    geo_v3_scale(nrm, nq, -1.0);
+  }
+  geo_v3_copy(r->normal, nrm);
+}
+
+// Sutherland-Hodgman: clip polygon poly (n points) by the half-plane left of edge u->v
+// about normal n; returns the new count (out must hold n + 1 points)
+static int clip_edge(const double (*poly)[3], int np, const double u[3], const double v[3],
+                     const double n[3], double (*out)[3]) {
+  double e[3], en[3];
+  geo_v3_sub(e, v, u);
+  geo_v3_cross(en, n, e);  // inward normal of the edge
+  int m = 0;
+  for (int i = 0; i < np; i++) {
+    const double *p = poly[i], *q = poly[(i + 1) % np];
+    double w[3];
+    geo_v3_sub(w, p, u);
+    double sp = geo_v3_dot(en, w);
+    geo_v3_sub(w, q, u);
+    double sq = geo_v3_dot(en, w);
+    if (sp >= 0) {
+      geo_v3_copy(out[m++], p);
+    }
+    if ((sp >= 0) != (sq >= 0)) {
+      geo_v3_lerp(out[m++], p, q, sp / (sp - sq));
+    }
+  }
+  return m;
+}
+
+// a leaf pair within the threshold: parallel corners or one closest pair
+static void close_pair(geo_query_ws *ws, int ta, int tb, double dist, const double pa[3],
+                       const double pb[3], double ds) {
+  const double *P[3], *Q[3], *nq;
+  int pid[3], qid[3];
+  double np[3];
+  leaf_setup(ws, ta, tb, P, pid, np, Q, qid, &nq);
+  double cs = geo_v3_dot(np, nq);
+  if (fabs(cs) >= ws->par_cos) {
+    // project A's triangle onto B's plane along nq and clip it by B's triangle
+    double buf[2][12][3];
+    int n = 3;
+    for (int k = 0; k < 3; k++) {
+      double w[3];
+      geo_v3_sub(w, P[k], Q[0]);
+      geo_v3_madd(buf[0][k], P[k], -geo_v3_dot(nq, w), nq);
+    }
+    int cur = 0;
+    for (int k = 0; k < 3 && n > 0; k++) {
+      n = clip_edge((const double(*)[3])buf[cur], n, Q[k], Q[(k + 1) % 3], nq, buf[1 - cur]);
+      cur = 1 - cur;
+    }
+    // a polygon with area: emit its corners below ds (lifted back onto A along nq)
+    double area2 = 0.0;
+    for (int i = 1; i + 1 < n; i++) {
+      double e1[3], e2[3], c[3];
+      geo_v3_sub(e1, buf[cur][i], buf[cur][0]);
+      geo_v3_sub(e2, buf[cur][i + 1], buf[cur][0]);
+      geo_v3_cross(c, e1, e2);
+      area2 += geo_v3_dot(c, nq);
+    }
+    double e1[3], e2[3], c[3];
+    geo_v3_sub(e1, P[1], P[0]);
+    geo_v3_sub(e2, P[2], P[0]);
+    geo_v3_cross(c, e1, e2);
+    if (n >= 3 && fabs(area2) > 1e-9 * geo_v3_norm(c)) {
+      int emitted = 0;
+      for (int i = 0; i < n; i++) {
+        double *x = buf[cur][i], w[3], qa[3];
+        geo_v3_sub(w, P[0], x);
+        double s = geo_v3_dot(np, w) / geo_v3_dot(np, nq);
+        geo_v3_madd(qa, x, s, nq);
+        double d = fabs(s);
+        if (d < ds) {
+          push_raw(ws, ta, tb, P, pid, np, Q, qid, nq, qa, x, d, GEO_PAIR_PARALLEL);
+          emitted++;
+        }
+      }
+      if (emitted > 0) {
+        return;
+      }
+    }
+  }
+  push_raw(ws, ta, tb, P, pid, np, Q, qid, nq, pa, pb, dist, 0);
+}
+
+// ---------------------------------------------------------------------------------------
+// traversals
+
+// every leaf pair with distance < thr; pairs below ds become raw pairs; candidates (when
+// cand != NULL) receive every leaf pair below thr (up to cap; *ncand counts all)
+static void traverse_prox(geo_query_ws *ws, double thr, double ds, int *cand, int cap,
+                          int *ncand) {
+  const geo_bvh *a = ws->a, *b = ws->b;
+  double lim = thr + ws->slack;
+  int sp = 0;
+  ws->stack[sp].a = 0;
+  ws->stack[sp].b = 0;
+  sp++;
+  while (sp > 0) {
+    sp--;
+    int ia = ws->stack[sp].a, ib = ws->stack[sp].b;
+    if (geo_q_node_lb(ws, ia, ib, lim) > lim) {
+      continue;
+    }
+    const geo_bvh_node *A = &a->node[ia], *B = &b->node[ib];
+    if (A->tri >= 0 && B->tri >= 0) {
+      double pa[3], pb[3];
+      double d = geo_q_leaf(ws, A->tri, B->tri, pa, pb);
+      if (d < thr) {
+        if (cand != NULL) {
+          if (*ncand < cap) {
+            cand[2 * *ncand] = A->tri;
+            cand[2 * *ncand + 1] = B->tri;
+          }
+          (*ncand)++;
+        }
+        if (d < ds) {
+          close_pair(ws, A->tri, B->tri, d, pa, pb, ds);
+        }
+      }
+      continue;
+    }
+    if (B->tri >= 0 || (A->tri < 0 && A->r >= B->r)) {
+      ws->stack[sp].a = A->right;
+      ws->stack[sp].b = ib;
+      ws->stack[sp + 1].a = A->left;
+      ws->stack[sp + 1].b = ib;
+    } else {
+      ws->stack[sp].a = ia;
+      ws->stack[sp].b = B->right;
+      ws->stack[sp + 1].a = ia;
+      ws->stack[sp + 1].b = B->left;
+    }
+    sp += 2;
+  }
+}
+
+// total order of raw pairs: features, then distance, then leaf pair
+static int raw_less(const geo_pair *x, const geo_pair *y) {
+  if (x->fa.type != y->fa.type) {
+    return x->fa.type < y->fa.type;
+  }
+  if (x->fa.id != y->fa.id) {
+    return x->fa.id < y->fa.id;
+  }
+  if (x->fb.type != y->fb.type) {
+    return x->fb.type < y->fb.type;
+  }
+  if (x->fb.id != y->fb.id) {
+    return x->fb.id < y->fb.id;
+  }
+  if (x->dist != y->dist) {
+    return x->dist < y->dist;
+  }
+  if (x->tri_a != y->tri_a) {
+    return x->tri_a < y->tri_a;
+  }
+  return x->tri_b < y->tri_b;
+}
+
+static int same_feat(const geo_pair *x, const geo_pair *y) {
+  return x->fa.type == y->fa.type && x->fa.id == y->fa.id && x->fb.type == y->fb.type &&
+         x->fb.id == y->fb.id;
+}
+
+// heapsort of the index array by raw_less (allocation-free)
+static void sort_idx(const geo_pair *raw, int *idx, int n) {
+  for (int start = n / 2 - 1; start >= -0; start--) {
+    int root = start;
+    for (;;) {
+      int child = 2 * root + 1;
+      if (child >= n) {
+        break;
+      }
+      if (child + 1 < n && raw_less(&raw[idx[child]], &raw[idx[child + 1]])) {
+        child++;
+      }
+      if (!raw_less(&raw[idx[root]], &raw[idx[child]])) {
+        break;
+      }
+      int t = idx[root];
+      idx[root] = idx[child];
+      idx[child] = t;
+      root = child;
+    }
+  }
+  for (int end = n - 1; end > 0; end--) {
+    int t = idx[0];
+    idx[0] = idx[end];
+    idx[end] = t;
+    int root = 0;
+    for (;;) {
+      int child = 2 * root + 1;
+      if (child >= end) {
+        break;
+      }
+      if (child + 1 < end && raw_less(&raw[idx[child]], &raw[idx[child + 1]])) {
+        child++;
+      }
+      if (!raw_less(&raw[idx[root]], &raw[idx[child]])) {
+        break;
+      }
+      int u = idx[root];
+      idx[root] = idx[child];
+      idx[child] = u;
+      root = child;
+    }
+  }
+}
+
+// a pair from B's frame to the world
+static void pair_to_world(geo_query_ws *ws, const geo_pair *in, geo_pair *out) {
+  *out = *in;
+  geo_xform_point(out->pa, &ws->xb, in->pa);
+  geo_xform_point(out->pb, &ws->xb, in->pb);
+  geo_m3_mulv(out->normal, ws->xb.R, in->normal);
+}
+
+// bound on how far any point of A moved relative to B between two relative transforms
+static double motion_bound(const geo_bvh *a, const double R0[9], const double t0[3],
+                           const double R1[9], const double t1[3]) {
+  double dR[9], f = 0.0, v[3];
+  for (int i = 0; i < 9; i++) {
+    dR[i] = R1[i] - R0[i];
+    f += dR[i] * dR[i];
+  }
+  geo_m3_mulv(v, dR, a->node[0].c);
+  for (int i = 0; i < 3; i++) {
+    v[i] += t1[i] - t0[i];
+  }
+  return sqrt(f) * a->node[0].r + geo_v3_norm(v);
+}
+
+int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const geo_pose *xb,
+                  double ds, geo_query_ws *ws, geo_query_cache *cache, geo_pair *out, int cap,
+                  geo_prox_info *info) {
+  geo_prox_info dummy;
+  if (info == NULL) {
+    info = &dummy;
+  }
+  memset(info, 0, sizeof *info);
+  if (!isfinite(ds) || ds < 0.0 || (out == NULL && cap > 0) || cap < 0) {
+    return GEO_QEINVAL;
+  }
+  int rc = geo_q_begin(ws, a, xa, b, xb);
+  if (rc != GEO_QOK) {
+    return rc;
+  }
+  ws->n_raw = 0;
+  if (cache != NULL && (cache->a != a || cache->b != b)) {
+    geo_query_cache_reset(cache);
+    cache->a = a;
+    cache->b = b;
+  }
+  int hit = 0;
+  if (cache != NULL && cache->valid) {
+    double delta = motion_bound(a, cache->R, cache->t, ws->R, ws->t);
+    if (ds + delta + ws->slack <= cache->thr) {
+      hit = 1;
+    }
+  }
+  if (hit) {
+    // re-evaluate the candidates: a superset of the pairs within ds at this pose
+    for (int i = 0; i < cache->n; i++) {
+      double pa[3], pb[3];
+      int ta = cache->cand[2 * i], tb = cache->cand[2 * i + 1];
+      double d = geo_q_leaf(ws, ta, tb, pa, pb);
+      if (d < ds) {
+        close_pair(ws, ta, tb, d, pa, pb, ds);
+      }
+    }
+  } else if (cache != NULL) {
+    int ncand = 0;
+    double thr = ds + cache->margin;
+    traverse_prox(ws, thr, ds, cache->cand, cache->cap, &ncand);
+    cache->valid = ncand <= cache->cap;
+    cache->n = ncand <= cache->cap ? ncand : 0;
+    cache->thr = thr;
+    memcpy(cache->R, ws->R, sizeof cache->R);
+    memcpy(cache->t, ws->t, sizeof cache->t);
+  } else {
+    traverse_prox(ws, ds, ds, NULL, 0, NULL);
+  }
+  info->cache_hit = hit;
+  info->n_leaf = ws->n_leaf;
+  info->n_node = ws->n_node;
+  info->n_raw = ws->n_raw;
+  if (ws->n_raw > ws->cap_raw) {
+    return GEO_QELIMIT;
+  }
+  // merge by feature identity: sort, keep the first of each feature key
+  int n = ws->n_raw;
+  for (int i = 0; i < n; i++) {
+    ws->idx[i] = i;
+  }
+  sort_idx(ws->raw, ws->idx, n);
+  int m = 0;
+  for (int i = 0; i < n;) {
+    const geo_pair *keep = &ws->raw[ws->idx[i]];
+    int flags = 0, j = i;
+    while (j < n && same_feat(keep, &ws->raw[ws->idx[j]])) {
+      flags |= ws->raw[ws->idx[j]].flags;
+      j++;
+    }
+    if (m < cap) {
+      pair_to_world(ws, keep, &out[m]);
+      out[m].flags = flags;
+    }
+    m++;
+    i = j;
+  }
+  info->n = m;
+  return m > cap ? GEO_QELIMIT : GEO_QOK;
+}
+
+// ---------------------------------------------------------------------------------------
+// minimum distance
+
+static inline int better(double d, int ta, int tb, double bd, int bta, int btb) {
+  if (d != bd) {
+    return d < bd;
+  }
+  return ta != bta ? ta < bta : tb < btb;
+}
+
+// branch and bound over node pairs, nearer child pair first; best (in/out) is the leaf
+// pair with the smallest (dist, tri_a, tri_b) so far
+static void geo_q_min_traverse(geo_query_ws *ws, double *best, int *bta, int *btb, double pa[3],
+                        double pb[3]) {
+  const geo_bvh *a = ws->a, *b = ws->b;
+  int sp = 0;
+  double lb0 = geo_q_node_lb(ws, 0, 0, *best + ws->slack);
+  ws->stack[sp].a = 0;
+  ws->stack[sp].b = 0;
+  ws->stack[sp].lb = lb0;
+  sp++;
+  while (sp > 0) {
+    sp--;
+    int ia = ws->stack[sp].a, ib = ws->stack[sp].b;
+    if (ws->stack[sp].lb > *best + ws->slack) {
+      continue;
+    }
+    const geo_bvh_node *A = &a->node[ia], *B = &b->node[ib];
+    if (A->tri >= 0 && B->tri >= 0) {
+      double qa[3], qb[3];
+      double d = geo_q_leaf(ws, A->tri, B->tri, qa, qb);
+      if (better(d, A->tri, B->tri, *best, *bta, *btb)) {
+        *best = d;
+        *bta = A->tri;
+        *btb = B->tri;
+        geo_v3_copy(pa, qa);
+        geo_v3_copy(pb, qb);
+      }
+      continue;
+    }
+    int c[2][2];
+    if (B->tri >= 0 || (A->tri < 0 && A->r >= B->r)) {
+      c[0][0] = A->left;
+      c[0][1] = ib;
+      c[1][0] = A->right;
+      c[1][1] = ib;
+    } else {
+      c[0][0] = ia;
+      c[0][1] = B->left;
+      c[1][0] = ia;
+      c[1][1] = B->right;
+    }
+    double lim = *best + ws->slack;
+    double l0 = geo_q_node_lb(ws, c[0][0], c[0][1], lim);
+    double l1 = geo_q_node_lb(ws, c[1][0], c[1][1], lim);
+    // push the farther first so the nearer is explored first
+    int first = l0 <= l1 ? 1 : 0;
+    for (int k = 0; k < 2; k++) {
+      int s = k == 0 ? first : 1 - first;
+      double l = s == 0 ? l0 : l1;
+      if (l <= lim) {
+        ws->stack[sp].a = c[s][0];
+        ws->stack[sp].b = c[s][1];
+        ws->stack[sp].lb = l;
+        sp++;
+      }
+    }
+  }
+}
+
+int geo_min_distance(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
+                     const geo_pose *xb, geo_query_ws *ws, geo_query_cache *cache,
+                     geo_pair *out) {
+  if (out == NULL) {
+    return GEO_QEINVAL;
+  }
+  int rc = geo_q_begin(ws, a, xa, b, xb);
+  if (rc != GEO_QOK) {
+    return rc;
+  }
+  if (cache != NULL && (cache->a != a || cache->b != b)) {
+    geo_query_cache_reset(cache);
+    cache->a = a;
+    cache->b = b;
+  }
+  double best = INFINITY, pa[3] = {0, 0, 0}, pb[3] = {0, 0, 0};
+  int bta = -1, btb = -1;
+  if (cache != NULL && cache->best_valid) {
+    bta = cache->best_ta;
+    btb = cache->best_tb;
+    best = geo_q_leaf(ws, bta, btb, pa, pb);
+  }
+  geo_q_min_traverse(ws, &best, &bta, &btb, pa, pb);
+  if (cache != NULL) {
+    cache->best_valid = 1;
+    cache->best_ta = bta;
+    cache->best_tb = btb;
+  }
+  // describe the pair: features, normal (B frame), then world
+  const double *P[3], *Q[3], *nq;
+  int pid[3], qid[3];
+  double np[3];
+  leaf_setup(ws, bta, btb, P, pid, np, Q, qid, &nq);
+  int save_n = ws->n_raw, save_cap = ws->cap_raw;
+  geo_pair tmp;
+  // reuse push_raw's description logic on a one-slot buffer
+  geo_pair *save_raw = ws->raw;
+  ws->raw = &tmp;
+  ws->n_raw = 0;
+  ws->cap_raw = 1;
+  push_raw(ws, bta, btb, P, pid, np, Q, qid, nq, pa, pb, best, 0);
+  ws->raw = save_raw;
+  ws->n_raw = save_n;
+  ws->cap_raw = save_cap;
+  pair_to_world(ws, &tmp, out);
+  return GEO_QOK;
+}
+
+// ---------------------------------------------------------------------------------------
+// interference
+
+// any leaf pair at distance 0
+static int traverse_touch(geo_query_ws *ws) {
+  const geo_bvh *a = ws->a, *b = ws->b;
+  int sp = 0;
+  ws->stack[sp].a = 0;
+  ws->stack[sp].b = 0;
+  sp++;
+  while (sp > 0) {
+    sp--;
+    int ia = ws->stack[sp].a, ib = ws->stack[sp].b;
+    if (geo_q_node_lb(ws, ia, ib, ws->slack) > ws->slack) {
+      continue;
+    }
+    const geo_bvh_node *A = &a->node[ia], *B = &b->node[ib];
+    if (A->tri >= 0 && B->tri >= 0) {
+      double pa[3], pb[3];
+      if (geo_q_leaf(ws, A->tri, B->tri, pa, pb) == 0.0) {
+        return 1;
+      }
+      continue;
+    }
+    if (B->tri >= 0 || (A->tri < 0 && A->r >= B->r)) {
+      ws->stack[sp].a = A->right;
+      ws->stack[sp].b = ib;
+      ws->stack[sp + 1].a = A->left;
+      ws->stack[sp + 1].b = ib;
+    } else {
+      ws->stack[sp].a = ia;
+      ws->stack[sp].b = B->right;
+      ws->stack[sp + 1].a = ia;
+      ws->stack[sp + 1].b = B->left;
+    }
+    sp += 2;
+  }
+  return 0;
+}
+
+// generalised winding number of closed mesh m about point x (m's frame): ~1 inside
+static double winding(const geo_bvh *m, const double x[3]) {
+  double total = 0.0;
+  for (int t = 0; t < m->ntri; t++) {
+    double u[3], v[3], w[3], c[3];
+    geo_v3_sub(u, m->vert + 3 * m->tri[3 * t], x);
+    geo_v3_sub(v, m->vert + 3 * m->tri[3 * t + 1], x);
+    geo_v3_sub(w, m->vert + 3 * m->tri[3 * t + 2], x);
+    double lu = geo_v3_norm(u), lv = geo_v3_norm(v), lw = geo_v3_norm(w);
+    geo_v3_cross(c, v, w);
+    double num = geo_v3_dot(u, c);
+    double den = lu * lv * lw + geo_v3_dot(u, v) * lw + geo_v3_dot(u, w) * lv +
+                 geo_v3_dot(v, w) * lu;
+    total += 2.0 * atan2(num, den);
+  }
+  return total / (4.0 * GEO_Q_PI);
+}
+
+int geo_interference(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
+                     const geo_pose *xb, geo_query_ws *ws, int *overlap) {
+  if (overlap == NULL) {
+    return GEO_QEINVAL;
+  }
+  int rc = geo_q_begin(ws, a, xa, b, xb);
+  if (rc != GEO_QOK) {
+    return rc;
+  }
+  *overlap = traverse_touch(ws);
+  if (*overlap || !a->closed || !b->closed) {
+    return GEO_QOK;
+  }
+  // no surface contact: one closed mesh inside the other?
+  const double *va = a_vert(ws, 0);
+  if (fabs(winding(b, va)) > 0.5) {
+    *overlap = 1;
+    return GEO_QOK;
+  }
+  double vb[3];
+  geo_v3_sub(vb, b->vert, ws->t);
+  double x[3];
+  geo_m3_tmulv(x, ws->R, vb);
+  if (fabs(winding(a, x)) > 0.5) {
+    *overlap = 1;
+  }
+  return GEO_QOK;
+}

@@ -1,0 +1,139 @@
+// Queries between two placed meshes (their hierarchies, geo_bvh.h): minimum distance,
+// proximity within a standoff, interference. Allocation-free: scratch lives in a
+// caller-owned workspace created once (geo_query_ws_new); results go to caller arrays
+// with a capacity, and running out of room is GEO_QELIMIT, never a silent truncation.
+//
+// Frames. A pose maps body to world: x_world = R(q) x_body + p. Internally everything is
+// computed in B's body frame (A's vertices are moved there lazily); results are world.
+//
+// Leaf pairs. Leaves are triangles. The distance of a leaf pair is the exact Euclidean
+// distance between the two closed triangles (0 when they touch or intersect). Each
+// witness point is named by the feature it lies on, read from its barycentric coordinates
+// in its triangle: a coordinate below GEO_FEAT_BARY_TOL counts as zero; one non-zero
+// coordinate -> that vertex, two -> the edge between them, three -> the face (the
+// triangle). Feature ids are the mesh's vertex / edge / triangle ids (geo_mesh.h).
+//
+// Parallel faces. When a leaf pair's triangles are parallel up to the workspace's angle
+// tolerance (default GEO_PARALLEL_ANGLE; |n_a . n_b| >= cos(angle)) and the projection of
+// A's triangle onto B's plane along n_b overlaps B's triangle, the pair yields every
+// corner of that overlap polygon whose distance (measured along n_b to A's plane) is below
+// the standoff, instead of one closest pair; those pairs carry GEO_PAIR_PARALLEL. Corners
+// are vertices of either triangle or crossings of their edges, so their features follow
+// from the same barycentric rule.
+//
+// Merge rule (proximity). Raw pairs (one per non-parallel leaf pair within the standoff,
+// one per qualifying corner for parallel ones) are merged by feature identity: two raw
+// pairs with the same (fa.type, fa.id, fb.type, fb.id) are one pair. The one kept has the
+// smallest (dist, tri_a, tri_b); with the flag bits of all merged pairs OR-ed. Example: a
+// vertex of A closest to a face of B is reached from every triangle of A around that
+// vertex: one pair. Output order: increasing (fa.type, fa.id, fb.type, fb.id), so the same
+// input gives the same pairs in the same order, with or without a cache.
+//
+// Thread safety: hierarchies are shared read-only; a workspace and a cache are used by
+// one thread at a time.
+#ifndef GEO_QUERY_H
+#define GEO_QUERY_H
+
+#include <stddef.h>
+
+#include "geo_bvh.h"
+#include "geo_mesh.h"
+
+// A rigid placement: body -> world.
+typedef struct geo_pose {
+  double p[3];  // position of the body origin in the world [m]
+  double q[4];  // unit quaternion (w, x, y, z), body -> world rotation
+} geo_pose;
+
+// Return codes of the query functions (the same values as CCSIM_OK / CCSIM_EINVAL /
+// CCSIM_ENOMEM / CCSIM_ELIMIT).
+enum {
+  GEO_QOK = 0,       // success
+  GEO_QEINVAL = -1,  // bad argument (NULL, non-finite pose, negative standoff, workspace
+                     // too small for these hierarchies)
+  GEO_QENOMEM = -2,  // out of memory (constructors only)
+  GEO_QELIMIT = -3   // an output or scratch capacity was exceeded; counts say how much
+};
+
+#define GEO_FEAT_BARY_TOL 1e-9     // barycentric coordinate treated as zero (feature naming)
+#define GEO_PARALLEL_ANGLE 1e-3    // [rad] default angle below which two triangles are parallel
+
+#define GEO_PAIR_TOUCH 1     // dist == 0: the triangles touch or intersect
+#define GEO_PAIR_PARALLEL 2  // a corner of a parallel-face overlap polygon
+
+// One witness pair, world frame.
+typedef struct geo_pair {
+  double pa[3];       // witness point on A [m]
+  double pb[3];       // witness point on B [m]
+  double dist;        // |pb - pa| [m] (for a parallel corner: the gap along B's normal)
+  double normal[3];   // unit, from A towards B: (pb - pa) / dist; when dist is 0 (or below
+                      // 1e-12 of the meshes' size): -n of B's face if fb is a face, else
+                      // +n of A's face if fa is a face, else -n of B's triangle
+  geo_feature fa, fb; // features of pa on A and pb on B (mesh ids)
+  int tri_a, tri_b;   // the leaf pair (triangle ids) the pair came from
+  int flags;          // GEO_PAIR_* bits
+} geo_pair;
+
+// Statistics of the last proximity query.
+typedef struct geo_prox_info {
+  int n;            // pairs after merging (the needed capacity when GEO_QELIMIT)
+  int n_raw;        // raw pairs before merging
+  int n_leaf;       // leaf pairs whose exact distance was computed
+  int n_node;       // node pairs tested
+  int cache_hit;    // 1 when the candidate list of the cache answered the query
+} geo_prox_info;
+
+typedef struct geo_query_ws geo_query_ws;
+
+// Workspace for queries between hierarchies no larger than a and b (either order).
+// raw_cap bounds the raw (pre-merge) pairs of one proximity query (<= 0: 65536).
+// Returns a new workspace (caller owns; geo_query_ws_destroy) or NULL + message.
+geo_query_ws *geo_query_ws_new(const geo_bvh *a, const geo_bvh *b, int raw_cap, char *err,
+                               size_t err_sz);
+// Free and set *ws = NULL. NULL-safe.
+void geo_query_ws_destroy(geo_query_ws **ws);
+// Set the parallel-face angle tolerance [rad] (0 disables the parallel rule). Returns
+// GEO_QOK or GEO_QEINVAL (negative or non-finite).
+int geo_query_ws_set_parallel_angle(geo_query_ws *ws, double angle);
+
+typedef struct geo_query_cache geo_query_cache;
+
+// Temporal-coherence cache for one ordered body pair. A proximity query with a cache
+// collects every leaf pair closer than d_s + margin [m] and reuses that list while the
+// relative motion since then provably keeps every pair within d_s inside it; a minimum
+// distance query starts from the previous closest leaf pair. Results are identical with
+// or without a cache. cap bounds the candidate list (<= 0: 65536); on overflow the cache
+// is simply not used for that pose. Returns the cache (caller owns) or NULL + message.
+geo_query_cache *geo_query_cache_new(int cap, double margin, char *err, size_t err_sz);
+// Free and set *c = NULL. NULL-safe.
+void geo_query_cache_destroy(geo_query_cache **c);
+// Forget everything cached (the next query is cold). NULL-safe.
+void geo_query_cache_reset(geo_query_cache *c);
+
+// Minimum distance between A at xa and B at xb: the leaf pair with the smallest
+// (dist, tri_a, tri_b), its witness points, features and normal in *out. cache nullable.
+// Allocation-free. Returns GEO_QOK or GEO_QEINVAL.
+int geo_min_distance(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
+                     const geo_pose *xb, geo_query_ws *ws, geo_query_cache *cache,
+                     geo_pair *out);
+
+// Every leaf pair closer than ds [m] (ds >= 0), merged by the rule above, in out[0..n)
+// (cap entries, caller owns), n in info->n. cache nullable; info nullable.
+// Allocation-free. Returns GEO_QOK, GEO_QEINVAL, or GEO_QELIMIT when cap or the
+// workspace's raw_cap is too small (info->n or info->n_raw then give the sizes needed).
+int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const geo_pose *xb,
+                  double ds, geo_query_ws *ws, geo_query_cache *cache, geo_pair *out, int cap,
+                  geo_prox_info *info);
+
+// Interference: *overlap = 1 when the surfaces touch or intersect, or when both meshes are
+// closed and one contains the other (generalised winding number of one vertex, O(ntri));
+// else 0. Allocation-free. Returns GEO_QOK or GEO_QEINVAL.
+int geo_interference(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
+                     const geo_pose *xb, geo_query_ws *ws, int *overlap);
+
+// Identity pose (origin, no rotation).
+geo_pose geo_pose_identity(void);
+// 1 when p is finite and q has a finite non-zero norm, else 0.
+int geo_pose_valid(const geo_pose *x);
+
+#endif

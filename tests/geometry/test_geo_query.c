@@ -1,0 +1,386 @@
+// Proximity, minimum distance, interference and the coherence cache against an
+// independent brute force (bvh_brute.h) on random closed meshes and the Rock-N-Stack scene.
+// ctest-label: unit
+// ctest-timeout: 120
+#include "ccsim_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bvh_brute.h"
+#include "geo_bvh.h"
+#include "geo_mesh.h"
+#include "geo_prim.h"
+#include "geo_query.h"
+
+#ifdef __SANITIZE_ADDRESS__
+#define N_RANDOM 6
+#define N_SCENE_POSES 2
+#define N_CACHE_STEPS 20
+#else
+#define N_RANDOM 40
+#define N_SCENE_POSES 6
+#define N_CACHE_STEPS 80
+#endif
+
+static unsigned long long rng_state = 0x9E3779B97F4A7C15ull;
+static double urand(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (double)(rng_state >> 11) * (1.0 / 9007199254740992.0);
+}
+static double srand1(void) { return 2.0 * urand() - 1.0; }
+
+static void random_quat(double q[4]) {
+  double n;
+  do {
+    for (int i = 0; i < 4; i++) q[i] = srand1();
+    n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  } while (n < 0.1 || n > 1.0);
+  for (int i = 0; i < 4; i++) q[i] /= n;
+}
+
+// a sphere mesh with radially perturbed vertices: closed, star-shaped, non-convex
+static geo_mesh *bumpy_sphere(double r, int slices, int stacks, double amp) {
+  char err[256];
+  geo_mesh *s = geo_mesh_sphere(r, slices, stacks, err, sizeof err);
+  assert_non_null(s);
+  double *v = malloc((size_t)s->nvert * 3 * sizeof *v);
+  for (int i = 0; i < s->nvert; i++) {
+    double f = 1.0 + amp * srand1();
+    for (int k = 0; k < 3; k++) v[3 * i + k] = f * s->vert[3 * i + k];
+  }
+  geo_mesh *m = geo_mesh_new(v, s->nvert, s->tri, s->ntri, "bumpy", err, sizeof err);
+  if (m == NULL) print_error("%s\n", err);
+  assert_non_null(m);
+  free(v);
+  geo_mesh_destroy(&s);
+  return m;
+}
+
+// height of the torus centre so its tube circle is `gap` from the smooth cone surface
+static double rock_height(double R, double r, double cr, double ch, double gap) {
+  // cone side line in the meridian plane: ch * rho + cr * z - cr * ch = 0
+  double nrm = sqrt(ch * ch + cr * cr);
+  return ((r + gap) * nrm - ch * R + cr * ch) / cr;
+}
+
+// compare an engine answer with the brute force; returns 1 when compared fully
+static int compare_prox(const geo_mesh *A, const geo_pose *XA, const geo_mesh *B,
+                        const geo_pose *XB, const geo_bvh *ba, const geo_bvh *bb,
+                        geo_query_ws *ws, double ds) {
+  int nb, nraw, ninter;
+  double mind;
+  bf_pair *ref = bf_proximity(A, XA, B, XB, ds, &nb, &nraw, &ninter, &mind);
+  int cap = nb + 16;
+  geo_pair *out = malloc((size_t)cap * sizeof *out);
+  geo_prox_info info;
+  int rc = geo_proximity(ba, XA, bb, XB, ds, ws, NULL, out, cap, &info);
+  assert_int_equal(rc, GEO_QOK);
+  // minimum distance always
+  geo_pair mp;
+  assert_int_equal(geo_min_distance(ba, XA, bb, XB, ws, NULL, &mp), GEO_QOK);
+  assert_double_near(mp.dist, mind, 1e-9);
+  assert_double_near(sqrt(bf_d2(mp.pa, mp.pb)), mp.dist, 1e-12);
+  int overlap = -1;
+  assert_int_equal(geo_interference(ba, XA, bb, XB, ws, &overlap), GEO_QOK);
+  int full = 0;
+  // pairs whose brute distance sits on the threshold could fall either side: skip those
+  int borderline = 0;
+  for (int i = 0; i < nb; i++) {
+    if (fabs(ref[i].dist - ds) < 1e-10) borderline = 1;
+  }
+  if (ninter > 0) {
+    assert_int_equal(overlap, 1);
+    int touch = 0;
+    for (int i = 0; i < info.n; i++) touch += (out[i].flags & GEO_PAIR_TOUCH) != 0;
+    assert_true(touch > 0);
+    assert_double_near(mp.dist, 0.0, 0.0);
+  } else if (!borderline) {
+    if (mind > 0) assert_int_equal(overlap, 0);
+    assert_int_equal(info.n_raw, nraw);
+    assert_int_equal(info.n, nb);
+    for (int i = 0; i < nb; i++) {
+      const geo_pair *p = &out[i];
+      const bf_pair *q = &ref[i];
+      assert_int_equal(p->flags & GEO_PAIR_PARALLEL, 0);
+      assert_int_equal(p->fa.type, q->fat);
+      assert_int_equal(p->fa.id, q->fai);
+      assert_int_equal(p->fb.type, q->fbt);
+      assert_int_equal(p->fb.id, q->fbi);
+      assert_double_near(p->dist, q->dist, 1e-9);
+      for (int k = 0; k < 3; k++) {
+        assert_double_near(p->pa[k], q->pa[k], 1e-7);
+        assert_double_near(p->pb[k], q->pb[k], 1e-7);
+      }
+      // unit normal from A to B
+      double nn = sqrt(bf_dot(p->normal, p->normal));
+      assert_double_near(nn, 1.0, 1e-12);
+      if (p->dist > 1e-9) {
+        double d[3];
+        bf_sub(d, p->pb, p->pa);
+        assert_double_near(bf_dot(d, p->normal), p->dist, 1e-12);
+      }
+    }
+    full = 1;
+  }
+  free(out);
+  free(ref);
+  return full;
+}
+
+static void test_random_meshes(void **state) {
+  (void)state;
+  int full = 0;
+  for (int trial = 0; trial < N_RANDOM; trial++) {
+    double ra = 0.5 + urand(), rb = 0.3 + urand();
+    geo_mesh *A = bumpy_sphere(ra, 10 + trial % 7, 6 + trial % 5, 0.08);
+    geo_mesh *B = bumpy_sphere(rb, 8 + trial % 5, 5 + trial % 4, 0.08);
+    char err[256];
+    geo_bvh *ba = geo_bvh_new(A, err, sizeof err), *bb = geo_bvh_new(B, err, sizeof err);
+    assert_non_null(ba);
+    assert_non_null(bb);
+    geo_query_ws *ws = geo_query_ws_new(ba, bb, 0, err, sizeof err);
+    assert_non_null(ws);
+    geo_pose XA, XB;
+    random_quat(XA.q);
+    random_quat(XB.q);
+    double dir[3] = {srand1(), srand1(), srand1()};
+    double dn = sqrt(bf_dot(dir, dir));
+    double sep = (ra + rb) * (1.0 + 0.1 * urand());
+    for (int k = 0; k < 3; k++) {
+      XA.p[k] = srand1();
+      XB.p[k] = XA.p[k] + sep * dir[k] / dn;
+    }
+    full += compare_prox(A, &XA, B, &XB, ba, bb, ws, 0.05 + 0.2 * urand());
+    geo_query_ws_destroy(&ws);
+    geo_bvh_destroy(&ba);
+    geo_bvh_destroy(&bb);
+    geo_mesh_destroy(&A);
+    geo_mesh_destroy(&B);
+  }
+  // most placements must be compared pair by pair (the rest intersect)
+  assert_true(full >= N_RANDOM / 3);
+}
+
+typedef struct scene {
+  geo_mesh *torus, *cone;
+  geo_bvh *bt, *bc;
+  geo_query_ws *ws;
+  double z0;
+} scene;
+
+static void scene_make(scene *s, int rings) {
+  char err[256];
+  s->torus = geo_mesh_torus(0.05, 0.015, 48, 24, err, sizeof err);
+  s->cone = geo_mesh_cone(0.06, 0.2, 64, rings, err, sizeof err);
+  assert_non_null(s->torus);
+  assert_non_null(s->cone);
+  s->bt = geo_bvh_new(s->torus, err, sizeof err);
+  s->bc = geo_bvh_new(s->cone, err, sizeof err);
+  assert_non_null(s->bt);
+  assert_non_null(s->bc);
+  s->ws = geo_query_ws_new(s->bt, s->bc, 0, err, sizeof err);
+  assert_non_null(s->ws);
+  s->z0 = rock_height(0.05, 0.015, 0.06, 0.2, 0.25e-3);
+}
+
+static void scene_free(scene *s) {
+  geo_query_ws_destroy(&s->ws);
+  geo_bvh_destroy(&s->bt);
+  geo_bvh_destroy(&s->bc);
+  geo_mesh_destroy(&s->torus);
+  geo_mesh_destroy(&s->cone);
+}
+
+static void jitter_pose(geo_pose *X, double z, double dp, double dang) {
+  for (int k = 0; k < 3; k++) X->p[k] = dp * srand1();
+  X->p[2] += z;
+  X->q[0] = 1.0;
+  for (int k = 1; k < 4; k++) X->q[k] = 0.5 * dang * srand1();
+  double n = sqrt(X->q[0] * X->q[0] + X->q[1] * X->q[1] + X->q[2] * X->q[2] + X->q[3] * X->q[3]);
+  for (int k = 0; k < 4; k++) X->q[k] /= n;
+}
+
+static void test_torus_over_cone(void **state) {
+  (void)state;
+  for (int rings = 1; rings <= 16; rings += 15) {
+    scene s;
+    scene_make(&s, rings);
+    geo_pose XC = geo_pose_identity();
+    for (int i = 0; i < N_SCENE_POSES; i++) {
+      geo_pose XT;
+      double z = s.z0 + (i == N_SCENE_POSES - 1 ? 0.01 : 0.0);
+      jitter_pose(&XT, z, i == 0 ? 0.0 : 1e-4, i == 0 ? 0.0 : 2e-3);
+      assert_int_equal(compare_prox(s.torus, &XT, s.cone, &XC, s.bt, s.bc, s.ws, 1e-3), 1);
+      // B as the torus too (the other argument order)
+      assert_int_equal(compare_prox(s.cone, &XC, s.torus, &XT, s.bc, s.bt, s.ws, 1e-3), 1);
+    }
+    // at the contact height the web of pairs is large
+    geo_pose XT;
+    jitter_pose(&XT, s.z0, 0, 0);
+    geo_pair out[4096];
+    geo_prox_info info;
+    assert_int_equal(geo_proximity(s.bt, &XT, s.bc, &XC, 1e-3, s.ws, NULL, out, 4096, &info),
+                     GEO_QOK);
+    assert_true(info.n > 48);
+    assert_true(info.n < info.n_raw);
+    scene_free(&s);
+  }
+}
+
+static void test_cache_equals_cold(void **state) {
+  (void)state;
+  scene s;
+  scene_make(&s, 16);
+  char err[256];
+  geo_query_cache *c = geo_query_cache_new(0, 0.3e-3, err, sizeof err);
+  assert_non_null(c);
+  static geo_pair cold[8192], warm[8192];
+  geo_pose XC = geo_pose_identity();
+  int hits = 0;
+  for (int i = 0; i < N_CACHE_STEPS; i++) {
+    geo_pose XT;
+    // mostly small jitter (cache reusable), now and then a jump (cache refilled)
+    double big = (i % 17 == 16) ? 2e-3 : 1e-4;
+    jitter_pose(&XT, s.z0, big, i % 3 == 0 ? 1e-3 : 0.0);
+    geo_prox_info ic, iw;
+    assert_int_equal(geo_proximity(s.bt, &XT, s.bc, &XC, 1e-3, s.ws, NULL, cold, 8192, &ic),
+                     GEO_QOK);
+    assert_int_equal(geo_proximity(s.bt, &XT, s.bc, &XC, 1e-3, s.ws, c, warm, 8192, &iw),
+                     GEO_QOK);
+    hits += iw.cache_hit;
+    assert_int_equal(ic.n, iw.n);
+    assert_int_equal(ic.n_raw, iw.n_raw);
+    assert_memory_equal(cold, warm, (size_t)ic.n * sizeof *cold);
+    geo_pair mc, mw;
+    assert_int_equal(geo_min_distance(s.bt, &XT, s.bc, &XC, s.ws, NULL, &mc), GEO_QOK);
+    assert_int_equal(geo_min_distance(s.bt, &XT, s.bc, &XC, s.ws, c, &mw), GEO_QOK);
+    assert_memory_equal(&mc, &mw, sizeof mc);
+  }
+  assert_true(hits > N_CACHE_STEPS / 2);
+  geo_query_cache_destroy(&c);
+  assert_null(c);
+  scene_free(&s);
+}
+
+// a small box resting 0.5 mm above a big box: the four bottom corners, each once
+static void test_parallel_faces(void **state) {
+  (void)state;
+  char err[256];
+  geo_mesh *small = geo_mesh_box(0.1, 0.1, 0.1, err, sizeof err);
+  geo_mesh *big = geo_mesh_box(1.0, 1.0, 1.0, err, sizeof err);
+  geo_bvh *bs = geo_bvh_new(small, err, sizeof err), *bb = geo_bvh_new(big, err, sizeof err);
+  geo_query_ws *ws = geo_query_ws_new(bs, bb, 0, err, sizeof err);
+  assert_non_null(ws);
+  geo_pose XS = {{0.3, 0.05, 0.5 + 0.05 + 0.5e-3}, {1, 0, 0, 0}}, XB = geo_pose_identity();
+  geo_pair out[64];
+  geo_prox_info info;
+  assert_int_equal(geo_proximity(bs, &XS, bb, &XB, 1e-3, ws, NULL, out, 64, &info), GEO_QOK);
+  assert_int_equal(info.n, 4);
+  for (int i = 0; i < 4; i++) {
+    // box vertex id = ix + 2 iy + 4 iz: the bottom corners are 0..3, in key order
+    assert_int_equal(out[i].fa.type, GEO_FEAT_VERTEX);
+    assert_int_equal(out[i].fa.id, i);
+    assert_int_equal(out[i].fb.type, GEO_FEAT_FACE);
+    assert_true(out[i].flags & GEO_PAIR_PARALLEL);
+    assert_double_near(out[i].dist, 0.5e-3, 1e-12);
+    assert_double_near(out[i].pa[0], 0.3 + ((i & 1) ? 0.05 : -0.05), 1e-12);
+    assert_double_near(out[i].pa[1], 0.05 + ((i & 2) ? 0.05 : -0.05), 1e-12);
+    assert_double_near(out[i].pb[2], 0.5, 1e-12);
+    assert_double_near(out[i].normal[2], -1.0, 1e-12);
+    // the face is one of the big box's top triangles (normal +z)
+    assert_double_near(big->tri_normal[3 * out[i].fb.id + 2], 1.0, 1e-12);
+  }
+  // the same with A and B swapped: the corners now lie on A's faces
+  assert_int_equal(geo_proximity(bb, &XB, bs, &XS, 1e-3, ws, NULL, out, 64, &info), GEO_QOK);
+  assert_int_equal(info.n, 4);
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(out[i].fa.type, GEO_FEAT_FACE);
+    assert_int_equal(out[i].fb.type, GEO_FEAT_VERTEX);
+    assert_double_near(out[i].normal[2], 1.0, 1e-12);
+  }
+  // capacity too small: a distinct code and the size needed
+  assert_int_equal(geo_proximity(bs, &XS, bb, &XB, 1e-3, ws, NULL, out, 3, &info), GEO_QELIMIT);
+  assert_int_equal(info.n, 4);
+  // bad arguments
+  assert_int_equal(geo_proximity(bs, &XS, bb, &XB, -1.0, ws, NULL, out, 64, &info), GEO_QEINVAL);
+  geo_pose bad = XS;
+  bad.p[0] = NAN;
+  assert_int_equal(geo_proximity(bs, &bad, bb, &XB, 1e-3, ws, NULL, out, 64, &info),
+                   GEO_QEINVAL);
+  geo_query_ws_destroy(&ws);
+  geo_bvh_destroy(&bs);
+  geo_bvh_destroy(&bb);
+  geo_mesh_destroy(&small);
+  geo_mesh_destroy(&big);
+}
+
+static int overlap_of(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
+                      const geo_pose *xb, geo_query_ws *ws) {
+  int o = -1;
+  assert_int_equal(geo_interference(a, xa, b, xb, ws, &o), GEO_QOK);
+  return o;
+}
+
+static void test_interference(void **state) {
+  (void)state;
+  char err[256];
+  geo_mesh *u = geo_mesh_box(1, 1, 1, err, sizeof err);
+  geo_mesh *t = geo_mesh_box(0.2, 0.2, 0.2, err, sizeof err);
+  geo_mesh *ring = geo_mesh_torus(1.0, 0.2, 32, 16, err, sizeof err);
+  geo_bvh *bu = geo_bvh_new(u, err, sizeof err), *bt = geo_bvh_new(t, err, sizeof err);
+  geo_bvh *br = geo_bvh_new(ring, err, sizeof err);
+  geo_query_ws *ws = geo_query_ws_new(br, bu, 0, err, sizeof err);
+  assert_non_null(ws);
+  geo_pose I = geo_pose_identity();
+  geo_pose X = I;
+  // overlapping boxes
+  X.p[0] = 0.55;
+  assert_int_equal(overlap_of(bt, &X, bu, &I, ws), 1);
+  // apart by 1 mm
+  X.p[0] = 0.601;
+  assert_int_equal(overlap_of(bt, &X, bu, &I, ws), 0);
+  // touching face to face (distance exactly 0)
+  X.p[0] = 0.6;
+  assert_int_equal(overlap_of(bt, &X, bu, &I, ws), 1);
+  // nested: the small box inside the big one, surfaces apart
+  X.p[0] = 0.1;
+  X.p[1] = -0.2;
+  assert_int_equal(overlap_of(bt, &X, bu, &I, ws), 1);
+  assert_int_equal(overlap_of(bu, &I, bt, &X, ws), 1);
+  // the small box in the torus hole, clear of the tube
+  X.p[0] = X.p[1] = X.p[2] = 0.0;
+  assert_int_equal(overlap_of(bt, &X, br, &I, ws), 0);
+  // rotated 45 degrees about x and pushed into the tube
+  X.q[0] = cos(0.39269908169872414);
+  X.q[1] = sin(0.39269908169872414);
+  X.p[0] = 0.75;
+  assert_int_equal(overlap_of(bt, &X, br, &I, ws), 1);
+  // inside the tube, clear of its surface
+  X = I;
+  X.p[0] = 1.0;
+  X.p[0] = 1.0;
+  geo_mesh *tiny = geo_mesh_box(0.05, 0.05, 0.05, err, sizeof err);
+  geo_bvh *bti = geo_bvh_new(tiny, err, sizeof err);
+  assert_int_equal(overlap_of(bti, &X, br, &I, ws), 1);
+  geo_bvh_destroy(&bti);
+  geo_mesh_destroy(&tiny);
+  geo_query_ws_destroy(&ws);
+  geo_bvh_destroy(&bu);
+  geo_bvh_destroy(&bt);
+  geo_bvh_destroy(&br);
+  geo_mesh_destroy(&u);
+  geo_mesh_destroy(&t);
+  geo_mesh_destroy(&ring);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_parallel_faces),   cmocka_unit_test(test_interference),
+      cmocka_unit_test(test_random_meshes),    cmocka_unit_test(test_torus_over_cone),
+      cmocka_unit_test(test_cache_equals_cold),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
