@@ -1,0 +1,406 @@
+// Dantzig principal pivoting (Baraff 1994, section 4) with an incrementally updated
+// Cholesky factor of the clamped block. Names follow the LCP w = M z + q; Baraff's
+// a = A f + b is the same with a = w, A = M, f = z, b = q.
+#include "sim_dantzig.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sim_dantzig {
+  int n_max;              // capacity
+  sim_dantzig_opts opts;  // tolerances and the pivot cap
+  double *L;              // Cholesky factor of M_CC + reg I, row-major, stride n_max
+  double *f;              // forces z (n_max)
+  double *a;              // accelerations w = M z + q (n_max)
+  double *x;              // direction on the clamped set, in factor order (n_max)
+  double *y;              // scratch for triangular solves (n_max)
+  double *rhs;            // right-hand sides in factor order (n_max)
+  double *da;             // rate of change of a along the direction (n_max)
+  int *cidx;              // clamped indices in factor order (n_max)
+  int *pos;               // factor position of each index or -1 (n_max)
+  int *skip;              // pivot stamp of blockers rejected as dependent (n_max)
+  double *t;              // scratch of chol_add (n_max)
+  int nc;                 // clamped count
+  double reg;             // absolute diagonal regularisation of the current solve
+};
+
+static void set_err(char *err, size_t err_sz, const char *msg) {
+  if (err && err_sz > 0) snprintf(err, err_sz, "%s", msg);
+}
+
+sim_dantzig_opts sim_dantzig_opts_default(void) {
+  sim_dantzig_opts o = {0, 1e-13, 1e-11, 1e-8, 1e-11, SIM_LCP_VERIFY_TOL};
+  return o;
+}
+
+sim_dantzig *sim_dantzig_new(int n_max, const sim_dantzig_opts *opts, char *err,
+                             size_t err_sz) {
+  if (n_max < 1 || n_max > SIM_LCP_N_MAX) {
+    set_err(err, err_sz, "sim_dantzig_new: n_max must be in 1..SIM_LCP_N_MAX");
+    return NULL;
+  }
+  sim_dantzig_opts o = opts ? *opts : sim_dantzig_opts_default();
+  if (!(o.reg_rel >= 0.0 && o.reg_rel < 1.0) || !(o.piv_tol > 0.0 && o.piv_tol < 1.0) ||
+      !(o.dep_tol > 0.0 && o.dep_tol < 1.0) ||
+      !(o.drive_tol >= 0.0 && o.drive_tol < 1.0) ||
+      !(o.verify_tol > 0.0 && o.verify_tol < 1.0)) {
+    set_err(err, err_sz, "sim_dantzig_new: tolerances must be in [0, 1)");
+    return NULL;
+  }
+  sim_dantzig *dz = calloc(1, sizeof *dz);
+  if (!dz) {
+    set_err(err, err_sz, "sim_dantzig_new: out of memory");
+    return NULL;
+  }
+  size_t nm = (size_t)n_max;
+  dz->n_max = n_max;
+  dz->opts = o;
+  dz->L = malloc(nm * nm * sizeof(double));
+  dz->f = malloc(nm * sizeof(double));
+  dz->a = malloc(nm * sizeof(double));
+  dz->x = malloc(nm * sizeof(double));
+  dz->y = malloc(nm * sizeof(double));
+  dz->rhs = malloc(nm * sizeof(double));
+  dz->da = malloc(nm * sizeof(double));
+  dz->cidx = malloc(nm * sizeof(int));
+  dz->pos = malloc(nm * sizeof(int));
+  dz->skip = malloc(nm * sizeof(int));
+  dz->t = malloc(nm * sizeof(double));
+  if (!dz->L || !dz->f || !dz->a || !dz->x || !dz->y || !dz->rhs || !dz->da || !dz->cidx ||
+      !dz->pos || !dz->skip || !dz->t) {
+    sim_dantzig_destroy(&dz);
+    set_err(err, err_sz, "sim_dantzig_new: out of memory");
+    return NULL;
+  }
+  return dz;
+}
+
+void sim_dantzig_destroy(sim_dantzig **dz) {
+  if (!dz || !*dz) return;
+  sim_dantzig *p = *dz;
+  free(p->L);
+  free(p->f);
+  free(p->a);
+  free(p->x);
+  free(p->y);
+  free(p->rhs);
+  free(p->da);
+  free(p->cidx);
+  free(p->pos);
+  free(p->skip);
+  free(p->t);
+  free(p);
+  *dz = NULL;
+}
+
+int sim_dantzig_n_max(const sim_dantzig *dz) { return dz ? dz->n_max : 0; }
+
+// Solves (L L^T) x = rhs over the nc clamped positions. rhs and x may alias.
+static void chol_solve(sim_dantzig *dz, const double *rhs, double *x) {
+  const int k = dz->nc, ld = dz->n_max;
+  const double *L = dz->L;
+  double *y = dz->y;
+  // forward: L y = rhs, row by row
+  for (int r = 0; r < k; r++) {
+    const double *lr = L + (size_t)r * ld;
+    double s = rhs[r];
+    for (int c = 0; c < r; c++) s -= lr[c] * y[c];
+    y[r] = s / lr[r];
+  }
+  // backward: L^T x = y, column-oriented so each step reads one row of L
+  for (int r = k - 1; r >= 0; r--) {
+    const double *lr = L + (size_t)r * ld;
+    double xr = y[r] / lr[r];
+    y[r] = xr;
+    for (int c = 0; c < r; c++) y[c] -= lr[c] * xr;
+  }
+  for (int r = 0; r < k; r++) x[r] = y[r];
+}
+
+// Appends index j to the clamped set: one new row l of L from a forward solve, O(nc^2).
+// The new pivot is p = M_jj + reg - |l|^2. For j dependent on C (M_Cj = M_CC y) the
+// regularisation alone leaves p ~ reg (1 + |y|^2), y = (M_CC + reg I)^-1 M_Cj; so j counts
+// as redundant when p <= dep_tol * M_jj + 2 reg (1 + |y|^2) (check_dep = 0: only p <= 0
+// fails). Returns 0, or -1 (nothing changed) when j is redundant or M is not PSD.
+static int chol_add(sim_dantzig *dz, int n, const double *M, int j, int check_dep) {
+  const int k = dz->nc, ld = dz->n_max;
+  double *lk = dz->L + (size_t)k * ld;
+  const double *mj = M + (size_t)j * n;
+  double ss = 0.0;
+  for (int r = 0; r < k; r++) {
+    const double *lr = dz->L + (size_t)r * ld;
+    double s = mj[dz->cidx[r]];
+    for (int c = 0; c < r; c++) s -= lr[c] * lk[c];
+    lk[r] = s / lr[r];
+    ss += lk[r] * lk[r];
+  }
+  double p = mj[j] + dz->reg - ss;
+  double floor = 0.0;
+  if (check_dep) {
+    // y = L^-T l, column-oriented back substitution into the scratch t
+    double *t = dz->t, yy = 0.0;
+    for (int r = 0; r < k; r++) t[r] = lk[r];
+    for (int r = k - 1; r >= 0; r--) {
+      const double *lr = dz->L + (size_t)r * ld;
+      double yr = t[r] / lr[r];
+      yy += yr * yr;
+      for (int c = 0; c < r; c++) t[c] -= lr[c] * yr;
+    }
+    floor = dz->opts.dep_tol * mj[j] + 2.0 * dz->reg * (1.0 + yy);
+  }
+  if (!(p > floor) || !isfinite(p)) return -1;
+  lk[k] = sqrt(p);
+  dz->cidx[k] = j;
+  dz->pos[j] = k;
+  dz->nc = k + 1;
+  return 0;
+}
+
+// Removes the clamped index at factor position p: drop row p of L, then restore the
+// lower-triangular shape of the rows below with Givens rotations on column pairs, O(nc^2).
+static void chol_remove(sim_dantzig *dz, int p) {
+  const int k = dz->nc, ld = dz->n_max;
+  double *L = dz->L;
+  dz->pos[dz->cidx[p]] = -1;
+  for (int r = p; r < k - 1; r++) {
+    memcpy(L + (size_t)r * ld, L + (size_t)(r + 1) * ld, (size_t)(r + 2) * sizeof(double));
+    dz->cidx[r] = dz->cidx[r + 1];
+    dz->pos[dz->cidx[r]] = r;
+  }
+  for (int r = p; r < k - 1; r++) {
+    double *lr = L + (size_t)r * ld;
+    double u = lr[r], v = lr[r + 1];
+    double h = hypot(u, v);
+    double c = u / h, s = v / h;
+    lr[r] = h;
+    lr[r + 1] = 0.0;
+    for (int i = r + 1; i < k - 1; i++) {
+      double *li = L + (size_t)i * ld;
+      double t0 = li[r], t1 = li[r + 1];
+      li[r] = c * t0 + s * t1;
+      li[r + 1] = -s * t0 + c * t1;
+    }
+  }
+  dz->nc = k - 1;
+}
+
+// f_C from M_CC f_C = -q_C (regularised factor), f = 0 elsewhere on the clamped set's
+// complement is left untouched; then a = M f + q over all n.
+static void resync(sim_dantzig *dz, int n, const double *M, const double *q, int refine) {
+  const int k = dz->nc;
+  for (int r = 0; r < k; r++) dz->rhs[r] = -q[dz->cidx[r]];
+  chol_solve(dz, dz->rhs, dz->x);
+  // iterative refinement against the unregularised M_CC removes the regularisation bias
+  for (int it = 0; it < refine; it++) {
+    for (int r = 0; r < k; r++) {
+      const double *mr = M + (size_t)dz->cidx[r] * n;
+      double s = -q[dz->cidx[r]];
+      for (int c = 0; c < k; c++) s -= mr[dz->cidx[c]] * dz->x[c];
+      dz->rhs[r] = s;
+    }
+    chol_solve(dz, dz->rhs, dz->rhs);
+    for (int r = 0; r < k; r++) dz->x[r] += dz->rhs[r];
+  }
+  for (int r = 0; r < k; r++) dz->f[dz->cidx[r]] = dz->x[r];
+  for (int i = 0; i < n; i++) dz->a[i] = q[i];
+  for (int r = 0; r < k; r++) {
+    const double *mc = M + (size_t)dz->cidx[r] * n;
+    double fr = dz->x[r];
+    for (int i = 0; i < n; i++) dz->a[i] += mc[i] * fr;
+  }
+}
+
+// Warm start from a clamped set: factorise it (dropping dependent indices), then drop the
+// index with the most negative force until all clamped forces are >= 0.
+static int warm_start(sim_dantzig *dz, int n, const double *M, const double *q,
+                      const unsigned char *clamped_in) {
+  int dropped = 0;
+  for (int i = 0; i < n; i++) {
+    if (!clamped_in[i]) continue;
+    if (chol_add(dz, n, M, i, 1) != 0) {
+      dropped++;
+    }
+  }
+  while (dz->nc > 0) {
+    for (int r = 0; r < dz->nc; r++) dz->rhs[r] = -q[dz->cidx[r]];
+    chol_solve(dz, dz->rhs, dz->x);
+    int worst = -1;
+    double fmin = 0.0;
+    for (int r = 0; r < dz->nc; r++) {
+      if (dz->x[r] < fmin) {
+        fmin = dz->x[r];
+        worst = r;
+      }
+    }
+    if (worst < 0) break;
+    chol_remove(dz, worst);
+    dropped++;
+  }
+  return dropped;
+}
+
+sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const double *q,
+                                 double *z, double *w, const unsigned char *clamped_in,
+                                 unsigned char *clamped_out, sim_lcp_info *info) {
+  sim_lcp_info inf;
+  memset(&inf, 0, sizeof inf);
+  if (info) *info = inf;
+  if (!dz || n < 0 || n > dz->n_max || (n > 0 && (!M || !q || !z))) return SIM_LCP_EINVAL;
+  if (n == 0) {
+    if (info) info->check.ok = 1;
+    return SIM_LCP_SOLVED;
+  }
+  if (!sim_lcp_finite(n, M, q)) return SIM_LCP_EINVAL;
+  const sim_dantzig_opts *o = &dz->opts;
+  const int cap = o->max_pivots > 0 ? o->max_pivots : 20 * n + 100;
+  double mmax = 0.0, qs = 0.0;
+  for (int i = 0; i < n; i++) {
+    double mii = M[i + (size_t)i * n];
+    if (mii < 0.0) return SIM_LCP_EINVAL;  // not positive semidefinite
+    mmax = fmax(mmax, mii);
+    qs = fmax(qs, fabs(q[i]));
+  }
+  dz->reg = o->reg_rel * (mmax > 0.0 ? mmax : 1.0);
+  const double drive_thr = o->drive_tol * (qs > 0.0 ? qs : 1.0);
+  double *f = dz->f, *a = dz->a, *da = dz->da, *x = dz->x;
+  for (int i = 0; i < n; i++) {
+    f[i] = 0.0;
+    a[i] = q[i];
+    dz->pos[i] = -1;
+    dz->skip[i] = 0;
+  }
+  dz->nc = 0;
+  if (clamped_in) {
+    inf.warm_dropped = warm_start(dz, n, M, q, clamped_in);
+    if (dz->nc > 0) resync(dz, n, M, q, 1);
+  }
+
+  sim_lcp_status st = SIM_LCP_SOLVED;
+  for (;;) {
+    // Baraff 4.3 compute-forces: pick an unclamped index with a_d < 0 (the most negative)
+    int d = -1;
+    double amin = -drive_thr;
+    for (int i = 0; i < n; i++) {
+      if (dz->pos[i] < 0 && a[i] < amin) {
+        amin = a[i];
+        d = i;
+      }
+    }
+    if (d < 0) break;
+    const double mdd = M[d + (size_t)d * n];
+    const double *md = M + (size_t)d * n;
+    // drive-to-zero(d)
+    for (;;) {
+      if (inf.pivots >= cap) {
+        st = SIM_LCP_PIVOT_LIMIT;
+        goto done;
+      }
+      // fdirection: df_d = 1, M_CC x = -M_Cd (Baraff eq. 9), then da = M df
+      const int k = dz->nc;
+      for (int r = 0; r < k; r++) dz->rhs[r] = -md[dz->cidx[r]];
+      chol_solve(dz, dz->rhs, x);
+      for (int i = 0; i < n; i++) da[i] = md[i];
+      double xn = 1.0, xx = 0.0;
+      for (int r = 0; r < k; r++) {
+        const double *mc = M + (size_t)dz->cidx[r] * n;
+        double xr = x[r];
+        xn = fmax(xn, fabs(xr));
+        xx += xr * xr;
+        for (int i = 0; i < n; i++) da[i] += mc[i] * xr;
+      }
+      // maxstep (Baraff eq. 10-12): ties keep the earlier candidate, d first. d counts as
+      // reachable only if its rate (the Schur complement of d on C) is not negligible:
+      // otherwise d is redundant with C (Baraff's redundant contacts)
+      const int stamp = inf.pivots + 1;
+      double s;
+      int j, joined = 0;
+      for (;;) {
+        s = INFINITY;
+        j = -1;
+        if (da[d] > o->dep_tol * mdd + 2.0 * dz->reg * (1.0 + xx)) {
+          s = fmax(0.0, -a[d]) / da[d];
+          j = d;
+        }
+        const double xthr = o->piv_tol * xn;
+        for (int r = 0; r < k; r++) {
+          if (x[r] < -xthr) {
+            double si = fmax(0.0, f[dz->cidx[r]]) / -x[r];
+            if (si < s) {
+              s = si;
+              j = dz->cidx[r];
+            }
+          }
+        }
+        const double athr = o->piv_tol * (mmax > 0.0 ? mmax : 1.0) * xn;
+        for (int i = 0; i < n; i++) {
+          if (dz->pos[i] >= 0 || i == d || a[i] < -drive_thr || dz->skip[i] == stamp) continue;
+          if (da[i] < -athr) {
+            double si = fmax(0.0, a[i]) / -da[i];
+            if (si < s) {
+              s = si;
+              j = i;
+            }
+          }
+        }
+        if (j < 0 || j == d || dz->pos[j] >= 0) break;
+        // an unclamped blocker joins C; if it is (numerically) dependent on C its rate
+        // can only be rounding noise: skip it and select again
+        if (chol_add(dz, n, M, j, 1) == 0) {
+          joined = 1;
+          break;
+        }
+        dz->skip[j] = stamp;
+      }
+      if (j < 0) {
+        // nothing limits the step and a_d never reaches zero: infeasible
+        st = SIM_LCP_RAY;
+        goto done;
+      }
+      if (!isfinite(s)) {
+        st = SIM_LCP_NUMERICAL;
+        goto done;
+      }
+      // take the step (a zero-length step only changes the index sets)
+      if (s == 0.0) {
+        inf.zero_steps++;
+      } else {
+        for (int r = 0; r < k; r++) f[dz->cidx[r]] += s * x[r];
+        f[d] += s;
+        for (int i = 0; i < n; i++) a[i] += s * da[i];
+      }
+      inf.pivots++;
+      if (j == d) {
+        a[d] = 0.0;
+        if (chol_add(dz, n, M, d, 0) != 0) {  // d's rate was checked in the selection
+          st = SIM_LCP_NUMERICAL;
+          goto done;
+        }
+        break;
+      } else if (joined) {
+        a[j] = 0.0;  // already appended to the factor during the selection
+      } else {
+        f[j] = 0.0;
+        chol_remove(dz, dz->pos[j]);
+      }
+    }
+    // d is clamped: recompute f_C and a from the factor (one refinement step removes the
+    // regularisation's bias) so rounding does not accumulate from drive to drive
+    resync(dz, n, M, q, 1);
+  }
+
+done:
+  inf.n_active = dz->nc;
+  if (st == SIM_LCP_SOLVED) {
+    resync(dz, n, M, q, 2);
+  }
+  for (int i = 0; i < n; i++) z[i] = dz->pos[i] >= 0 ? fmax(0.0, f[i]) : 0.0;
+  if (clamped_out) {
+    for (int i = 0; i < n; i++) clamped_out[i] = dz->pos[i] >= 0;
+  }
+  int ok = sim_lcp_verify(n, M, q, z, w, o->verify_tol, &inf.check);
+  if (st == SIM_LCP_SOLVED && !ok) st = SIM_LCP_NUMERICAL;
+  if (info) *info = inf;
+  return st;
+}
