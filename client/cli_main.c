@@ -1,0 +1,301 @@
+// ccsim: the command-line client. `ccsim run` plays a scene (on an embedded server when
+// no --server is given), `ccsim ping` checks a server.
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ccsim_client.h"
+#include "ccsim_scene.h"
+#include "srv.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: ccsim COMMAND [options]\n"
+          "\n"
+          "commands:\n"
+          "  run SCENE.json [--duration T] [--dt DT] [--csv FILE] [--server E] [--quiet]\n"
+          "      play a scene for T seconds (default 1) in steps of DT (default 0.001),\n"
+          "      print the final state; without --server an embedded server is started\n"
+          "      on loopback; --csv writes t and every body's state per step\n"
+          "  ping [--server E]\n"
+          "      ask a server (default %s) for its version and load\n"
+          "  help\n"
+          "      this text\n",
+          SRV_DEFAULT_BIND);
+}
+
+static int parse_double(const char *s, const char *opt, double *out) {
+  char *end = NULL;
+  double v = strtod(s, &end);
+  if (!end || *end || !isfinite(v)) {
+    fprintf(stderr, "ccsim: %s wants a number, got '%s'\n", opt, s);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+// ---- embedded server ---------------------------------------------------------------
+
+typedef struct embedded {
+  srv *s;
+  pthread_t thread;
+} embedded;
+
+static void *embedded_main(void *arg) {
+  srv_run(arg);
+  return NULL;
+}
+
+static int embedded_start(embedded *e, char *err, size_t err_sz) {
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  e->s = srv_new(&cfg, err, err_sz);
+  if (!e->s) {
+    return -1;
+  }
+  if (pthread_create(&e->thread, NULL, embedded_main, e->s) != 0) {
+    snprintf(err, err_sz, "cannot start the embedded server thread");
+    srv_destroy(&e->s);
+    return -1;
+  }
+  return 0;
+}
+
+static void embedded_stop(embedded *e) {
+  if (!e->s) {
+    return;
+  }
+  srv_stop(e->s);
+  pthread_join(e->thread, NULL);
+  srv_destroy(&e->s);
+}
+
+// ---- commands ----------------------------------------------------------------------
+
+static void print_vec(FILE *f, const char *label, const double *v, int n) {
+  fprintf(f, "  %s = [", label);
+  for (int i = 0; i < n; i++) {
+    fprintf(f, "%s%.17g", i ? ", " : "", v[i]);
+  }
+  fprintf(f, "]\n");
+}
+
+static void csv_header(FILE *f, const ccsim_session *s) {
+  fprintf(f, "t");
+  static const char *const cols[] = {"px", "py", "pz", "qw", "qx", "qy", "qz",
+                                     "vx", "vy", "vz", "wx", "wy", "wz"};
+  for (int b = 0; b < ccsim_session_nbody(s); b++) {
+    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
+      fprintf(f, ",%s.%s", ccsim_session_body_name(s, b), cols[k]);
+    }
+  }
+  fprintf(f, "\n");
+}
+
+static void csv_row(FILE *f, const ccsim_session *s) {
+  fprintf(f, "%.17g", ccsim_session_time(s));
+  const ccsim_body_state *bs = ccsim_session_bodies(s);
+  for (int b = 0; b < ccsim_session_nbody(s); b++) {
+    const double *parts[] = {bs[b].p, bs[b].q, bs[b].v, bs[b].w};
+    const int n[] = {3, 4, 3, 3};
+    for (int k = 0; k < 4; k++) {
+      for (int i = 0; i < n[k]; i++) {
+        fprintf(f, ",%.17g", parts[k][i]);
+      }
+    }
+  }
+  fprintf(f, "\n");
+}
+
+static int cmd_run(int argc, char **argv) {
+  const char *scene_path = NULL, *server = NULL, *csv = NULL;
+  double duration = 1.0, dt = 0.001;
+  int quiet = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--duration") && i + 1 < argc) {
+      if (parse_double(argv[++i], a, &duration)) return 2;
+    } else if (!strcmp(a, "--dt") && i + 1 < argc) {
+      if (parse_double(argv[++i], a, &dt)) return 2;
+    } else if (!strcmp(a, "--csv") && i + 1 < argc) {
+      csv = argv[++i];
+    } else if (!strcmp(a, "--server") && i + 1 < argc) {
+      server = argv[++i];
+    } else if (!strcmp(a, "--quiet")) {
+      quiet = 1;
+    } else if (a[0] != '-' && !scene_path) {
+      scene_path = a;
+    } else {
+      fprintf(stderr, "ccsim run: unknown or incomplete option '%s'\n\n", a);
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (!scene_path) {
+    fprintf(stderr, "ccsim run: which scene? (e.g. ccsim run examples/rock_n_stack.json)\n");
+    return 2;
+  }
+  if (!(dt > 0) || !(duration > 0)) {
+    fprintf(stderr, "ccsim run: --dt and --duration must be > 0\n");
+    return 2;
+  }
+  double nd = floor(duration / dt + 0.5);
+  if (nd < 1 || nd > 1e9) {
+    fprintf(stderr, "ccsim run: --duration / --dt must give between 1 and 1e9 steps\n");
+    return 2;
+  }
+  long nsteps = (long)nd;
+
+  char err[1024] = "";
+  ccsim_scene *scene = ccsim_scene_load(scene_path, err, sizeof err);
+  if (!scene) {
+    fprintf(stderr, "ccsim: %s\n", err);
+    return 1;
+  }
+  embedded emb = {0};
+  if (!server) {
+    if (embedded_start(&emb, err, sizeof err) != 0) {
+      fprintf(stderr, "ccsim: embedded server: %s\n", err);
+      ccsim_scene_destroy(&scene);
+      return 1;
+    }
+    server = srv_endpoint(emb.s);
+  }
+  int rc = 1;
+  FILE *out = NULL;
+  ccsim_session *s = NULL;
+  ccsim_client *c = ccsim_client_new(server, err, sizeof err);
+  if (!c) {
+    fprintf(stderr, "ccsim: %s\n", err);
+    goto done;
+  }
+  s = ccsim_session_create(c, scene);
+  if (!s) {
+    fprintf(stderr, "ccsim: %s\n", ccsim_client_errmsg(c));
+    goto done;
+  }
+  if (csv) {
+    out = fopen(csv, "w");
+    if (!out) {
+      fprintf(stderr, "ccsim: cannot write %s\n", csv);
+      goto done;
+    }
+    csv_header(out, s);
+    csv_row(out, s);
+  }
+  if (!quiet) {
+    printf("ccsim: %s on %s%s: %d bodies, %ld steps of %g s\n", scene_path, server,
+           emb.s ? " (embedded)" : "", ccsim_session_nbody(s), nsteps, dt);
+  }
+  ccsim_step_stats total = {0};
+  double t0 = now_s();
+  for (long k = 0; k < nsteps; k++) {
+    if (ccsim_session_step(s, dt, NULL, 0) != CCSIM_OK) {
+      fprintf(stderr, "ccsim: step %ld at t = %g: %s\n", k + 1, ccsim_session_time(s),
+              ccsim_client_errmsg(c));
+      goto done;
+    }
+    const ccsim_step_stats *st = ccsim_session_stats(s);
+    total.steps += st->steps;
+    total.rhs_evals += st->rhs_evals;
+    total.jac_evals += st->jac_evals;
+    total.newton_fails += st->newton_fails;
+    total.error_fails += st->error_fails;
+    total.physics_us += st->physics_us;
+    if (out) {
+      csv_row(out, s);
+    }
+  }
+  double wall = now_s() - t0;
+  printf("final state at t = %.17g s\n", ccsim_session_time(s));
+  const ccsim_body_state *bs = ccsim_session_bodies(s);
+  for (int b = 0; b < ccsim_session_nbody(s); b++) {
+    printf("%s\n", ccsim_session_body_name(s, b));
+    print_vec(stdout, "p", bs[b].p, 3);
+    print_vec(stdout, "q", bs[b].q, 4);
+    print_vec(stdout, "v", bs[b].v, 3);
+    print_vec(stdout, "w", bs[b].w, 3);
+  }
+  if (!quiet) {
+    printf("cvode: %llu steps, %llu rhs evals, %llu jacobians, %llu newton fails, %llu error "
+           "test fails\n",
+           (unsigned long long)total.steps, (unsigned long long)total.rhs_evals,
+           (unsigned long long)total.jac_evals, (unsigned long long)total.newton_fails,
+           (unsigned long long)total.error_fails);
+    printf("time: %.3f s wall for %.3f s simulated (real-time factor %.2f), physics %.3f s, "
+           "mean round trip %.1f us\n",
+           wall, ccsim_session_time(s), ccsim_session_time(s) / wall, 1e-6 * (double)total.physics_us,
+           1e6 * wall / (double)nsteps);
+  }
+  rc = 0;
+done:
+  if (out && fclose(out) != 0) {
+    fprintf(stderr, "ccsim: error writing %s\n", csv);
+    rc = 1;
+  }
+  if (s) ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  embedded_stop(&emb);
+  ccsim_scene_destroy(&scene);
+  return rc;
+}
+
+static int cmd_ping(int argc, char **argv) {
+  const char *server = SRV_DEFAULT_BIND;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--server") && i + 1 < argc) {
+      server = argv[++i];
+    } else {
+      fprintf(stderr, "ccsim ping: unknown or incomplete option '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  char err[512] = "";
+  ccsim_client *c = ccsim_client_new(server, err, sizeof err);
+  if (!c) {
+    fprintf(stderr, "ccsim ping: %s\n", err);
+    return 1;
+  }
+  ccsim_client_set_timeout(c, 5000);
+  ccsim_server_info info;
+  double rtt = 0;
+  int st = ccsim_client_server_info(c, &info, &rtt);
+  if (st != CCSIM_OK) {
+    fprintf(stderr, "ccsim ping: %s\n", ccsim_client_errmsg(c));
+    ccsim_client_destroy(&c);
+    return 1;
+  }
+  printf("%s: ccsimd %s, protocol %u, %u sessions, up %.1f s, %llu requests, round trip %.0f us\n",
+         server, info.version, info.protocol_version, info.sessions, info.uptime,
+         (unsigned long long)info.requests, rtt);
+  ccsim_client_destroy(&c);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+      !strcmp(argv[1], "-h")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (!strcmp(argv[1], "run")) {
+    return cmd_run(argc - 1, argv + 1);
+  }
+  if (!strcmp(argv[1], "ping")) {
+    return cmd_ping(argc - 1, argv + 1);
+  }
+  fprintf(stderr, "ccsim: unknown command '%s'\n\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

@@ -1,0 +1,81 @@
+// A session's mutable simulation state: time, body states, held inputs, the CVODE
+// integrator and statistics. One sim_data per session, used by one thread at a time;
+// it borrows its sim_model, which must outlive it.
+#ifndef SIM_DATA_H
+#define SIM_DATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ccsim_status.h"
+#include "sim_model.h"
+
+// Cumulative counters since sim_data_new (a reinitialisation does not reset them).
+typedef struct sim_stats {
+  uint64_t steps;         // CVODE internal steps
+  uint64_t rhs_evals;     // right-hand-side evaluations
+  uint64_t jac_evals;     // Jacobian evaluations
+  uint64_t newton_fails;  // nonlinear solver convergence failures
+  uint64_t error_fails;   // local error test failures
+  uint64_t physics_ns;    // wall time inside sim_step [ns]
+  uint64_t geometry_ns;   // part of physics_ns in proximity queries [ns]
+  uint64_t penetrations;  // evaluations that found a pair past the standoff
+  uint32_t contacts;      // pairs carrying force at the last evaluated state
+  double max_depth;       // largest deformation at the last evaluated state [m]
+  double last_step;       // CVODE's last internal step size [s]
+} sim_stats;
+
+typedef struct sim_data sim_data;
+
+// Create a session's data at the model's initial state, t = 0, CVODE primed so that
+// stepping allocates nothing. Returns NULL with a message in err on failure.
+sim_data *sim_data_new(const sim_model *m, char *err, size_t err_sz);
+
+// Free d and set *d to NULL. NULL-safe.
+void sim_data_destroy(sim_data **d);
+
+// The last error message of d (borrowed; valid until the next call on d). Never NULL.
+const char *sim_data_errmsg(const sim_data *d);
+
+// Simulated time [s].
+double sim_data_time(const sim_data *d);
+
+// Statistics (borrowed; valid while d lives).
+const sim_stats *sim_data_stats(const sim_data *d);
+
+// Hold a world-frame force [N] at the centre of mass and torque [N m] on body b until
+// changed. CCSIM_EINVAL for a bad index, a non-free body or non-finite values.
+ccsim_status sim_set_input(const sim_model *m, sim_data *d, int b, const double force[3],
+                           const double torque[3]);
+
+// Zero every held input.
+void sim_clear_inputs(const sim_model *m, sim_data *d);
+
+// Advance d to t_out (> current time) exactly, keeping CVODE's history. Allocation-free.
+// On failure the state stays at the last accepted step, the time reached is
+// sim_data_time(d), and sim_data_errmsg(d) explains (CCSIM_ESOLVER).
+ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out);
+
+// Pose and twist of body b's reference frame: position [m], unit quaternion (w, x, y, z),
+// velocity of the frame origin [m/s] and angular velocity [rad/s], all in the world frame.
+// Any output may be NULL.
+void sim_get_body(const sim_model *m, const sim_data *d, int b, double pos[3], double quat[4],
+                  double vel[3], double omega[3]);
+
+// Set body b's reference-frame pose and twist (world frame, as sim_get_body returns them).
+// Free bodies: the integrator restarts from the new state at the next step. Fixed bodies
+// refuse (CCSIM_EINVAL). Kinematic bodies take pose and twist as given.
+ccsim_status sim_set_body(const sim_model *m, sim_data *d, int b, const double pos[3],
+                          const double quat[4], const double vel[3], const double omega[3]);
+
+// Set the simulated time [s] (finite, >= 0); the integrator restarts there.
+ccsim_status sim_set_time(const sim_model *m, sim_data *d, double t);
+
+// Back to the model's initial state at t = 0, inputs cleared.
+void sim_reset(const sim_model *m, sim_data *d);
+
+// Total mechanical energy [J]: kinetic of free bodies plus gravitational potential
+// (-m g . p_com). For validation and diagnostics.
+double sim_energy(const sim_model *m, const sim_data *d);
+
+#endif

@@ -1,0 +1,34 @@
+// Translation between protobuf messages (proto/ccsim.proto) and the simulation core.
+// Every number coming off the wire is checked here or in sim_model_compile; error
+// messages name the field ("bodies[2].shape.box.size.x: ...").
+#ifndef WIRE_H
+#define WIRE_H
+
+#include <stddef.h>
+
+#include "ccsim.pb-c.h"
+#include "ccsim_arena.h"
+#include "sim_data.h"
+#include "sim_model.h"
+
+// Compile a decoded Scene into a model (caller owns; sim_model_destroy). NULL with a
+// message naming the field in err when the scene is invalid.
+sim_model *wire_scene_compile(const Ccsim__Scene *scene, char *err, size_t err_sz);
+
+// A Vec3 / Quat message allocated in a (NULL when the arena is exhausted).
+Ccsim__Vec3 *wire_vec3_new(ccsim_arena *a, const double v[3]);
+Ccsim__Quat *wire_quat_new(ccsim_arena *a, const double q[4]);
+
+// Read a Vec3 into out; an absent message gives dflt. Returns 0, or -1 if any
+// component is not finite.
+int wire_vec3_get(const Ccsim__Vec3 *v, double out[3], const double dflt[3]);
+
+// Read a Quat; absent gives identity. Returns 0, or -1 if not finite.
+int wire_quat_get(const Ccsim__Quat *q, double out[4]);
+
+// Every body's state as BodyState messages in a: *out gets an array of m->nbody
+// pointers. Returns 0 or -1 when the arena is exhausted.
+int wire_bodies_new(ccsim_arena *a, const sim_model *m, const sim_data *d,
+                    Ccsim__BodyState ***out, size_t *n);
+
+#endif

@@ -1,0 +1,291 @@
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire.h"
+
+static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
+  if (!err || err_sz == 0) {
+    return;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, err_sz, fmt, ap);
+  va_end(ap);
+}
+
+int wire_vec3_get(const Ccsim__Vec3 *v, double out[3], const double dflt[3]) {
+  if (!v) {
+    memcpy(out, dflt, 3 * sizeof(double));
+    return 0;
+  }
+  out[0] = v->x, out[1] = v->y, out[2] = v->z;
+  return isfinite(out[0]) && isfinite(out[1]) && isfinite(out[2]) ? 0 : -1;
+}
+
+int wire_quat_get(const Ccsim__Quat *q, double out[4]) {
+  if (!q) {
+    out[0] = 1, out[1] = out[2] = out[3] = 0;
+    return 0;
+  }
+  out[0] = q->w, out[1] = q->x, out[2] = q->y, out[3] = q->z;
+  for (int k = 0; k < 4; k++) {
+    if (!isfinite(out[k])) {
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static void read_contact(const Ccsim__ContactParams *c, sim_contact_params *out) {
+  memset(out, 0, sizeof *out);
+  if (!c) {
+    return;
+  }
+#define TAKE(field, bit)       \
+  if (c->has_##field) {        \
+    out->field = c->field;     \
+    out->set |= bit;           \
+  }
+  TAKE(k, SIM_CP_K)
+  TAKE(alpha, SIM_CP_ALPHA)
+  TAKE(n, SIM_CP_N)
+  TAKE(standoff, SIM_CP_STANDOFF)
+  TAKE(mu, SIM_CP_MU)
+  TAKE(mu_dynamic, SIM_CP_MU_DYNAMIC)
+#undef TAKE
+}
+
+// positive finite length [m] below 1 km
+static int length_ok(double x) { return isfinite(x) && x > 0 && x < 1e3; }
+
+// resolution fields: 0 = default; otherwise a sane tessellation count
+static int res_ok(uint32_t r) { return r <= 4096; }
+
+static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *where, char *err,
+                      size_t err_sz) {
+  memset(out, 0, sizeof *out);
+  if (!s || s->kind_case == CCSIM__SHAPE__KIND__NOT_SET) {
+    out->type = SIM_SHAPE_NONE;
+    return 0;
+  }
+  switch (s->kind_case) {
+  case CCSIM__SHAPE__KIND_BOX: {
+    out->type = SIM_SHAPE_BOX;
+    const double zero[3] = {0, 0, 0};
+    if (wire_vec3_get(s->box->size, out->size, zero) != 0 || !length_ok(out->size[0]) ||
+        !length_ok(out->size[1]) || !length_ok(out->size[2])) {
+      set_err(err, err_sz, "%s.shape.box.size: three lengths, each finite, > 0 and < 1000 m",
+              where);
+      return -1;
+    }
+    return 0;
+  }
+  case CCSIM__SHAPE__KIND_SPHERE:
+    out->type = SIM_SHAPE_SPHERE;
+    out->radius = s->sphere->radius;
+    out->res[0] = (int)s->sphere->slices;
+    out->res[1] = (int)s->sphere->stacks;
+    if (!length_ok(out->radius) || !res_ok(s->sphere->slices) || !res_ok(s->sphere->stacks)) {
+      set_err(err, err_sz, "%s.shape.sphere: radius in (0, 1000) m, slices and stacks <= 4096",
+              where);
+      return -1;
+    }
+    return 0;
+  case CCSIM__SHAPE__KIND_CYLINDER:
+    out->type = SIM_SHAPE_CYLINDER;
+    out->radius = s->cylinder->radius;
+    out->height = s->cylinder->height;
+    out->res[0] = (int)s->cylinder->segments;
+    if (!length_ok(out->radius) || !length_ok(out->height) || !res_ok(s->cylinder->segments)) {
+      set_err(err, err_sz, "%s.shape.cylinder: radius and height in (0, 1000) m, segments <= 4096",
+              where);
+      return -1;
+    }
+    return 0;
+  case CCSIM__SHAPE__KIND_CONE:
+    out->type = SIM_SHAPE_CONE;
+    out->radius = s->cone->radius;
+    out->height = s->cone->height;
+    out->res[0] = (int)s->cone->segments;
+    out->res[1] = (int)s->cone->rings;
+    if (!length_ok(out->radius) || !length_ok(out->height) || !res_ok(s->cone->segments) ||
+        !res_ok(s->cone->rings)) {
+      set_err(err, err_sz,
+              "%s.shape.cone: radius and height in (0, 1000) m, segments and rings <= 4096", where);
+      return -1;
+    }
+    return 0;
+  case CCSIM__SHAPE__KIND_TORUS:
+    out->type = SIM_SHAPE_TORUS;
+    out->major = s->torus->major_radius;
+    out->minor = s->torus->minor_radius;
+    out->res[0] = (int)s->torus->major_segments;
+    out->res[1] = (int)s->torus->minor_segments;
+    if (!length_ok(out->major) || !length_ok(out->minor) || !(out->minor < out->major) ||
+        !res_ok(s->torus->major_segments) || !res_ok(s->torus->minor_segments)) {
+      set_err(err, err_sz,
+              "%s.shape.torus: 0 < minor_radius < major_radius < 1000 m, segments <= 4096", where);
+      return -1;
+    }
+    return 0;
+  case CCSIM__SHAPE__KIND_MESH: {
+    const Ccsim__Mesh *mesh = s->mesh;
+    out->type = SIM_SHAPE_MESH;
+    if (mesh->n_vertices % 3 != 0 || mesh->n_triangles % 3 != 0) {
+      set_err(err, err_sz, "%s.shape.mesh: vertices and triangles must come in threes", where);
+      return -1;
+    }
+    if (mesh->n_vertices / 3 > (size_t)SIM_MAX_MESH_TRIS * 3 ||
+        mesh->n_triangles / 3 > (size_t)SIM_MAX_MESH_TRIS) {
+      set_err(err, err_sz, "%s.shape.mesh: more than %d triangles", where, SIM_MAX_MESH_TRIS);
+      return -1;
+    }
+    out->vert = mesh->vertices;
+    out->nvert = (int)(mesh->n_vertices / 3);
+    out->tri = mesh->triangles;
+    out->ntri = (int)(mesh->n_triangles / 3);
+    out->source = mesh->source;
+    return 0;
+  }
+  default:
+    set_err(err, err_sz, "%s.shape: unknown kind %d", where, (int)s->kind_case);
+    return -1;
+  }
+}
+
+sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) {
+  if (!sc) {
+    set_err(err, err_sz, "scene: missing");
+    return NULL;
+  }
+  if (sc->n_bodies > SIM_MAX_BODIES) {
+    set_err(err, err_sz, "scene.bodies: %zu bodies exceeds the limit of %d", sc->n_bodies,
+            SIM_MAX_BODIES);
+    return NULL;
+  }
+  sim_scene s;
+  memset(&s, 0, sizeof s);
+  const double zero[3] = {0, 0, 0};
+  if (wire_vec3_get(sc->gravity, s.gravity, zero) != 0) {
+    set_err(err, err_sz, "scene.gravity: values must be finite");
+    return NULL;
+  }
+  read_contact(sc->contact, &s.contact);
+  if (sc->integrator) {
+    s.rtol = sc->integrator->rtol;
+    s.atol = sc->integrator->atol;
+    s.max_step = sc->integrator->max_step;
+  }
+  s.mode = sc->has_mode ? (sim_mode)sc->mode : SIM_MODE_COMPLIANT;
+  s.rigid_dt = sc->rigid_dt;
+  s.friction_dirs = sc->friction_directions > 64 ? 65 : (int)sc->friction_directions;
+  s.nbody = (int)sc->n_bodies;
+  sim_body_desc *bodies = calloc(sc->n_bodies ? sc->n_bodies : 1, sizeof *bodies);
+  if (!bodies) {
+    set_err(err, err_sz, "out of memory");
+    return NULL;
+  }
+  s.bodies = bodies;
+  sim_model *m = NULL;
+  for (size_t i = 0; i < sc->n_bodies; i++) {
+    const Ccsim__Body *pb = sc->bodies[i];
+    sim_body_desc *b = &bodies[i];
+    char where[48];
+    snprintf(where, sizeof where, "bodies[%zu]", i);
+    b->name = pb->name ? pb->name : "";
+    b->type = pb->has_type ? (sim_body_type)pb->type : SIM_BODY_FREE;
+    b->mass = pb->mass;
+    b->density = pb->density;
+    if (pb->n_inertia != 0 && pb->n_inertia != 3 && pb->n_inertia != 9) {
+      set_err(err, err_sz, "%s.inertia: %zu values; give 3 (diagonal) or 9 (row-major)", where,
+              pb->n_inertia);
+      goto done;
+    }
+    b->ninertia = (int)pb->n_inertia;
+    memcpy(b->inertia, pb->inertia, pb->n_inertia * sizeof(double));
+    if (pb->com) {
+      b->has_com = 1;
+      if (wire_vec3_get(pb->com, b->com, zero) != 0) {
+        set_err(err, err_sz, "%s.com: values must be finite", where);
+        goto done;
+      }
+    }
+    if (read_shape(pb->shape, &b->shape, where, err, err_sz) != 0) {
+      goto done;
+    }
+    if (wire_vec3_get(pb->pose ? pb->pose->p : NULL, b->pos, zero) != 0 ||
+        wire_quat_get(pb->pose ? pb->pose->q : NULL, b->quat) != 0) {
+      set_err(err, err_sz, "%s.pose: values must be finite", where);
+      goto done;
+    }
+    if (wire_vec3_get(pb->twist ? pb->twist->v : NULL, b->vel, zero) != 0 ||
+        wire_vec3_get(pb->twist ? pb->twist->w : NULL, b->omega, zero) != 0) {
+      set_err(err, err_sz, "%s.velocity: values must be finite", where);
+      goto done;
+    }
+    read_contact(pb->contact, &b->contact);
+  }
+  m = sim_model_compile(&s, err, err_sz);
+done:
+  free(bodies);
+  return m;
+}
+
+Ccsim__Vec3 *wire_vec3_new(ccsim_arena *a, const double v[3]) {
+  Ccsim__Vec3 *out = ccsim_arena_alloc(a, sizeof *out);
+  if (out) {
+    ccsim__vec3__init(out);
+    out->has_x = out->has_y = out->has_z = 1;
+    out->x = v[0], out->y = v[1], out->z = v[2];
+  }
+  return out;
+}
+
+Ccsim__Quat *wire_quat_new(ccsim_arena *a, const double q[4]) {
+  Ccsim__Quat *out = ccsim_arena_alloc(a, sizeof *out);
+  if (out) {
+    ccsim__quat__init(out);
+    out->has_w = out->has_x = out->has_y = out->has_z = 1;
+    out->w = q[0], out->x = q[1], out->y = q[2], out->z = q[3];
+  }
+  return out;
+}
+
+int wire_bodies_new(ccsim_arena *a, const sim_model *m, const sim_data *d,
+                    Ccsim__BodyState ***out, size_t *n) {
+  Ccsim__BodyState **arr = ccsim_arena_alloc(a, sizeof *arr * (size_t)(m->nbody ? m->nbody : 1));
+  if (!arr) {
+    return -1;
+  }
+  for (int b = 0; b < m->nbody; b++) {
+    double p[3], q[4], v[3], w[3];
+    sim_get_body(m, d, b, p, q, v, w);
+    Ccsim__BodyState *bs = ccsim_arena_alloc(a, sizeof *bs);
+    Ccsim__Pose *pose = ccsim_arena_alloc(a, sizeof *pose);
+    Ccsim__Twist *tw = ccsim_arena_alloc(a, sizeof *tw);
+    if (!bs || !pose || !tw) {
+      return -1;
+    }
+    ccsim__body_state__init(bs);
+    ccsim__pose__init(pose);
+    ccsim__twist__init(tw);
+    pose->p = wire_vec3_new(a, p);
+    pose->q = wire_quat_new(a, q);
+    tw->v = wire_vec3_new(a, v);
+    tw->w = wire_vec3_new(a, w);
+    if (!pose->p || !pose->q || !tw->v || !tw->w) {
+      return -1;
+    }
+    bs->has_body = 1;
+    bs->body = (uint32_t)b;
+    bs->pose = pose;
+    bs->twist = tw;
+    arr[b] = bs;
+  }
+  *out = arr;
+  *n = (size_t)m->nbody;
+  return 0;
+}

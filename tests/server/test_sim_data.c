@@ -1,0 +1,279 @@
+// ctest-label: validation
+// The rigid-body core under CVODE: analytic free flight, conserved quantities of a
+// torque-free tumble, state round trips, input validation, and no heap use while stepping.
+#include "ccsim_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "geo_vec.h"
+#include "sim_data.h"
+#include "sim_model.h"
+
+// ---- heap call counting (glibc: our malloc family wraps the libc one) --------------
+// Under AddressSanitizer the allocator is ASan's and cannot be wrapped; the count test
+// then skips (it runs in the ordinary build of the same suite).
+#if defined(__SANITIZE_ADDRESS__)
+#define COUNT_HEAP 0
+#else
+#define COUNT_HEAP 1
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+static volatile long g_heap_calls;
+void *malloc(size_t n) {
+  g_heap_calls++;
+  return __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b) {
+  g_heap_calls++;
+  return __libc_calloc(a, b);
+}
+void *realloc(void *p, size_t n) {
+  g_heap_calls++;
+  return __libc_realloc(p, n);
+}
+void free(void *p) {
+  if (p) g_heap_calls++;
+  __libc_free(p);
+}
+#endif
+
+static sim_body_desc body(const char *name, double mass, double ix, double iy, double iz) {
+  sim_body_desc b;
+  memset(&b, 0, sizeof b);
+  b.name = name;
+  b.type = SIM_BODY_FREE;
+  b.mass = mass;
+  b.ninertia = 3;
+  b.inertia[0] = ix, b.inertia[1] = iy, b.inertia[2] = iz;
+  b.quat[0] = 1;
+  return b;
+}
+
+static sim_model *compile1(const sim_body_desc *b, int n, const double g[3], double rtol,
+                           double atol) {
+  sim_scene s;
+  memset(&s, 0, sizeof s);
+  memcpy(s.gravity, g, sizeof s.gravity);
+  s.rtol = rtol;
+  s.atol = atol;
+  s.nbody = n;
+  s.bodies = b;
+  char err[256] = "";
+  sim_model *m = sim_model_compile(&s, err, sizeof err);
+  if (!m) print_error("compile: %s\n", err);
+  return m;
+}
+
+static void test_free_fall(void **state) {
+  (void)state;
+  const double g[3] = {0.3, -0.2, -9.81};
+  sim_body_desc b = body("ball", 2.0, 0.1, 0.2, 0.3);
+  const double p0[3] = {1, 2, 3}, v0[3] = {0.5, -1, 4};
+  memcpy(b.pos, p0, sizeof p0);
+  memcpy(b.vel, v0, sizeof v0);
+  b.omega[2] = 1.0;  // spinning about a principal axis changes nothing for the COM
+  sim_model *m = compile1(&b, 1, g, 1e-8, 1e-10);
+  assert_non_null(m);
+  char err[256];
+  sim_data *d = sim_data_new(m, err, sizeof err);
+  assert_non_null(d);
+  for (int k = 1; k <= 1000; k++) {
+    assert_int_equal(sim_step(m, d, k * 1e-3), CCSIM_OK);
+    double t = k * 1e-3, p[3], v[3];
+    sim_get_body(m, d, 0, p, NULL, v, NULL);
+    for (int i = 0; i < 3; i++) {
+      // p0 + v0 t + g t^2 / 2, to 1e-6 at every step
+      assert_double_near(p[i], p0[i] + v0[i] * t + 0.5 * g[i] * t * t, 1e-6);
+      assert_double_near(v[i], v0[i] + g[i] * t, 1e-6);
+    }
+  }
+  assert_double_near(sim_data_time(d), 1.0, 1e-15);
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+  assert_null(m);
+}
+
+// kinetic energy and |angular momentum| (world frame) of body 0
+static void invariants(const sim_model *m, const sim_data *d, double *ke, double *L) {
+  double q[4], w[3], R[9], wb[3], Iwb[3], Lw[3];
+  sim_get_body(m, d, 0, NULL, q, NULL, w);
+  geo_quat_to_mat(R, q);
+  geo_m3_tmulv(wb, R, w);
+  geo_m3_mulv(Iwb, m->inertia, wb);
+  *ke = 0.5 * geo_v3_dot(wb, Iwb);
+  geo_m3_mulv(Lw, R, Iwb);
+  *L = geo_v3_norm(Lw);
+}
+
+static void test_intermediate_axis(void **state) {
+  (void)state;
+  const double g[3] = {0, 0, 0};
+  sim_body_desc b = body("racket", 1.0, 1, 2, 3);
+  b.omega[0] = 0.02, b.omega[1] = 1.0, b.omega[2] = -0.02;  // near the unstable direction
+  sim_model *m = compile1(&b, 1, g, 1e-10, 1e-12);
+  assert_non_null(m);
+  sim_data *d = sim_data_new(m, NULL, 0);
+  assert_non_null(d);
+  double ke0, L0, ke, L;
+  invariants(m, d, &ke0, &L0);
+  double min_wy = 1;
+  for (int k = 1; k <= 10000; k++) {
+    assert_int_equal(sim_step(m, d, k * 1e-3), CCSIM_OK);
+    invariants(m, d, &ke, &L);
+    assert_double_rel(ke, ke0, 1e-6, 0);
+    assert_double_rel(L, L0, 1e-6, 0);
+    double q[4], w[3], R[9], wb[3];
+    sim_get_body(m, d, 0, NULL, q, NULL, w);
+    geo_quat_to_mat(R, q);
+    geo_m3_tmulv(wb, R, w);
+    if (wb[1] < min_wy) min_wy = wb[1];
+  }
+  // it flips: the body-frame spin about y reverses within 10 s
+  assert_true(min_wy < -0.9);
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+}
+
+// a body whose COM is off its reference origin: what goes in comes out
+static void test_state_roundtrip_with_com(void **state) {
+  (void)state;
+  const double g[3] = {0, 0, -9.81};
+  sim_body_desc b = body("offset", 1.0, 1, 1, 1);
+  b.has_com = 1;
+  b.com[0] = 0.1, b.com[1] = -0.2, b.com[2] = 0.05;
+  const double p[3] = {1, 2, 3}, q[4] = {0.5, 0.5, -0.5, 0.5}, v[3] = {1, 0, 0}, w[3] = {0, 2, 1};
+  memcpy(b.pos, p, sizeof p);
+  memcpy(b.quat, q, sizeof q);
+  memcpy(b.vel, v, sizeof v);
+  memcpy(b.omega, w, sizeof w);
+  sim_model *m = compile1(&b, 1, g, 1e-8, 1e-10);
+  sim_data *d = sim_data_new(m, NULL, 0);
+  double p1[3], q1[4], v1[3], w1[3];
+  sim_get_body(m, d, 0, p1, q1, v1, w1);
+  for (int i = 0; i < 3; i++) {
+    assert_double_near(p1[i], p[i], 1e-14);
+    assert_double_near(v1[i], v[i], 1e-14);
+    assert_double_near(w1[i], w[i], 1e-14);
+  }
+  for (int i = 0; i < 4; i++) assert_double_near(q1[i], q[i], 1e-14);
+  // the COM falls freely: p_com(t) = p_com0 + v_com0 t + g t^2/2, whatever the spin
+  double R[9], rc[3], pc0[3], vc0[3], wxr[3];
+  geo_quat_to_mat(R, q);
+  geo_m3_mulv(rc, R, b.com);
+  geo_v3_add(pc0, p, rc);
+  geo_v3_cross(wxr, w, rc);
+  geo_v3_add(vc0, v, wxr);
+  assert_int_equal(sim_step(m, d, 0.5), CCSIM_OK);
+  sim_get_body(m, d, 0, p1, q1, NULL, NULL);
+  geo_quat_to_mat(R, q1);
+  geo_m3_mulv(rc, R, b.com);
+  for (int i = 0; i < 3; i++) {
+    assert_double_near(p1[i] + rc[i], pc0[i] + vc0[i] * 0.5 + 0.5 * g[i] * 0.25, 1e-6);
+  }
+  // set state restarts the integrator from exactly what was set
+  assert_int_equal(sim_set_body(m, d, 0, p, q, v, w), CCSIM_OK);
+  sim_get_body(m, d, 0, p1, NULL, NULL, NULL);
+  for (int i = 0; i < 3; i++) assert_double_near(p1[i], p[i], 1e-14);
+  assert_int_equal(sim_step(m, d, 0.6), CCSIM_OK);
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+}
+
+static void test_rejects_bad_input(void **state) {
+  (void)state;
+  const double g[3] = {0, 0, -9.81};
+  sim_body_desc b[2] = {body("a", 1, 1, 1, 1), body("a", 1, 1, 1, 1)};
+  char err[256] = "";
+  sim_scene s;
+  memset(&s, 0, sizeof s);
+  memcpy(s.gravity, g, sizeof s.gravity);
+  s.nbody = 2;
+  s.bodies = b;
+  assert_null(sim_model_compile(&s, err, sizeof err));
+  assert_non_null(strstr(err, "already used"));
+  b[1].name = "b";
+  b[1].inertia[0] = -1;
+  assert_null(sim_model_compile(&s, err, sizeof err));
+  assert_non_null(strstr(err, "bodies[1]"));
+  assert_non_null(strstr(err, "positive definite"));
+  b[1].inertia[0] = 1;
+  b[1].mass = 0;
+  assert_null(sim_model_compile(&s, err, sizeof err));
+  assert_non_null(strstr(err, "mass"));
+  b[1].mass = 1;
+  b[1].pos[2] = NAN;
+  assert_null(sim_model_compile(&s, err, sizeof err));
+  assert_non_null(strstr(err, "pose.p"));
+  b[1].pos[2] = 0;
+  sim_model *m = sim_model_compile(&s, err, sizeof err);
+  assert_non_null(m);
+  sim_data *d = sim_data_new(m, NULL, 0);
+  const double f[3] = {0, 0, INFINITY}, t[3] = {0, 0, 0};
+  assert_int_equal(sim_set_input(m, d, 0, f, t), CCSIM_EINVAL);
+  assert_int_equal(sim_set_input(m, d, 7, t, t), CCSIM_EINVAL);
+  assert_int_equal(sim_step(m, d, NAN), CCSIM_EINVAL);
+  assert_int_equal(sim_step(m, d, 0.0), CCSIM_EINVAL);
+  assert_int_equal(sim_step(m, d, -1.0), CCSIM_EINVAL);
+  assert_double_near(sim_data_time(d), 0.0, 0.0);
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+}
+
+// a held force accelerates as F/m on top of gravity; a held torque spins up as tau/I
+static void test_inputs(void **state) {
+  (void)state;
+  const double g[3] = {0, 0, -9.81};
+  sim_body_desc b = body("pushed", 2.0, 0.5, 0.5, 0.5);
+  sim_model *m = compile1(&b, 1, g, 1e-9, 1e-11);
+  sim_data *d = sim_data_new(m, NULL, 0);
+  const double f[3] = {4, 0, 19.62}, tau[3] = {0, 0, 1.0};
+  assert_int_equal(sim_set_input(m, d, 0, f, tau), CCSIM_OK);
+  assert_int_equal(sim_step(m, d, 1.0), CCSIM_OK);
+  double p[3], w[3];
+  sim_get_body(m, d, 0, p, NULL, NULL, w);
+  assert_double_near(p[0], 0.5 * 2.0 * 1.0, 1e-7);  // a = F/m = 2
+  assert_double_near(p[2], 0.0, 1e-7);              // weight carried
+  assert_double_near(w[2], 2.0, 1e-7);              // alpha = tau / I = 2
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+}
+
+static void test_no_heap_while_stepping(void **state) {
+  (void)state;
+#if COUNT_HEAP
+  const double g[3] = {0, 0, -9.81};
+  sim_body_desc b[3] = {body("a", 1, 1, 2, 3), body("b", 2, 1, 1, 1), body("c", 3, 2, 2, 1)};
+  b[0].omega[1] = 1, b[0].omega[0] = 0.01;
+  b[1].vel[0] = 1;
+  sim_model *m = compile1(b, 3, g, 1e-8, 1e-10);
+  sim_data *d = sim_data_new(m, NULL, 0);
+  const double f[3] = {1, 0, 0}, t[3] = {0, 0.1, 0};
+  sim_set_input(m, d, 2, f, t);
+  long before = g_heap_calls;
+  for (int k = 1; k <= 2000; k++) {
+    assert_int_equal(sim_step(m, d, k * 1e-3), CCSIM_OK);
+  }
+  long calls = g_heap_calls - before;
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+  if (calls != 0) print_error("%ld heap calls in 2000 steps\n", calls);
+  assert_int_equal(calls, 0);
+#else
+  skip();
+#endif
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_free_fall),
+      cmocka_unit_test(test_intermediate_axis),
+      cmocka_unit_test(test_state_roundtrip_with_com),
+      cmocka_unit_test(test_rejects_bad_input),
+      cmocka_unit_test(test_inputs),
+      cmocka_unit_test(test_no_heap_while_stepping),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

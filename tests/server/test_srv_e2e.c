@@ -1,0 +1,302 @@
+// ctest-label: e2e
+// ctest-timeout: 120
+// A real server on a thread at tcp://127.0.0.1:* and real clients: a session created,
+// stepped 1000 times and closed; hostile frames that each get an error reply while the
+// server keeps serving.
+#include "ccsim_test.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zmq.h>
+
+#include "ccsim.pb-c.h"
+#include "ccsim_client.h"
+#include "ccsim_scene.h"
+#include "srv.h"
+
+typedef struct fixture {
+  srv *s;
+  pthread_t thread;
+  char endpoint[256];
+  void *zctx;  // for raw sockets
+} fixture;
+
+static void *serve(void *arg) {
+  srv_run(arg);
+  return NULL;
+}
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  char err[256] = "";
+  f->s = srv_new(&cfg, err, sizeof err);
+  if (!f->s) {
+    print_error("srv_new: %s\n", err);
+    free(f);
+    return -1;
+  }
+  snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
+  pthread_create(&f->thread, NULL, serve, f->s);
+  f->zctx = zmq_ctx_new();
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  srv_stop(f->s);
+  pthread_join(f->thread, NULL);
+  srv_destroy(&f->s);
+  zmq_ctx_term(f->zctx);
+  free(f);
+  return 0;
+}
+
+static const char *k_scene =
+    "{\"gravity\": [0, 0, -9.81], \"integrator\": {\"rtol\": 1e-9, \"atol\": 1e-12},"
+    " \"bodies\": [{\"name\": \"ball\", \"mass\": 1, \"inertia\": [0.1, 0.1, 0.1],"
+    "   \"pose\": {\"p\": [0, 0, 10]}, \"velocity\": {\"v\": [1, 0, 0]}}]}";
+
+static void test_session_lifecycle(void **state) {
+  fixture *f = *state;
+  char err[512] = "";
+  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "inline", NULL, err, sizeof err);
+  assert_non_null(sc);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  assert_non_null(c);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  assert_int_equal(ccsim_session_nbody(s), 1);
+  assert_string_equal(ccsim_session_body_name(s, 0), "ball");
+  for (int k = 0; k < 1000; k++) {
+    assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+  }
+  const ccsim_body_state *b = ccsim_session_bodies(s);
+  double t = ccsim_session_time(s);
+  assert_double_near(t, 1.0, 1e-12);
+  assert_double_near(b[0].p[0], t, 1e-6);
+  assert_double_near(b[0].p[2], 10 - 0.5 * 9.81 * t * t, 1e-6);
+  assert_double_near(b[0].v[2], -9.81 * t, 1e-6);
+  // a held input for one step: +9.81 N up cancels gravity for that step only
+  ccsim_input in = {.body = 0, .force = {0, 0, 9.81}};
+  double vz = b[0].v[2];
+  assert_int_equal(ccsim_session_step(s, 1e-3, &in, 1), CCSIM_OK);
+  assert_double_near(ccsim_session_bodies(s)[0].v[2], vz, 1e-7);
+  assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+  assert_double_near(ccsim_session_bodies(s)[0].v[2], vz - 9.81e-3, 1e-7);
+  ccsim_server_info info;
+  assert_int_equal(ccsim_client_server_info(c, &info, NULL), CCSIM_OK);
+  assert_int_equal(info.sessions, 1);
+  assert_int_equal(ccsim_session_close(&s), CCSIM_OK);
+  assert_null(s);
+  assert_int_equal(ccsim_client_server_info(c, &info, NULL), CCSIM_OK);
+  assert_int_equal(info.sessions, 0);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
+// ---- raw frames ---------------------------------------------------------------------
+
+// send one frame (or several) on a fresh DEALER and decode the single reply
+static Ccsim__Reply *raw_roundtrip(fixture *f, const void *const *frames, const size_t *lens,
+                                   int nframes) {
+  void *sock = zmq_socket(f->zctx, ZMQ_DEALER);
+  int linger = 0, rcvtimeo = 10000;
+  zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(sock, ZMQ_RCVTIMEO, &rcvtimeo, sizeof rcvtimeo);
+  assert_int_equal(zmq_connect(sock, f->endpoint), 0);
+  for (int i = 0; i < nframes; i++) {
+    assert_true(zmq_send(sock, frames[i], lens[i], i + 1 < nframes ? ZMQ_SNDMORE : 0) >= 0);
+  }
+  zmq_msg_t msg;
+  zmq_msg_init(&msg);
+  int n = zmq_msg_recv(&msg, sock, 0);
+  assert_true(n >= 0);  // every request gets a reply
+  Ccsim__Reply *r = ccsim__reply__unpack(NULL, zmq_msg_size(&msg), zmq_msg_data(&msg));
+  zmq_msg_close(&msg);
+  zmq_close(sock);
+  assert_non_null(r);
+  return r;
+}
+
+static Ccsim__Reply *send_request(fixture *f, Ccsim__Request *rq) {
+  size_t n = ccsim__request__get_packed_size(rq);
+  uint8_t *buf = malloc(n + 1);
+  ccsim__request__pack(rq, buf);
+  const void *fr[1] = {buf};
+  size_t len[1] = {n};
+  Ccsim__Reply *r = raw_roundtrip(f, fr, len, 1);
+  free(buf);
+  return r;
+}
+
+static void expect_error(Ccsim__Reply *r, int code) {
+  assert_non_null(r->error);
+  if ((int)r->error->code != code) {
+    print_error("expected %s, got %s: %s\n", ccsim_status_name(code),
+                ccsim_status_name((int)r->error->code), r->error->message);
+  }
+  assert_int_equal((int)r->error->code, code);
+  assert_non_null(r->error->message);
+  assert_true(strlen(r->error->message) > 0);
+  assert_int_equal(r->body_case, CCSIM__REPLY__BODY__NOT_SET);
+  ccsim__reply__free_unpacked(r, NULL);
+}
+
+static void ping_still_works(fixture *f) {
+  char err[256];
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  assert_non_null(c);
+  assert_int_equal(ccsim_client_server_info(c, NULL, NULL), CCSIM_OK);
+  ccsim_client_destroy(&c);
+}
+
+static void test_hostile_frames(void **state) {
+  fixture *f = *state;
+  // random bytes
+  unsigned seed = 12345;
+  for (int trial = 0; trial < 50; trial++) {
+    uint8_t junk[257];
+    size_t n = 1 + (size_t)(rand_r(&seed) % 256);
+    for (size_t i = 0; i < n; i++) junk[i] = (uint8_t)rand_r(&seed);
+    const void *fr[1] = {junk};
+    size_t len[1] = {n};
+    Ccsim__Reply *r = raw_roundtrip(f, fr, len, 1);
+    assert_non_null(r->error);
+    // random bytes occasionally decode as an empty-ish Request: then it lacks a body
+    assert_true(r->error->code == CCSIM__CODE__EPROTO || r->error->code == CCSIM__CODE__ENOTFOUND);
+    ccsim__reply__free_unpacked(r, NULL);
+  }
+  // an empty frame, and a message of three frames
+  {
+    const void *fr[3] = {"", "a", "b"};
+    size_t len[3] = {0, 1, 1};
+    expect_error(raw_roundtrip(f, fr, len, 1), CCSIM_EPROTO);
+    expect_error(raw_roundtrip(f, fr + 1, len + 1, 2), CCSIM_EPROTO);
+  }
+  // truncated protobuf: a valid request cut short
+  {
+    Ccsim__Request rq;
+    Ccsim__Hello h;
+    ccsim__request__init(&rq);
+    ccsim__hello__init(&h);
+    h.has_protocol_version = 1;
+    h.protocol_version = 1;
+    h.client_name = "a client with a long enough name to cut";
+    rq.body_case = CCSIM__REQUEST__BODY_HELLO;
+    rq.hello = &h;
+    uint8_t buf[256];
+    size_t n = ccsim__request__pack(&rq, buf);
+    const void *fr[1] = {buf};
+    size_t len[1] = {n - 5};
+    expect_error(raw_roundtrip(f, fr, len, 1), CCSIM_EPROTO);
+    // wrong protocol version
+    h.protocol_version = 99;
+    expect_error(send_request(f, &rq), CCSIM_EVERSION);
+  }
+  // unknown session, and steps with bad dt on a real session
+  char err[512];
+  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "inline", NULL, err, sizeof err);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  assert_int_equal(ccsim_session_step(s, 0.01, NULL, 0), CCSIM_OK);
+  double z = ccsim_session_bodies(s)[0].p[2];
+  Ccsim__Request rq;
+  Ccsim__Step st;
+  ccsim__request__init(&rq);
+  ccsim__step__init(&st);
+  rq.body_case = CCSIM__REQUEST__BODY_STEP;
+  rq.step = &st;
+  st.has_dt = 1;
+  st.dt = 0.01;
+  rq.session_id = "0123456789abcdef0123456789abcdef";
+  expect_error(send_request(f, &rq), CCSIM_ENOTFOUND);
+  rq.session_id = (char *)ccsim_session_id(s);
+  const double bad_dt[] = {NAN, INFINITY, 0.0, -0.01, 1e9};
+  const int code[] = {CCSIM_EINVAL, CCSIM_EINVAL, CCSIM_EINVAL, CCSIM_EINVAL, CCSIM_ELIMIT};
+  for (size_t i = 0; i < sizeof bad_dt / sizeof bad_dt[0]; i++) {
+    st.dt = bad_dt[i];
+    expect_error(send_request(f, &rq), code[i]);
+  }
+  st.has_dt = 0;
+  expect_error(send_request(f, &rq), CCSIM_EINVAL);
+  // inputs: out-of-range body, non-finite force
+  st.has_dt = 1;
+  st.dt = 0.01;
+  Ccsim__BodyInput in;
+  Ccsim__Vec3 force;
+  ccsim__body_input__init(&in);
+  ccsim__vec3__init(&force);
+  Ccsim__BodyInput *inp[1] = {&in};
+  st.n_inputs = 1;
+  st.inputs = inp;
+  in.has_body = 1;
+  in.body = 7;
+  expect_error(send_request(f, &rq), CCSIM_EINVAL);
+  in.body = 0;
+  in.force = &force;
+  force.has_z = 1;
+  force.z = NAN;
+  expect_error(send_request(f, &rq), CCSIM_EINVAL);
+  // none of that changed the session
+  assert_int_equal(ccsim_session_get_state(s), CCSIM_OK);
+  assert_double_near(ccsim_session_time(s), 0.01, 0);
+  assert_double_near(ccsim_session_bodies(s)[0].p[2], z, 0);
+  // a bad scene is refused with a message naming the field
+  {
+    const char *bad = "{\"bodies\": [{\"name\": \"x\", \"mass\": -1}]}";
+    ccsim_scene *bs = ccsim_scene_parse(bad, strlen(bad), "bad", NULL, err, sizeof err);
+    assert_non_null(bs);
+    assert_null(ccsim_session_create(c, bs));
+    assert_non_null(strstr(ccsim_client_errmsg(c), "CCSIM_EINVAL"));
+    assert_non_null(strstr(ccsim_client_errmsg(c), "bodies[0]"));
+    ccsim_scene_destroy(&bs);
+  }
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+  ping_still_works(f);
+}
+
+static void test_scene_file_errors(void **state) {
+  (void)state;
+  struct {
+    const char *json, *want;
+  } cases[] = {
+      {"{\"bodies\": [{\"name\": \"a\", \"mass\": 1, \"inertai\": [1,1,1]}]}", "unknown key \"inertai\""},
+      {"{\"bodies\": []}", "bodies"},
+      {"{\"gravity\": [0, 0], \"bodies\": [{\"name\": \"a\"}]}", "gravity"},
+      {"{\"bodies\": [{\"name\": \"a\", \"shape\": {\"box\": {}}}]}", "bodies[0].shape.box"},
+      {"{\"bodies\": [{\"name\": \"a\", \"shape\": {\"mesh\": \"no-such-file.obj\"}}]}",
+       "no-such-file.obj"},
+      {"{\"bodies\": [{\"name\": \"a\", \"pose\": {\"q\": [0, 0, 0, 0]}}]}", "pose.q"},
+      {"{\"bodies\": [{\"name\": \"a\", \"mass\": \"heavy\"}]}", "\"mass\" must be a number"},
+      {"{\"bodies\": [", "line 1"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char err[512] = "";
+    ccsim_scene *sc = ccsim_scene_parse(cases[i].json, strlen(cases[i].json), "scene.json", ".",
+                                        err, sizeof err);
+    if (sc || !strstr(err, cases[i].want) || !strstr(err, "scene.json")) {
+      print_error("case %zu: got '%s', wanted '%s'\n", i, err, cases[i].want);
+    }
+    assert_null(sc);
+    assert_non_null(strstr(err, cases[i].want));
+    assert_non_null(strstr(err, "scene.json"));
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_session_lifecycle, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_hostile_frames, setup, teardown),
+      cmocka_unit_test(test_scene_file_errors),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
