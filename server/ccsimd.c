@@ -21,7 +21,7 @@ static void usage(FILE *f) {
           "usage: ccsimd [--bind ENDPOINT] [--max-sessions N] [--verbose]\n"
           "\n"
           "Serve ccsim sessions over ZeroMQ (protocol v1, see proto/ccsim.proto).\n"
-          "  --bind ENDPOINT     where to listen (default %s; tcp://127.0.0.1:0 picks a\n"
+          "  --bind ENDPOINT     where to listen (default %s; tcp://127.0.0.1:* picks a\n"
           "                      free port, printed at start)\n"
           "  --max-sessions N    open sessions at once (default 64)\n"
           "  --verbose           log every request to stderr\n"
