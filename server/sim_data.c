@@ -512,3 +512,65 @@ double sim_energy(const sim_model *m, const sim_data *d) {
   }
   return e;
 }
+
+// layout: time, then per body p(3) q(4) v(3) w(3) of the state slots or kinematic
+// arrays as stored (not converted, so a round trip is exact), then inputs (6 per body)
+size_t sim_snapshot_size(const sim_model *m) { return 1 + (size_t)m->nbody * (13 + 6); }
+
+void sim_snapshot_get(const sim_model *m, const sim_data *d, double *buf) {
+  double *o = buf;
+  *o++ = d->time;
+  const double *y = d->nstate ? N_VGetArrayPointer(d->y) : NULL;
+  for (int b = 0; b < m->nbody; b++) {
+    int s = m->state_index[b];
+    if (s >= 0) {
+      memcpy(o, y + s, SIM_NQ * sizeof(double));
+    } else {
+      memcpy(o, d->kin_pos + 3 * b, 3 * sizeof(double));
+      memcpy(o + 3, d->kin_quat + 4 * b, 4 * sizeof(double));
+      memcpy(o + 7, d->kin_vel + 3 * b, 3 * sizeof(double));
+      memcpy(o + 10, d->kin_omega + 3 * b, 3 * sizeof(double));
+    }
+    o += 13;
+  }
+  memcpy(o, d->force_in, 3 * sizeof(double) * (size_t)m->nbody);
+  memcpy(o + 3 * m->nbody, d->torque_in, 3 * sizeof(double) * (size_t)m->nbody);
+}
+
+ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf) {
+  size_t n = sim_snapshot_size(m);
+  for (size_t i = 0; i < n; i++) {
+    if (!isfinite(buf[i])) {
+      snprintf(d->err, sizeof d->err, "snapshot: value %zu is not finite", i);
+      return CCSIM_EINVAL;
+    }
+  }
+  if (buf[0] < 0) {
+    snprintf(d->err, sizeof d->err, "snapshot: negative time");
+    return CCSIM_EINVAL;
+  }
+  const double *in = buf;
+  d->time = *in++;
+  double *y = d->nstate ? N_VGetArrayPointer(d->y) : NULL;
+  for (int b = 0; b < m->nbody; b++) {
+    int s = m->state_index[b];
+    if (s >= 0) {
+      memcpy(y + s, in, SIM_NQ * sizeof(double));
+    } else {
+      memcpy(d->kin_pos + 3 * b, in, 3 * sizeof(double));
+      memcpy(d->kin_quat + 4 * b, in + 3, 4 * sizeof(double));
+      memcpy(d->kin_vel + 3 * b, in + 7, 3 * sizeof(double));
+      memcpy(d->kin_omega + 3 * b, in + 10, 3 * sizeof(double));
+    }
+    in += 13;
+  }
+  memcpy(d->force_in, in, 3 * sizeof(double) * (size_t)m->nbody);
+  memcpy(d->torque_in, in + 3 * m->nbody, 3 * sizeof(double) * (size_t)m->nbody);
+  d->need_reinit = 1;
+  return CCSIM_OK;
+}
+
+void sim_restart(const sim_model *m, sim_data *d) {
+  (void)m;
+  d->need_reinit = 1;
+}

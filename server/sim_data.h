@@ -74,6 +74,22 @@ ccsim_status sim_set_time(const sim_model *m, sim_data *d, double t);
 // Back to the model's initial state at t = 0, inputs cleared.
 void sim_reset(const sim_model *m, sim_data *d);
 
+// Doubles in a full snapshot of a session's state for model m: time, every body's
+// state, held inputs (and, as they come, contact states such as friction anchors).
+size_t sim_snapshot_size(const sim_model *m);
+
+// Copy d's full state into buf (sim_snapshot_size(m) doubles, caller owns).
+void sim_snapshot_get(const sim_model *m, const sim_data *d, double *buf);
+
+// Restore a snapshot taken from a session of the same model; the integrator restarts
+// from it at the next step, so two sessions restored from one snapshot and stepped
+// alike agree to the last bit. CCSIM_EINVAL (and nothing changed) on non-finite values.
+ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf);
+
+// Restart the integrator at the current state (drop CVODE's history). A checkpoint is
+// such a restart point for the live session too.
+void sim_restart(const sim_model *m, sim_data *d);
+
 // Total mechanical energy [J]: kinetic of free bodies plus gravitational potential
 // (-m g . p_com). For validation and diagnostics.
 double sim_energy(const sim_model *m, const sim_data *d);

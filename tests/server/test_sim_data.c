@@ -266,6 +266,41 @@ static void test_no_heap_while_stepping(void **state) {
 #endif
 }
 
+// a snapshot taken mid-run and restored into a second session: both, restarted at the
+// snapshot and stepped alike, agree to the last bit
+static void test_snapshot_bit_exact(void **state) {
+  (void)state;
+  const double g[3] = {0, 0, -9.81};
+  sim_body_desc b[2] = {body("a", 1, 1, 2, 3), body("b", 2, 1, 1, 1)};
+  b[0].omega[0] = 0.02, b[0].omega[1] = 1, b[0].omega[2] = -0.02;
+  b[1].vel[0] = 1;
+  sim_model *m = compile1(b, 2, g, 1e-8, 1e-10);
+  sim_data *d1 = sim_data_new(m, NULL, 0), *d2 = sim_data_new(m, NULL, 0);
+  const double f[3] = {0.5, 0, 0}, t[3] = {0, 0.1, 0};
+  sim_set_input(m, d1, 1, f, t);
+  for (int k = 1; k <= 300; k++) assert_int_equal(sim_step(m, d1, k * 1e-3), CCSIM_OK);
+  size_t n = sim_snapshot_size(m);
+  double *snap = test_malloc(n * sizeof(double));
+  sim_snapshot_get(m, d1, snap);
+  sim_restart(m, d1);
+  assert_int_equal(sim_snapshot_set(m, d2, snap), CCSIM_OK);
+  for (int k = 301; k <= 800; k++) {
+    assert_int_equal(sim_step(m, d1, k * 1e-3), CCSIM_OK);
+    assert_int_equal(sim_step(m, d2, k * 1e-3), CCSIM_OK);
+  }
+  double *s1 = test_malloc(n * sizeof(double)), *s2 = test_malloc(n * sizeof(double));
+  sim_snapshot_get(m, d1, s1);
+  sim_snapshot_get(m, d2, s2);
+  assert_memory_equal(s1, s2, n * sizeof(double));
+  assert_double_near(s1[0], 0.8, 1e-12);
+  snap[3] = NAN;
+  assert_int_equal(sim_snapshot_set(m, d2, snap), CCSIM_EINVAL);
+  test_free(snap), test_free(s1), test_free(s2);
+  sim_data_destroy(&d1);
+  sim_data_destroy(&d2);
+  sim_model_destroy(&m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_free_fall),
@@ -274,6 +309,7 @@ int main(void) {
       cmocka_unit_test(test_rejects_bad_input),
       cmocka_unit_test(test_inputs),
       cmocka_unit_test(test_no_heap_while_stepping),
+      cmocka_unit_test(test_snapshot_bit_exact),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
