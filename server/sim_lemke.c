@@ -159,14 +159,17 @@ static int ratio_test(sim_lemke *lk, int n, const double *d, int z0) {
   for (int s = 0; s < ns; s++) {
     if (lk->basis[S[s]] == z0) return S[s];
   }
-  // further keys: the columns of B^-1 in order (lexicographic rule)
+  // further keys: the columns of B^-1 in order (lexicographic rule). Entries are
+  // compared on the scale of the candidates' whole rows, so rounding noise in an entry
+  // that is zero in exact arithmetic counts as a tie, not as a decision
+  double bs = 0.0;
+  for (int s = 0; s < ns; s++) {
+    const double *row = lk->binv + (size_t)S[s] * n;
+    for (int k = 0; k < n; k++) bs = fmax(bs, fabs(row[k]));
+  }
   for (int k = 0; k < n && ns > 1; k++) {
-    double mn = INFINITY, bs = 0.0;
-    for (int s = 0; s < ns; s++) {
-      double b = lk->binv[(size_t)S[s] * n + k];
-      mn = fmin(mn, b / d[S[s]]);
-      bs = fmax(bs, fabs(b));
-    }
+    double mn = INFINITY;
+    for (int s = 0; s < ns; s++) mn = fmin(mn, lk->binv[(size_t)S[s] * n + k] / d[S[s]]);
     m = 0;
     for (int s = 0; s < ns; s++) {
       int i = S[s];

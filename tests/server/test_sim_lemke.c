@@ -1,0 +1,391 @@
+// Lemke's algorithm (sim_lemke): random non-symmetric P-matrix problems with solutions
+// known by construction, SPD / PSD problems, degenerate ties, rays, the pivot cap,
+// Murty's exponential example and bad input. Every solution is checked here against
+// the original data, never against numbers the solver reports.
+// ctest-label: unit
+// ctest-timeout: 60
+#include "ccsim_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_lemke.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN 1
+#endif
+#endif
+#ifndef ASAN
+#define ASAN 0
+#endif
+
+#define NMAX 300
+#define TOL 1e-9
+
+// splitmix64: a small deterministic generator, so every failure is reproducible
+typedef struct rng {
+  unsigned long long s;
+} rng;
+
+static double urand(rng *r) {
+  unsigned long long z = (r->s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static double nrand(rng *r) {
+  double u = urand(r), v = urand(r);
+  return sqrt(-2.0 * log(u + 1e-300)) * cos(6.283185307179586 * v);
+}
+
+// P-matrix, kind 0: S + K with S = G G^T / n + 0.1 I (SPD) and K skew-symmetric, so
+// x^T M x = x^T S x > 0: positive definite, hence a P-matrix. Kind 1: strictly row
+// diagonally dominant with a positive diagonal (also a P-matrix). Column-major.
+static void make_pmatrix(rng *r, int n, int kind, double *G, double *M) {
+  if (kind == 0) {
+    for (int i = 0; i < n * n; i++) G[i] = nrand(r);
+    for (int j = 0; j < n; j++) {
+      for (int i = 0; i <= j; i++) {
+        double s = 0.0;
+        for (int c = 0; c < n; c++) s += G[i + c * n] * G[j + c * n];
+        s /= n;
+        double k = i == j ? 0.0 : nrand(r);
+        M[i + j * n] = s + k + (i == j ? 0.1 : 0.0);
+        M[j + i * n] = s - k + (i == j ? 0.1 : 0.0);
+      }
+    }
+  } else {
+    for (int i = 0; i < n; i++) {
+      double off = 0.0;
+      for (int j = 0; j < n; j++) {
+        if (j == i) continue;
+        M[i + j * n] = 2.0 * urand(r) - 1.0;
+        off += fabs(M[i + j * n]);
+      }
+      M[i + i * n] = off + 0.1 + urand(r);
+    }
+  }
+}
+
+// M = G G^T / k (+ shift I), symmetric PSD of rank k (or SPD with shift > 0)
+static void make_gram(rng *r, int n, int k, double shift, double *G, double *M) {
+  for (int i = 0; i < n * k; i++) G[i] = nrand(r);
+  for (int j = 0; j < n; j++) {
+    for (int i = 0; i <= j; i++) {
+      double s = 0.0;
+      for (int c = 0; c < k; c++) s += G[i + c * n] * G[j + c * n];
+      s = s / k + (i == j ? shift : 0.0);
+      M[i + j * n] = s;
+      M[j + i * n] = s;
+    }
+  }
+}
+
+// a complementary pair (zs, ws), frac_both of the indices with z = w = 0; q = ws - M zs
+static void make_solution(rng *r, int n, const double *M, double frac_both, double *zs,
+                          double *ws, double *q) {
+  for (int i = 0; i < n; i++) {
+    zs[i] = ws[i] = 0.0;
+    if (urand(r) < frac_both) continue;
+    if (urand(r) < 0.5) {
+      zs[i] = 0.1 + urand(r);
+    } else {
+      ws[i] = 0.1 + urand(r);
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    double s = 0.0;
+    for (int j = 0; j < n; j++) s += M[i + j * n] * zs[j];
+    q[i] = ws[i] - s;
+  }
+}
+
+// issue 6's acceptance test from M, q, z alone: w >= -TOL sw, z >= -TOL,
+// |w^T z| <= TOL * max(1, ||q||_inf) * max(1, ||z||_inf), sw = max(1, ||q||_inf)
+static void assert_lcp_solution(int n, const double *M, const double *q, const double *z) {
+  double qn = 1.0, zn = 1.0;
+  for (int i = 0; i < n; i++) {
+    qn = fmax(qn, fabs(q[i]));
+    zn = fmax(zn, fabs(z[i]));
+  }
+  long double wz = 0.0L;
+  for (int i = 0; i < n; i++) {
+    long double wi = q[i];
+    for (int j = 0; j < n; j++) wi += (long double)M[i + j * n] * z[j];
+    if (!(z[i] >= -TOL)) {
+      print_error("n=%d: z[%d] = %.17g < -%g\n", n, i, z[i], TOL);
+      fail();
+    }
+    if (!((double)wi >= -TOL * qn)) {
+      print_error("n=%d: w[%d] = %.17g < -%g\n", n, i, (double)wi, TOL * qn);
+      fail();
+    }
+    wz += wi * z[i];
+  }
+  if (!(fabsl(wz) <= TOL * qn * zn)) {
+    print_error("n=%d: |w^T z| = %.3g > %.3g\n", n, (double)fabsl(wz), TOL * qn * zn);
+    fail();
+  }
+}
+
+typedef struct fixture {
+  sim_lemke *lk;
+  double *M, *G, *q, *z, *w, *zs, *ws;
+} fixture;
+
+static int setup(void **state) {
+  fixture *fx = calloc(1, sizeof *fx);
+  if (!fx) return -1;
+  fx->lk = sim_lemke_new(NMAX, NULL, NULL, 0);
+  fx->M = malloc(sizeof(double) * NMAX * NMAX);
+  fx->G = malloc(sizeof(double) * NMAX * NMAX);
+  fx->q = malloc(sizeof(double) * NMAX);
+  fx->z = malloc(sizeof(double) * NMAX);
+  fx->w = malloc(sizeof(double) * NMAX);
+  fx->zs = malloc(sizeof(double) * NMAX);
+  fx->ws = malloc(sizeof(double) * NMAX);
+  *state = fx;
+  return (fx->lk && fx->M && fx->G && fx->q && fx->z && fx->w && fx->zs && fx->ws) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  fixture *fx = *state;
+  sim_lemke_destroy(&fx->lk);
+  free(fx->M);
+  free(fx->G);
+  free(fx->q);
+  free(fx->z);
+  free(fx->w);
+  free(fx->zs);
+  free(fx->ws);
+  free(fx);
+  return 0;
+}
+
+static const int sizes[] = {1, 2, 3, 5, 8, 13, 20, 35, 50, 80, 100, 150, 200, 300};
+static const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
+
+static void report(int n, const char *what, sim_lcp_status st, const sim_lcp_info *info) {
+  if (st != SIM_LCP_SOLVED) {
+    print_error("n=%d %s: %s (pivots %d, min_w %.3g, min_z %.3g, comp %.3g)\n", n, what,
+                sim_lcp_status_name(st), info->pivots, info->check.min_w, info->check.min_z,
+                info->check.comp);
+  }
+}
+
+// hand-checked 2x2 problems, including a non-symmetric one
+static void test_analytic(void **state) {
+  fixture *fx = *state;
+  double M[4] = {2, 1, 1, 2}, q[2] = {-1, -1}, z[2], w[2];
+  sim_lcp_info info;
+  assert_int_equal(sim_lemke_solve(fx->lk, 2, M, q, z, w, &info), SIM_LCP_SOLVED);
+  assert_double_near(z[0], 1.0 / 3.0, 1e-14);
+  assert_double_near(z[1], 1.0 / 3.0, 1e-14);
+  // M = [1 2; 0 1] (column-major {1, 0, 2, 1}), q = (-3, -1): z = (1, 1), w = 0
+  double N[4] = {1, 0, 2, 1}, qn[2] = {-3, -1};
+  assert_int_equal(sim_lemke_solve(fx->lk, 2, N, qn, z, w, &info), SIM_LCP_SOLVED);
+  assert_double_near(z[0], 1.0, 1e-14);
+  assert_double_near(z[1], 1.0, 1e-14);
+  // q >= 0: z = 0 without pivoting
+  double qp[2] = {0.5, 0.0};
+  assert_int_equal(sim_lemke_solve(fx->lk, 2, N, qp, z, w, &info), SIM_LCP_SOLVED);
+  assert_int_equal(info.pivots, 0);
+  assert_double_near(z[0], 0.0, 0.0);
+  assert_double_near(z[1], 0.0, 0.0);
+}
+
+// random P-matrices: the solution is unique, so z must equal the constructed zs
+static void test_pmatrix_sweep(void **state) {
+  fixture *fx = *state;
+  rng r = {5};
+  int trials = ASAN ? 1 : 3, nmax = ASAN ? 100 : 300;
+  for (int s = 0; s < nsizes && sizes[s] <= nmax; s++) {
+    int n = sizes[s];
+    for (int t = 0; t < 2 * trials; t++) {
+      sim_lcp_info info;
+      make_pmatrix(&r, n, t % 2, fx->G, fx->M);
+      make_solution(&r, n, fx->M, 0.0, fx->zs, fx->ws, fx->q);
+      sim_lcp_status st = sim_lemke_solve(fx->lk, n, fx->M, fx->q, fx->z, fx->w, &info);
+      report(n, "p-matrix", st, &info);
+      assert_int_equal(st, SIM_LCP_SOLVED);
+      assert_lcp_solution(n, fx->M, fx->q, fx->z);
+      for (int i = 0; i < n; i++) assert_double_near(fx->z[i], fx->zs[i], 1e-7);
+      // random q: still a unique solution
+      for (int i = 0; i < n; i++) fx->q[i] = nrand(&r);
+      st = sim_lemke_solve(fx->lk, n, fx->M, fx->q, fx->z, fx->w, &info);
+      report(n, "p-matrix random q", st, &info);
+      assert_int_equal(st, SIM_LCP_SOLVED);
+      assert_lcp_solution(n, fx->M, fx->q, fx->z);
+    }
+  }
+}
+
+// SPD (unique solution) and PSD with a built-in solution: Lemke processes both
+static void test_spd_psd_sweep(void **state) {
+  fixture *fx = *state;
+  rng r = {7};
+  int nmax = ASAN ? 80 : 200;
+  for (int s = 0; s < nsizes && sizes[s] <= nmax; s++) {
+    int n = sizes[s];
+    sim_lcp_info info;
+    make_gram(&r, n, n, 0.1, fx->G, fx->M);
+    make_solution(&r, n, fx->M, 0.0, fx->zs, fx->ws, fx->q);
+    sim_lcp_status st = sim_lemke_solve(fx->lk, n, fx->M, fx->q, fx->z, fx->w, &info);
+    report(n, "spd", st, &info);
+    assert_int_equal(st, SIM_LCP_SOLVED);
+    assert_lcp_solution(n, fx->M, fx->q, fx->z);
+    for (int i = 0; i < n; i++) assert_double_near(fx->z[i], fx->zs[i], 1e-7);
+
+    int k = n / 2 > 0 ? n / 2 : 1;
+    make_gram(&r, n, k, 0.0, fx->G, fx->M);
+    make_solution(&r, n, fx->M, 0.0, fx->zs, fx->ws, fx->q);
+    st = sim_lemke_solve(fx->lk, n, fx->M, fx->q, fx->z, fx->w, &info);
+    report(n, "psd", st, &info);
+    assert_int_equal(st, SIM_LCP_SOLVED);
+    assert_lcp_solution(n, fx->M, fx->q, fx->z);
+  }
+}
+
+// degenerate problems: duplicated rows, 20 % of indices with z = w = 0, zero rows, all
+// ties in q. Feasible by construction, so only a verified solution passes; infeasible
+// zero rows must end on RAY.
+static void test_degenerate(void **state) {
+  fixture *fx = *state;
+  rng r = {13};
+  int trials = ASAN ? 8 : 24, nmax = ASAN ? 50 : 100;
+  for (int s = 0; s < nsizes && sizes[s] <= nmax; s++) {
+    int n = sizes[s];
+    for (int t = 0; t < trials; t++) {
+      sim_lcp_info info;
+      int kind = t % 4, k = kind == 0 ? n : (n + 1) / 2;
+      if (t % 8 < 4) {
+        make_gram(&r, n, k, 0.0, fx->G, fx->M);
+      } else {
+        make_pmatrix(&r, n, 0, fx->G, fx->M);
+      }
+      if (kind == 1 || kind == 3) {
+        // duplicated rows and columns: index i repeats index src
+        for (int i = 1; i < n; i += 3) {
+          int src = (int)(urand(&r) * i);
+          for (int j = 0; j < n; j++) fx->M[i + j * n] = fx->M[src + j * n];
+          for (int j = 0; j < n; j++) fx->M[j + i * n] = fx->M[j + src * n];
+          fx->M[i + i * n] = fx->M[src + src * n];
+        }
+      }
+      if (kind == 2 || kind == 3) {
+        for (int i = 0; i < n; i += 5) {
+          for (int j = 0; j < n; j++) fx->M[i + j * n] = fx->M[j + i * n] = 0.0;
+        }
+      }
+      make_solution(&r, n, fx->M, 0.2, fx->zs, fx->ws, fx->q);
+      sim_lcp_status st = sim_lemke_solve(fx->lk, n, fx->M, fx->q, fx->z, fx->w, &info);
+      report(n, "degenerate", st, &info);
+      assert_int_equal(st, SIM_LCP_SOLVED);
+      assert_lcp_solution(n, fx->M, fx->q, fx->z);
+      if (kind >= 2 && n >= 5) {
+        fx->q[0] = -0.5;  // zero row 0: w_0 = q_0 < 0 whatever z is
+        st = sim_lemke_solve(fx->lk, n, fx->M, fx->q, fx->z, fx->w, &info);
+        assert_int_equal(st, SIM_LCP_RAY);
+      }
+    }
+  }
+  // every q_i equal: the first ratio test is one big tie
+  for (int n = 1; n <= 40; n += 13) {
+    sim_lcp_info info;
+    memset(fx->M, 0, sizeof(double) * n * n);
+    for (int i = 0; i < n; i++) {
+      fx->M[i + i * n] = 1.0;
+      fx->q[i] = -1.0;
+    }
+    assert_int_equal(sim_lemke_solve(fx->lk, n, fx->M, fx->q, fx->z, fx->w, &info),
+                     SIM_LCP_SOLVED);
+    for (int i = 0; i < n; i++) assert_double_near(fx->z[i], 1.0, 1e-14);
+  }
+}
+
+// Murty's example (upper triangular, 1 on the diagonal, 2 above, q = -1): exponential
+// for some pivoting rules; Lemke must still end with the verified solution
+static void test_murty(void **state) {
+  fixture *fx = *state;
+  for (int n = 2; n <= 12; n += 5) {
+    sim_lcp_info info;
+    for (int j = 0; j < n; j++) {
+      for (int i = 0; i < n; i++) fx->M[i + j * n] = i == j ? 1.0 : (i < j ? 2.0 : 0.0);
+      fx->q[j] = -1.0;
+    }
+    sim_lcp_status st = sim_lemke_solve(fx->lk, n, fx->M, fx->q, fx->z, fx->w, &info);
+    report(n, "murty", st, &info);
+    assert_int_equal(st, SIM_LCP_SOLVED);
+    assert_lcp_solution(n, fx->M, fx->q, fx->z);
+  }
+}
+
+// no solution: Lemke must end on a ray, never claim success
+static void test_rays(void **state) {
+  fixture *fx = *state;
+  sim_lcp_info info;
+  double z[3], w[3];
+  double M1[1] = {0}, q1[1] = {-1};
+  assert_int_equal(sim_lemke_solve(fx->lk, 1, M1, q1, z, w, &info), SIM_LCP_RAY);
+  double M2[1] = {-1}, q2[1] = {-1};  // w = -z - 1 < 0 for every z >= 0
+  assert_int_equal(sim_lemke_solve(fx->lk, 1, M2, q2, z, w, &info), SIM_LCP_RAY);
+  double M3[4] = {1, -1, -1, 1}, q3[2] = {-1, -1};  // w1 + w2 = -2
+  assert_int_equal(sim_lemke_solve(fx->lk, 2, M3, q3, z, w, &info), SIM_LCP_RAY);
+}
+
+static void test_pivot_cap(void **state) {
+  fixture *fx = *state;
+  rng r = {17};
+  int n = 30;
+  sim_lemke_opts o = sim_lemke_opts_default();
+  o.max_pivots = 4;
+  sim_lemke *lk = sim_lemke_new(n, &o, NULL, 0);
+  assert_non_null(lk);
+  make_pmatrix(&r, n, 1, fx->G, fx->M);
+  for (int i = 0; i < n; i++) fx->q[i] = -1.0 - urand(&r);
+  sim_lcp_info info;
+  assert_int_equal(sim_lemke_solve(lk, n, fx->M, fx->q, fx->z, fx->w, &info),
+                   SIM_LCP_PIVOT_LIMIT);
+  assert_int_equal(info.pivots, 4);
+  sim_lemke_destroy(&lk);
+  assert_null(lk);
+  sim_lemke_destroy(&lk);
+  sim_lemke_destroy(NULL);
+}
+
+static void test_bad_input(void **state) {
+  fixture *fx = *state;
+  char err[128] = "";
+  assert_null(sim_lemke_new(0, NULL, err, sizeof err));
+  assert_true(strlen(err) > 0);
+  sim_lemke_opts o = sim_lemke_opts_default();
+  o.tie_tol = 2.0;
+  assert_null(sim_lemke_new(3, &o, NULL, 0));
+  assert_int_equal(sim_lemke_n_max(fx->lk), NMAX);
+  double M[4] = {1, 0, INFINITY, 1}, q[2] = {-1, -1}, z[2];
+  assert_int_equal(sim_lemke_solve(fx->lk, 2, M, q, z, NULL, NULL), SIM_LCP_EINVAL);
+  assert_int_equal(sim_lemke_solve(fx->lk, NMAX + 1, fx->M, fx->q, fx->z, NULL, NULL),
+                   SIM_LCP_EINVAL);
+  assert_int_equal(sim_lemke_solve(fx->lk, -1, fx->M, fx->q, fx->z, NULL, NULL),
+                   SIM_LCP_EINVAL);
+  assert_int_equal(sim_lemke_solve(fx->lk, 0, NULL, NULL, NULL, NULL, NULL), SIM_LCP_SOLVED);
+  assert_string_equal(sim_lcp_status_name(SIM_LCP_PIVOT_LIMIT), "SIM_LCP_PIVOT_LIMIT");
+  assert_true(strlen(sim_lcp_status_str(SIM_LCP_RAY)) > 0);
+  assert_int_equal(sim_lcp_status_ccsim(SIM_LCP_PIVOT_LIMIT), CCSIM_ELIMIT);
+  assert_int_equal(sim_lcp_status_ccsim(SIM_LCP_EINVAL), CCSIM_EINVAL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_analytic),  cmocka_unit_test(test_pmatrix_sweep),
+      cmocka_unit_test(test_spd_psd_sweep), cmocka_unit_test(test_degenerate),
+      cmocka_unit_test(test_murty),     cmocka_unit_test(test_rays),
+      cmocka_unit_test(test_pivot_cap), cmocka_unit_test(test_bad_input),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
