@@ -292,11 +292,12 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
     const double mdd = M[d + (size_t)d * n];
     const double *md = M + (size_t)d * n;
     // drive-to-zero(d)
-    for (;;) {
+    for (int first = 1;; first = 0) {
       if (inf.pivots >= cap) {
         st = SIM_LCP_PIVOT_LIMIT;
         goto done;
       }
+      if (!first && a[d] >= -drive_thr && f[d] == 0.0) break;  // d became unclamped-valid
       // fdirection: df_d = 1, M_CC x = -M_Cd (Baraff eq. 9), then da = M df
       const int k = dz->nc;
       for (int r = 0; r < k; r++) dz->rhs[r] = -md[dz->cidx[r]];
@@ -319,8 +320,9 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
       for (;;) {
         s = INFINITY;
         j = -1;
+        double sd = INFINITY;
         if (da[d] > o->dep_tol * mdd + 2.0 * dz->reg * (1.0 + xx)) {
-          s = fmax(0.0, -a[d]) / da[d];
+          s = sd = fmax(0.0, -a[d]) / da[d];
           j = d;
         }
         const double xthr = o->piv_tol * xn;
@@ -344,6 +346,11 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
             }
           }
         }
+        // a blocker that ties with d (up to rounding) leaves the choice to d
+        if (j >= 0 && j != d && sd < INFINITY && sd <= s + 1e-9 * sd) {
+          s = sd;
+          j = d;
+        }
         if (j < 0 || j == d || dz->pos[j] >= 0) break;
         // an unclamped blocker joins C; if it is (numerically) dependent on C its rate
         // can only be rounding noise: skip it and select again
@@ -354,8 +361,9 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
         dz->skip[j] = stamp;
       }
       if (j < 0) {
-        // nothing limits the step and a_d never reaches zero: infeasible
-        st = SIM_LCP_RAY;
+        // nothing limits the step and a_d never reaches zero: infeasible. If a_d is
+        // already zero up to the tolerance this is no proof: report a numerical failure
+        st = a[d] < -drive_thr ? SIM_LCP_RAY : SIM_LCP_NUMERICAL;
         goto done;
       }
       if (!isfinite(s)) {

@@ -1,0 +1,248 @@
+// LCP solver benchmark: random SPD LCPs (n = 10, 50, 100, 300) through ccsim's Dantzig
+// and Lemke solvers and a dense Cholesky solve of the same n (Baraff 1994 reports his
+// Dantzig at about 3x a linear solve), medians over many problems; then a degenerate set
+// at n = 10 (duplicated rows, 20 % of indices with z = w = 0, zero rows) with the count of
+// wrong answers (a success status whose z fails the independent check) per solver.
+// bench_lcp_ode (built when libode-dev is found) runs the same problems through ODE.
+//
+// Usage: bench_lcp [scale]   (scale multiplies the problem counts; default 1)
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim_dantzig.h"
+#include "sim_lemke.h"
+
+// splitmix64 and Box-Muller: the same streams as bench_lcp_ode, so both see the same
+// problems for the same seed
+typedef struct rng {
+  unsigned long long s;
+} rng;
+
+static double urand(rng *r) {
+  unsigned long long z = (r->s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static double nrand(rng *r) {
+  double u = urand(r), v = urand(r);
+  return sqrt(-2.0 * log(u + 1e-300)) * cos(6.283185307179586 * v);
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// SPD: M = G G^T / n + 0.1 I, q ~ N(0, 1) (about half the indices clamped)
+static void make_spd(rng *r, int n, double *G, double *M, double *q) {
+  for (int i = 0; i < n * n; i++) G[i] = nrand(r);
+  for (int j = 0; j < n; j++) {
+    for (int i = 0; i <= j; i++) {
+      double s = 0.0;
+      for (int c = 0; c < n; c++) s += G[i + c * n] * G[j + c * n];
+      s = s / n + (i == j ? 0.1 : 0.0);
+      M[i + j * n] = s;
+      M[j + i * n] = s;
+    }
+  }
+  for (int i = 0; i < n; i++) q[i] = nrand(r);
+}
+
+// degenerate PSD problem with a solution built in: kind 0 = 20 % of indices with z = w = 0
+// on a rank-n/2 Gram matrix, 1 = duplicated rows too, 2 = zero rows too, 3 = both
+static void make_degenerate(rng *r, int n, int kind, double *G, double *M, double *q) {
+  int k = kind == 0 ? n : (n + 1) / 2;
+  for (int i = 0; i < n * k; i++) G[i] = nrand(r);
+  if (kind == 1 || kind == 3) {
+    for (int i = 1; i < n; i += 3) {
+      int src = (int)(urand(r) * i);
+      for (int c = 0; c < k; c++) G[i + c * n] = G[src + c * n];
+    }
+  }
+  if (kind == 2 || kind == 3) {
+    for (int i = 0; i < n; i += 5) {
+      for (int c = 0; c < k; c++) G[i + c * n] = 0.0;
+    }
+  }
+  for (int j = 0; j < n; j++) {
+    for (int i = 0; i < n; i++) {
+      double s = 0.0;
+      for (int c = 0; c < k; c++) s += G[i + c * n] * G[j + c * n];
+      M[i + j * n] = s / k;
+    }
+  }
+  double zs[64], ws[64];
+  for (int i = 0; i < n; i++) {
+    zs[i] = ws[i] = 0.0;
+    if (urand(r) < 0.2) continue;
+    if (urand(r) < 0.5) {
+      zs[i] = 0.1 + urand(r);
+    } else {
+      ws[i] = 0.1 + urand(r);
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    double s = 0.0;
+    for (int j = 0; j < n; j++) s += M[i + j * n] * zs[j];
+    q[i] = ws[i] - s;
+  }
+}
+
+// issue 6's acceptance test from M, q and z alone (1 = a solution)
+static int is_solution(int n, const double *M, const double *q, const double *z) {
+  double qn = 1.0, zn = 1.0;
+  for (int i = 0; i < n; i++) {
+    qn = fmax(qn, fabs(q[i]));
+    zn = fmax(zn, fabs(z[i]));
+  }
+  long double wz = 0.0L;
+  for (int i = 0; i < n; i++) {
+    long double wi = q[i];
+    for (int j = 0; j < n; j++) wi += (long double)M[i + j * n] * z[j];
+    if (!(z[i] >= -1e-9) || !((double)wi >= -1e-9 * qn)) return 0;
+    wz += wi * z[i];
+  }
+  return fabsl(wz) <= 1e-9 * qn * zn;
+}
+
+// dense Cholesky factorisation and solve of M x = -q (column-major, in place in L)
+static void chol_solve(int n, const double *M, const double *q, double *L, double *x) {
+  memcpy(L, M, sizeof(double) * (size_t)n * n);
+  for (int j = 0; j < n; j++) {
+    double *cj = L + (size_t)j * n;
+    for (int k = 0; k < j; k++) {
+      const double *ck = L + (size_t)k * n;
+      double f = ck[j];
+      for (int i = j; i < n; i++) cj[i] -= ck[i] * f;
+    }
+    double d = sqrt(cj[j]);
+    for (int i = j; i < n; i++) cj[i] /= d;
+  }
+  for (int i = 0; i < n; i++) x[i] = -q[i];
+  for (int j = 0; j < n; j++) {
+    const double *cj = L + (size_t)j * n;
+    x[j] /= cj[j];
+    for (int i = j + 1; i < n; i++) x[i] -= cj[i] * x[j];
+  }
+  for (int j = n - 1; j >= 0; j--) {
+    const double *cj = L + (size_t)j * n;
+    double s = x[j];
+    for (int i = j + 1; i < n; i++) s -= cj[i] * x[i];
+    x[j] = s / cj[j];
+  }
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int m) {
+  qsort(v, (size_t)m, sizeof *v, cmp_double);
+  return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
+// best of `reps` timings of one call, so cache and clock noise do not dominate small n
+#define TIME_BEST(reps, out, call)      \
+  do {                                  \
+    double best_ = INFINITY;            \
+    for (int r_ = 0; r_ < (reps); r_++) { \
+      double t0_ = now();               \
+      call;                             \
+      double t1_ = now() - t0_;         \
+      if (t1_ < best_) best_ = t1_;     \
+    }                                   \
+    (out) = best_;                      \
+  } while (0)
+
+int main(int argc, char **argv) {
+  int scale = argc > 1 ? atoi(argv[1]) : 1;
+  if (scale < 1) scale = 1;
+  const int sizes[] = {10, 50, 100, 300};
+  const int nmax = 300;
+  double *G = malloc(sizeof(double) * nmax * nmax), *M = malloc(sizeof(double) * nmax * nmax);
+  double *L = malloc(sizeof(double) * nmax * nmax), *q = malloc(sizeof(double) * nmax);
+  double *z = malloc(sizeof(double) * nmax), *w = malloc(sizeof(double) * nmax);
+  double *x = malloc(sizeof(double) * nmax);
+  double *td = malloc(sizeof(double) * 1000), *tc = malloc(sizeof(double) * 1000);
+  double *tl = malloc(sizeof(double) * 1000), *rd = malloc(sizeof(double) * 1000);
+  double *pv = malloc(sizeof(double) * 1000);
+  sim_dantzig *dz = sim_dantzig_new(nmax, NULL, NULL, 0);
+  sim_lemke *lk = sim_lemke_new(nmax, NULL, NULL, 0);
+  if (!G || !M || !L || !q || !z || !w || !x || !td || !tc || !tl || !rd || !pv || !dz || !lk) {
+    fprintf(stderr, "bench_lcp: out of memory\n");
+    return 1;
+  }
+  printf("random SPD LCPs (M = G G^T/n + 0.1 I, q ~ N(0,1)); medians over problems, each the\n"
+         "best of several repetitions; times in microseconds\n");
+  printf("%5s %6s %12s %12s %12s %10s %14s %8s\n", "n", "probs", "dantzig_us", "cholesky_us",
+         "lemke_us", "dz/chol", "pivots(dz)", "wrong");
+  for (int s = 0; s < 4; s++) {
+    int n = sizes[s];
+    int probs = scale * (n <= 50 ? 200 : n <= 100 ? 60 : 12);
+    int reps = n <= 10 ? 50 : n <= 50 ? 10 : 3;
+    int wrong = 0;
+    rng r = {1000u + (unsigned)n};
+    for (int p = 0; p < probs; p++) {
+      sim_lcp_info info;
+      sim_lcp_status st = SIM_LCP_SOLVED;
+      make_spd(&r, n, G, M, q);
+      TIME_BEST(reps, td[p], st = sim_dantzig_solve(dz, n, M, q, z, w, NULL, NULL, &info));
+      if (st != SIM_LCP_SOLVED || !is_solution(n, M, q, z)) wrong++;
+      pv[p] = info.pivots;
+      TIME_BEST(reps, tc[p], chol_solve(n, M, q, L, x));
+      TIME_BEST(reps, tl[p], st = sim_lemke_solve(lk, n, M, q, z, w, NULL));
+      if (st != SIM_LCP_SOLVED || !is_solution(n, M, q, z)) wrong++;
+      rd[p] = td[p] / tc[p];
+    }
+    double mrd = median(rd, probs);
+    printf("%5d %6d %12.2f %12.2f %12.2f %10.2f %14.0f %8d\n", n, probs, 1e6 * median(td, probs),
+           1e6 * median(tc, probs), 1e6 * median(tl, probs), mrd, median(pv, probs), wrong);
+  }
+
+  // degenerate set at n = 10
+  const int n = 10, count = 1000 * scale;
+  int dz_wrong = 0, dz_status[5] = {0}, lk_wrong = 0, lk_status[5] = {0};
+  rng r = {77};
+  for (int p = 0; p < count; p++) {
+    make_degenerate(&r, n, p % 4, G, M, q);
+    sim_lcp_status st = sim_dantzig_solve(dz, n, M, q, z, w, NULL, NULL, NULL);
+    dz_status[st]++;
+    if (st == SIM_LCP_SOLVED && !is_solution(n, M, q, z)) dz_wrong++;
+    st = sim_lemke_solve(lk, n, M, q, z, w, NULL);
+    lk_status[st]++;
+    if (st == SIM_LCP_SOLVED && !is_solution(n, M, q, z)) lk_wrong++;
+  }
+  printf("\ndegenerate set, n = %d, %d feasible problems (duplicated rows, 20%% z = w = 0, zero "
+         "rows):\n",
+         n, count);
+  printf("  dantzig: %d wrong answers; solved %d, ray %d, pivot limit %d, numerical %d\n",
+         dz_wrong, dz_status[SIM_LCP_SOLVED], dz_status[SIM_LCP_RAY],
+         dz_status[SIM_LCP_PIVOT_LIMIT], dz_status[SIM_LCP_NUMERICAL]);
+  printf("  lemke:   %d wrong answers; solved %d, ray %d, pivot limit %d, numerical %d\n",
+         lk_wrong, lk_status[SIM_LCP_SOLVED], lk_status[SIM_LCP_RAY],
+         lk_status[SIM_LCP_PIVOT_LIMIT], lk_status[SIM_LCP_NUMERICAL]);
+
+  sim_dantzig_destroy(&dz);
+  sim_lemke_destroy(&lk);
+  free(G);
+  free(M);
+  free(L);
+  free(q);
+  free(z);
+  free(w);
+  free(x);
+  free(td);
+  free(tc);
+  free(tl);
+  free(rd);
+  free(pv);
+  return 0;
+}
