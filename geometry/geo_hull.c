@@ -74,6 +74,109 @@ static double face_dist(const qh *q, const qh_face *f, int pt) {
   return geo_v3_dot(f->n, q->p + 3 * pt) - f->d;
 }
 
+// exact a + b = s + e (Knuth's two-sum; needs no contraction, which C11 mode guarantees).
+static void two_sum(double a, double b, double *s, double *e) {
+  double x = a + b, bv = x - a, av = x - bv;
+  *e = (a - av) + (b - bv);
+  *s = x;
+}
+
+// add b to the nonoverlapping expansion e[0..n-1] (Shewchuk 1997, Grow-Expansion), dropping
+// zero components; returns the new length.
+static int grow_expansion(double *e, int n, double b) {
+  double q = b;
+  int m = 0;
+  for (int i = 0; i < n; i++) {
+    double h;
+    two_sum(q, e[i], &q, &h);
+    if (h != 0.0) {
+      e[m++] = h;
+    }
+  }
+  if (q != 0.0 || m == 0) {
+    e[m++] = q;
+  }
+  return m;
+}
+
+// exact sign of det[p1 - o; p2 - o; p3 - o] (rows), i.e. of ((p1-o) x (p2-o)) . (p3-o):
+// floating-point with Shewchuk's error bound, exact expansion arithmetic when uncertain.
+static int orient_sign(const double *o, const double *p1, const double *p2, const double *p3) {
+  double A[3], B[3], C[3];
+  geo_v3_sub(A, p1, o);
+  geo_v3_sub(B, p2, o);
+  geo_v3_sub(C, p3, o);
+  double t1 = B[1] * C[2], t2 = B[2] * C[1], t3 = B[2] * C[0], t4 = B[0] * C[2];
+  double t5 = B[0] * C[1], t6 = B[1] * C[0];
+  double det = A[0] * (t1 - t2) + A[1] * (t3 - t4) + A[2] * (t5 - t6);
+  double perm = fabs(A[0]) * (fabs(t1) + fabs(t2)) + fabs(A[1]) * (fabs(t3) + fabs(t4)) +
+                fabs(A[2]) * (fabs(t5) + fabs(t6));
+  double bound = 8.0 * DBL_EPSILON * perm;
+  if (det > bound) {
+    return 1;
+  }
+  if (det < -bound) {
+    return -1;
+  }
+  if (perm == 0.0) {
+    return 0;
+  }
+  // exact: each difference is hi + lo; each of the six signed triple products expands into
+  // 8 products of three doubles, each exactly 4 doubles (two nested two-products by fma)
+  double d[3][3][2];
+  const double *pts[3] = {p1, p2, p3};
+  for (int r = 0; r < 3; r++) {
+    for (int k = 0; k < 3; k++) {
+      two_sum(pts[r][k], -o[k], &d[r][k][0], &d[r][k][1]);
+    }
+  }
+  static const int perms[6][4] = {{0, 1, 2, 1}, {0, 2, 1, -1}, {1, 2, 0, 1},
+                                  {1, 0, 2, -1}, {2, 0, 1, 1}, {2, 1, 0, -1}};
+  double e[6 * 8 * 4 + 4];
+  int n = 0;
+  for (int t = 0; t < 6; t++) {
+    for (int m = 0; m < 8; m++) {
+      double x = d[0][perms[t][0]][m & 1], y = d[1][perms[t][1]][(m >> 1) & 1];
+      double z = d[2][perms[t][2]][(m >> 2) & 1] * perms[t][3];
+      double p = x * y, pe = fma(x, y, -p);
+      double q1 = p * z, q1e = fma(p, z, -q1), q2 = pe * z, q2e = fma(pe, z, -q2);
+      n = grow_expansion(e, n, q1);
+      n = grow_expansion(e, n, q1e);
+      n = grow_expansion(e, n, q2);
+      n = grow_expansion(e, n, q2e);
+    }
+  }
+  double top = e[n - 1];
+  return (top > 0.0) - (top < 0.0);
+}
+
+// exact sign of point pt against face f: 1 above (outside), 0 on its plane, -1 below.
+static int face_side(const qh *q, const qh_face *f, int pt) {
+  const double *p = q->p;
+  return orient_sign(p + 3 * f->v[0], p + 3 * f->v[1], p + 3 * f->v[2], p + 3 * pt);
+}
+
+// unit normal n and offset d of the plane through a, b, c (counter-clockwise), in extended
+// precision: the cross product of a sliver's edges cancels badly in double.
+static void face_plane(const double *a, const double *b, const double *c, double n[3],
+                       double *d) {
+  long double e1[3], e2[3], m[3], len = 0.0L, off = 0.0L;
+  for (int k = 0; k < 3; k++) {
+    e1[k] = (long double)b[k] - a[k];
+    e2[k] = (long double)c[k] - a[k];
+  }
+  m[0] = e1[1] * e2[2] - e1[2] * e2[1];
+  m[1] = e1[2] * e2[0] - e1[0] * e2[2];
+  m[2] = e1[0] * e2[1] - e1[1] * e2[0];
+  len = sqrtl(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]);
+  for (int k = 0; k < 3; k++) {
+    m[k] = len > 0.0L ? m[k] / len : 0.0L;
+    off += m[k] * (((long double)a[k] + b[k] + c[k]) / 3.0L);
+    n[k] = (double)m[k];
+  }
+  *d = (double)off;
+}
+
 // new face (a, b, c) with its plane; returns its id or -1 on out of memory.
 static int add_face(qh *q, int a, int b, int c) {
   if (grow((void **)&q->f, &q->capf, q->nf + 1, sizeof(qh_face))) {
@@ -87,17 +190,7 @@ static int add_face(qh *q, int a, int b, int c) {
   f->adj[0] = f->adj[1] = f->adj[2] = -1;
   f->out_head = -1;
   f->alive = 1;
-  double e1[3], e2[3];
-  geo_v3_sub(e1, q->p + 3 * b, q->p + 3 * a);
-  geo_v3_sub(e2, q->p + 3 * c, q->p + 3 * a);
-  geo_v3_cross(f->n, e1, e2);
-  geo_v3_normalize(f->n);
-  // offset from the centroid of the three vertices (less biased than one vertex)
-  double m[3];
-  for (int k = 0; k < 3; k++) {
-    m[k] = (q->p[3 * a + k] + q->p[3 * b + k] + q->p[3 * c + k]) / 3.0;
-  }
-  f->d = geo_v3_dot(f->n, m);
+  face_plane(q->p + 3 * a, q->p + 3 * b, q->p + 3 * c, f->n, &f->d);
   return q->nf++;
 }
 
@@ -105,10 +198,10 @@ static int add_face(qh *q, int a, int b, int c) {
 // if above one by more than tol.
 static void assign_point(qh *q, int pt, const int *cand, int ncand) {
   int best = -1;
-  double bd = q->tol;
+  double bd = -DBL_MAX;
   for (int i = 0; i < ncand; i++) {
     double d = face_dist(q, &q->f[cand[i]], pt);
-    if (d > bd) {
+    if (d > bd && face_side(q, &q->f[cand[i]], pt) > 0) {
       bd = d;
       best = cand[i];
     }
@@ -162,11 +255,80 @@ static int face_index(const qh_face *f, int v) {
   return f->v[0] == v ? 0 : f->v[1] == v ? 1 : f->v[2] == v ? 2 : -1;
 }
 
+static int mark_visible(qh *q, int g, int *nvis) {
+  if (q->f[g].mark == q->stamp) {
+    return 0;
+  }
+  if (grow((void **)&q->vis, &q->capvis, *nvis + 1, sizeof(int))) {
+    return -1;
+  }
+  q->f[g].mark = q->stamp;
+  q->vis[(*nvis)++] = g;
+  return 1;
+}
+
+// mark every face around point v visible, starting from face f that holds it.
+static int mark_around(qh *q, int f, int v, int *nvis) {
+  int start = f, changed = 0;
+  for (int guard = 0; guard < q->nf; guard++) {
+    int k = face_index(&q->f[f], v);
+    if (k < 0) {
+      return -2;
+    }
+    int rc = mark_visible(q, f, nvis);
+    if (rc < 0) {
+      return rc;
+    }
+    changed |= rc;
+    f = q->f[f].adj[(k + 2) % 3];
+    if (f == start) {
+      return changed;
+    }
+  }
+  return -2;
+}
+
+// safety net: with exact orientation signs the visible region of a convex hull is a disk;
+// should a point still start two horizon edges, swallow the faces around it. Returns 0,
+// -1 out of memory, -2 numerical failure.
+static int repair_visible(qh *q, int *nvis) {
+  for (int round = 0; round < q->nf + 4; round++) {
+    int changed = 0;
+    for (int i = 0; i < *nvis && !changed; i++) {
+      for (int k = 0; k < 3 && !changed; k++) {
+        int fv = q->vis[i], g = q->f[fv].adj[k];
+        if (q->f[g].mark == q->stamp) {
+          continue;
+        }
+        int a = q->f[fv].v[k];
+        if (q->by_start[a] >= 0) {
+          int rc = mark_around(q, fv, a, nvis);
+          if (rc < 0) {
+            return rc;
+          }
+          changed |= rc;
+        }
+        q->by_start[a] = 1;
+      }
+    }
+    for (int i = 0; i < *nvis; i++) {
+      for (int k = 0; k < 3; k++) {
+        q->by_start[q->f[q->vis[i]].v[k]] = -1;
+      }
+    }
+    if (!changed) {
+      return 0;
+    }
+  }
+  return -2;
+}
+
 // add point eye (on the outside set of face f0). 0 on success, -1 out of memory,
 // -2 numerical failure (horizon not a simple loop).
 static int add_point(qh *q, int f0, int eye) {
   q->stamp++;
-  // visible faces: connected region around f0 whose planes eye is above (by > tol)
+  // visible faces: connected region around f0 whose planes the eye is on or above, by exact
+  // signs (coplanar faces join so the cone never folds back over them)
   int nvis = 0;
   if (grow((void **)&q->vis, &q->capvis, 1, sizeof(int))) {
     return -1;
@@ -177,7 +339,7 @@ static int add_point(qh *q, int f0, int eye) {
     qh_face *f = &q->f[q->vis[i]];
     for (int k = 0; k < 3; k++) {
       int g = f->adj[k];
-      if (q->f[g].mark != q->stamp && face_dist(q, &q->f[g], eye) > q->tol) {
+      if (q->f[g].mark != q->stamp && face_side(q, &q->f[g], eye) >= 0) {
         if (grow((void **)&q->vis, &q->capvis, nvis + 1, sizeof(int))) {
           return -1;
         }
@@ -186,6 +348,12 @@ static int add_point(qh *q, int f0, int eye) {
         f = &q->f[q->vis[i]];
       }
     }
+  }
+  // repair the visible region until the cone over its boundary is convex and the boundary
+  // is one simple loop: near-coplanar faces the eye sees within tol join the region
+  int rr = repair_visible(q, &nvis);
+  if (rr) {
+    return rr;
   }
   // a cone of new faces over the horizon edges (edges between visible and hidden faces)
   int nnew = 0, rc = 0;
@@ -225,6 +393,15 @@ static int add_point(qh *q, int f0, int eye) {
     f->adj[1] = s;
     f->adj[2] = e;
   }
+  // the cone must be one loop around the eye
+  if (rc == 0 && nnew > 0) {
+    int len = 0, f = q->newf[0];
+    do {
+      f = q->f[f].adj[1];
+      len++;
+    } while (f != q->newf[0] && len <= nnew);
+    rc = len == nnew ? 0 : -2;
+  }
   for (int i = 0; i < nnew; i++) {
     const qh_face *f = &q->f[q->newf[i]];
     q->by_start[f->v[0]] = -1;
@@ -232,6 +409,9 @@ static int add_point(qh *q, int f0, int eye) {
   }
   if (rc) {
     return rc;
+  }
+  if (nnew < 3) {
+    return -2;
   }
   // hand the outside points of the visible faces to the new faces; drop the eye
   for (int i = 0; i < nvis; i++) {
@@ -624,8 +804,9 @@ static geo_hull *hull_build(const double *pts, int n, char *err, size_t err_sz) 
       mag[k] = fmax(mag[k], fabs(pts[3 * i + k]));
     }
   }
-  // thick-plane tolerance from the coordinate magnitudes (as in qhull's DISTround)
-  double tol = 4.0 * DBL_EPSILON * (mag[0] + mag[1] + mag[2]);
+  // rounding level of plane distances from the coordinate magnitudes (qhull's DISTround);
+  // it only decides flatness here, visibility is exact
+  double tol = 8.0 * DBL_EPSILON * (mag[0] + mag[1] + mag[2]);
   // initial simplex: the farthest pair among the axis extremes, the point farthest from
   // their line, the point farthest from their plane
   int ext[6];
@@ -808,21 +989,27 @@ static geo_hull *hull_build(const double *pts, int n, char *err, size_t err_sz) 
   return h;
 }
 
-// 1 if hull vertex v is not a corner: each of its faces lies (within tol) in one of at most
-// two planes through v, so v is inside a flat region or on a straight crease.
-static int vertex_redundant(const geo_hull *h, int v, double tol) {
+// 1 if hull vertex v is not a corner: each of its faces lies exactly (exact orientation
+// signs) in one of at most two planes through v, so v is inside a flat region or on a
+// straight crease. Exactness matters: removing points that are only nearly flat could cut
+// a shallow bulge of many such points away.
+static int vertex_redundant(const geo_hull *h, int v) {
   int s = h->vadj_start[v], e = h->vadj_start[v + 1];
-  const double *pl[2] = {h->plane + 4 * h->vadj_face[s], NULL};
+  const double *pv = h->vert + 3 * v;
+  const double *pl[2][2] = {{NULL, NULL}, {NULL, NULL}};
   for (int k = s; k < e; k++) {
     const double *w0 = h->vert + 3 * h->vadj[k];
     const double *w1 = h->vert + 3 * h->vadj[k + 1 < e ? k + 1 : s];
     int in = 0;
     for (int j = 0; j < 2 && !in; j++) {
-      if (!pl[j]) {
-        pl[j] = h->plane + 4 * h->vadj_face[k];
+      if (!pl[j][0]) {
+        pl[j][0] = w0;
+        pl[j][1] = w1;
+        in = 1;
+        break;
       }
-      in = fabs(geo_v3_dot(pl[j], w0) - pl[j][3]) <= tol &&
-           fabs(geo_v3_dot(pl[j], w1) - pl[j][3]) <= tol;
+      in = orient_sign(pv, pl[j][0], pl[j][1], w0) == 0 &&
+           orient_sign(pv, pl[j][0], pl[j][1], w1) == 0;
     }
     if (!in) {
       return 0;
@@ -840,7 +1027,7 @@ geo_hull *geo_hull_new(const double *pts, int n, char *err, size_t err_sz) {
   // before the true corners beyond it; rebuild from the corners alone (same hull)
   int nk = 0;
   for (int v = 0; v < h->nvert; v++) {
-    nk += !vertex_redundant(h, v, h->tol);
+    nk += !vertex_redundant(h, v);
   }
   if (nk == h->nvert || nk < 4) {
     return h;
@@ -854,7 +1041,7 @@ geo_hull *geo_hull_new(const double *pts, int n, char *err, size_t err_sz) {
   }
   nk = 0;
   for (int v = 0; v < h->nvert; v++) {
-    if (!vertex_redundant(h, v, h->tol)) {
+    if (!vertex_redundant(h, v)) {
       geo_v3_copy(kp + 3 * nk, h->vert + 3 * v);
       ks[nk++] = h->src[v];
     }

@@ -2,10 +2,13 @@
 // compact, immutable, relocatable block: vertices, triangular faces with planes and face
 // adjacency, edges, and per-vertex adjacency (CSR) for hill-climbing support mappings.
 //
-// Robustness: a point counts as outside a face only when it is farther than h->tol above
-// it, so duplicate, coplanar and nearly coplanar points are absorbed; every input point is
-// within tol of the hull (tol ~ 4 DBL_EPSILON times the coordinate magnitude). Coplanar
-// faces stay separate triangles (a flat square side is two faces).
+// Robustness: every visibility decision is an exact orientation sign (floating point with
+// Shewchuk's error bound, exact expansion arithmetic when uncertain), so the hull is the exact
+// hull of the input however coplanar, duplicated or noisy; a point on a face counts as
+// inside; face planes are computed in extended precision. A final pass rebuilds the hull
+// without vertices that are exactly in a flat region or on a straight edge (grids, boxes with
+// points on their sides), so h->nvert counts true corners. Coplanar faces stay separate
+// triangles (a flat square side is two faces).
 // Coplanar input (all points within tol of one plane) gives a FLAT hull (h->flat = 1): the
 // 2D convex polygon stored as a closed double-sided surface, a fan of triangles facing +n and
 // a fan facing -n (V - E + F = 2 still holds). Collinear or coincident input (fewer than
@@ -28,7 +31,8 @@ struct geo_hull {
   int nface;        // number of triangular faces
   int nedge;        // number of undirected edges (nvert - nedge + nface = 2)
   int flat;         // 1 when the input was coplanar (double-sided polygon), else 0
-  double tol;       // construction tolerance [m]: inputs are within tol of the hull
+  double tol;       // plane tolerance [m]: n . p - d <= tol for every input p, evaluated in
+                    // double (8 DBL_EPSILON x the sum of the coordinate magnitudes)
   double center[3]; // mean of the hull vertices [m] (an interior point)
   double radius;    // max distance of a vertex from center [m] (bounding sphere)
   double *vert;     // vertex coordinates [m] (nvert x 3); borrowed, in this block
