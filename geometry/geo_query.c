@@ -42,6 +42,7 @@ struct geo_query_ws {
 struct geo_query_cache {
   int cap, n;          // capacity and length of cand
   int *cand;           // (cap x 2) leaf pairs (tri_a, tri_b) closer than thr at (R, t)
+  double *cand_d;      // (cap) their distances at (R, t) [m]
   double margin;       // [m] extra distance collected beyond the standoff
   int valid;           // cand is usable
   double thr;          // [m] the distance cand was collected for
@@ -157,6 +158,15 @@ int geo_query_ws_set_parallel_angle(geo_query_ws *ws, double angle) {
   return GEO_QOK;
 }
 
+void geo_query_ws_stats(const geo_query_ws *ws, int *n_node, int *n_leaf) {
+  if (n_node != NULL) {
+    *n_node = ws ? ws->n_node : 0;
+  }
+  if (n_leaf != NULL) {
+    *n_leaf = ws ? ws->n_leaf : 0;
+  }
+}
+
 geo_query_cache *geo_query_cache_new(int cap, double margin, char *err, size_t err_sz) {
   if (!isfinite(margin) || margin < 0.0) {
     set_err(err, err_sz, "geo_query_cache_new: margin must be finite and >= 0");
@@ -168,8 +178,9 @@ geo_query_cache *geo_query_cache_new(int cap, double margin, char *err, size_t e
   geo_query_cache *c = calloc(1, sizeof *c);
   if (c != NULL) {
     c->cand = malloc((size_t)cap * 2 * sizeof *c->cand);
+    c->cand_d = malloc((size_t)cap * sizeof *c->cand_d);
   }
-  if (c == NULL || c->cand == NULL) {
+  if (c == NULL || c->cand == NULL || c->cand_d == NULL) {
     geo_query_cache_destroy(&c);
     set_err(err, err_sz, "geo_query_cache_new: out of memory");
     return NULL;
@@ -184,6 +195,7 @@ void geo_query_cache_destroy(geo_query_cache **pc) {
     return;
   }
   free((*pc)->cand);
+  free((*pc)->cand_d);
   free(*pc);
   *pc = NULL;
 }
@@ -286,44 +298,54 @@ static inline double geo_q_node_lb(geo_query_ws *ws, int ia, int ib, double thr)
   const double *aa = a_axes(ws, ia), *ba = B->ax;
   double C[9], absC[9], tA[3], tB[3];
   for (int i = 0; i < 3; i++) {
-    for (int j = 0; j < 3; j++) {
-      C[3 * i + j] = geo_v3_dot(aa + 3 * i, ba + 3 * j);
-      absC[3 * i + j] = fabs(C[3 * i + j]) + 1e-12;
-    }
-    tA[i] = geo_v3_dot(aa + 3 * i, d);
+    const double *ai = aa + 3 * i;
+    C[3 * i] = ai[0] * ba[0] + ai[1] * ba[1] + ai[2] * ba[2];
+    C[3 * i + 1] = ai[0] * ba[3] + ai[1] * ba[4] + ai[2] * ba[5];
+    C[3 * i + 2] = ai[0] * ba[6] + ai[1] * ba[7] + ai[2] * ba[8];
+    tA[i] = geo_v3_dot(ai, d);
     tB[i] = geo_v3_dot(ba + 3 * i, d);
   }
+  for (int k = 0; k < 9; k++) {
+    absC[k] = fabs(C[k]) + 1e-12;
+  }
   const double *ha = A->h, *hb = B->h;
-  for (int i = 0; i < 3; i++) {
-    double g = fabs(tA[i]) - ha[i] -
-               (hb[0] * absC[3 * i] + hb[1] * absC[3 * i + 1] + hb[2] * absC[3 * i + 2]);
-    lb = g > lb ? g : lb;
-  }
-  for (int j = 0; j < 3; j++) {
-    double g = fabs(tB[j]) - hb[j] - (ha[0] * absC[j] + ha[1] * absC[3 + j] + ha[2] * absC[6 + j]);
-    lb = g > lb ? g : lb;
-  }
+  double g0 = fabs(tA[0]) - ha[0] - (hb[0] * absC[0] + hb[1] * absC[1] + hb[2] * absC[2]);
+  double g1 = fabs(tA[1]) - ha[1] - (hb[0] * absC[3] + hb[1] * absC[4] + hb[2] * absC[5]);
+  double g2 = fabs(tA[2]) - ha[2] - (hb[0] * absC[6] + hb[1] * absC[7] + hb[2] * absC[8]);
+  double g3 = fabs(tB[0]) - hb[0] - (ha[0] * absC[0] + ha[1] * absC[3] + ha[2] * absC[6]);
+  double g4 = fabs(tB[1]) - hb[1] - (ha[0] * absC[1] + ha[1] * absC[4] + ha[2] * absC[7]);
+  double g5 = fabs(tB[2]) - hb[2] - (ha[0] * absC[2] + ha[1] * absC[5] + ha[2] * absC[8]);
+  g0 = g0 > g1 ? g0 : g1;
+  g2 = g2 > g3 ? g2 : g3;
+  g4 = g4 > g5 ? g4 : g5;
+  g0 = g0 > g2 ? g0 : g2;
+  g0 = g0 > g4 ? g0 : g4;
+  lb = g0 > lb ? g0 : lb;
   if (lb > thr) {
     return lb;
   }
   // edge-edge axes a_i x b_j, unnormalised: gap * |L| compared with thr * |L|
-  for (int i = 0; i < 3; i++) {
-    int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
-    for (int j = 0; j < 3; j++) {
-      int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
-      double L2 = 1.0 - C[3 * i + j] * C[3 * i + j];
-      if (L2 < 1e-6) {
-        continue;
-      }
-      double sep = fabs(tA[i2] * C[3 * i1 + j] - tA[i1] * C[3 * i2 + j]);
-      double ra = ha[i1] * absC[3 * i2 + j] + ha[i2] * absC[3 * i1 + j];
-      double rb = hb[j1] * absC[3 * i + j2] + hb[j2] * absC[3 * i + j1];
-      double g = sep - ra - rb;
-      if (g > 0.0 && g * g > thr * thr * L2 * (1.0 + 1e-9)) {
-        return g / sqrt(L2);
-      }
-    }
-  }
+  double t2 = thr * thr * (1.0 + 1e-9);
+#define GEO_Q_CROSS(i, i1, i2, j, j1, j2)                                               \
+  do {                                                                                 \
+    double L2 = 1.0 - C[3 * i + j] * C[3 * i + j];                                     \
+    double g = fabs(tA[i2] * C[3 * i1 + j] - tA[i1] * C[3 * i2 + j]) -                 \
+               (ha[i1] * absC[3 * i2 + j] + ha[i2] * absC[3 * i1 + j]) -               \
+               (hb[j1] * absC[3 * i + j2] + hb[j2] * absC[3 * i + j1]);                \
+    if (g > 0.0 && L2 >= 1e-6 && g * g > t2 * L2) {                                    \
+      return g / sqrt(L2);                                                             \
+    }                                                                                  \
+  } while (0)
+  GEO_Q_CROSS(0, 1, 2, 0, 1, 2);
+  GEO_Q_CROSS(0, 1, 2, 1, 2, 0);
+  GEO_Q_CROSS(0, 1, 2, 2, 0, 1);
+  GEO_Q_CROSS(1, 2, 0, 0, 1, 2);
+  GEO_Q_CROSS(1, 2, 0, 1, 2, 0);
+  GEO_Q_CROSS(1, 2, 0, 2, 0, 1);
+  GEO_Q_CROSS(2, 0, 1, 0, 1, 2);
+  GEO_Q_CROSS(2, 0, 1, 1, 2, 0);
+  GEO_Q_CROSS(2, 0, 1, 2, 0, 1);
+#undef GEO_Q_CROSS
   return lb;
 }
 
@@ -331,13 +353,11 @@ static inline double geo_q_node_lb(geo_query_ws *ws, int ia, int ib, double thr)
 // leaf kernel: exact distance between two triangles
 
 // closest points of segments p0p1, q0q1 (Ericson 5.1.9); returns the squared distance
-static inline double seg_seg(const double *p0, const double *p1, const double *q0,
-                             const double *q1, double c1[3], double c2[3]) {
-  double d1[3], d2[3], r[3];
-  geo_v3_sub(d1, p1, p0);
-  geo_v3_sub(d2, q1, q0);
+static inline double seg_seg(const double *p0, const double *d1, double a, const double *q0,
+                             const double *d2, double e, double c1[3], double c2[3]) {
+  double r[3];
   geo_v3_sub(r, p0, q0);
-  double a = geo_v3_dot(d1, d1), e = geo_v3_dot(d2, d2), f = geo_v3_dot(d2, r);
+  double f = geo_v3_dot(d2, r);
   double c = geo_v3_dot(d1, r), b = geo_v3_dot(d1, d2);
   double denom = a * e - b * b, s, t;
   if (denom > 1e-14 * a * e) {
@@ -421,19 +441,31 @@ static double geo_q_tri_dist(const double *const P[3], const int pid[3], const d
     }
   }
   double best = INFINITY, c1[3], c2[3];
+  // edges oriented from the lower vertex id: origin, direction, squared length
+  const double *po[3], *qo[3];
+  double pd[3][3], qd[3][3], pl[3], ql[3];
+  static const int nx[3] = {1, 2, 0};
   for (int i = 0; i < 3; i++) {
-    int i0 = i, i1 = (i + 1) % 3;
+    int i0 = i, i1 = nx[i];
     if (pid[i0] > pid[i1]) {
       i0 = i1;
       i1 = i;
     }
+    po[i] = P[i0];
+    geo_v3_sub(pd[i], P[i1], P[i0]);
+    pl[i] = geo_v3_dot(pd[i], pd[i]);
+    int j0 = i, j1 = nx[i];
+    if (qid[j0] > qid[j1]) {
+      j0 = j1;
+      j1 = i;
+    }
+    qo[i] = Q[j0];
+    geo_v3_sub(qd[i], Q[j1], Q[j0]);
+    ql[i] = geo_v3_dot(qd[i], qd[i]);
+  }
+  for (int i = 0; i < 3; i++) {
     for (int j = 0; j < 3; j++) {
-      int j0 = j, j1 = (j + 1) % 3;
-      if (qid[j0] > qid[j1]) {
-        j0 = j1;
-        j1 = j;
-      }
-      double d2 = seg_seg(P[i0], P[i1], Q[j0], Q[j1], c1, c2);
+      double d2 = seg_seg(po[i], pd[i], pl[i], qo[j], qd[j], ql[j], c1, c2);
       if (d2 < best) {
         best = d2;
         geo_v3_copy(pa, c1);
@@ -650,8 +682,8 @@ static void close_pair(geo_query_ws *ws, int ta, int tb, double dist, const doub
 
 // every leaf pair with distance < thr; pairs below ds become raw pairs; candidates (when
 // cand != NULL) receive every leaf pair below thr (up to cap; *ncand counts all)
-static void traverse_prox(geo_query_ws *ws, double thr, double ds, int *cand, int cap,
-                          int *ncand) {
+static void traverse_prox(geo_query_ws *ws, double thr, double ds, int *cand, double *cand_d,
+                          int cap, int *ncand) {
   const geo_bvh *a = ws->a, *b = ws->b;
   double lim = thr + ws->slack;
   int sp = 0;
@@ -673,6 +705,7 @@ static void traverse_prox(geo_query_ws *ws, double thr, double ds, int *cand, in
           if (*ncand < cap) {
             cand[2 * *ncand] = A->tri;
             cand[2 * *ncand + 1] = B->tri;
+            cand_d[*ncand] = d;
           }
           (*ncand)++;
         }
@@ -815,15 +848,21 @@ int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const 
     cache->b = b;
   }
   int hit = 0;
+  double delta = 0.0;
   if (cache != NULL && cache->valid) {
-    double delta = motion_bound(a, cache->R, cache->t, ws->R, ws->t);
+    delta = motion_bound(a, cache->R, cache->t, ws->R, ws->t);
     if (ds + delta + ws->slack <= cache->thr) {
       hit = 1;
     }
   }
   if (hit) {
-    // re-evaluate the candidates: a superset of the pairs within ds at this pose
+    // re-evaluate the candidates, a superset of the pairs within ds at this pose; one that
+    // was at least ds + delta away when collected cannot be within ds now
+    double skip = ds + delta + ws->slack;
     for (int i = 0; i < cache->n; i++) {
+      if (cache->cand_d[i] >= skip) {
+        continue;
+      }
       double pa[3], pb[3];
       int ta = cache->cand[2 * i], tb = cache->cand[2 * i + 1];
       double d = geo_q_leaf(ws, ta, tb, pa, pb);
@@ -834,14 +873,14 @@ int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const 
   } else if (cache != NULL) {
     int ncand = 0;
     double thr = ds + cache->margin;
-    traverse_prox(ws, thr, ds, cache->cand, cache->cap, &ncand);
+    traverse_prox(ws, thr, ds, cache->cand, cache->cand_d, cache->cap, &ncand);
     cache->valid = ncand <= cache->cap;
     cache->n = ncand <= cache->cap ? ncand : 0;
     cache->thr = thr;
     memcpy(cache->R, ws->R, sizeof cache->R);
     memcpy(cache->t, ws->t, sizeof cache->t);
   } else {
-    traverse_prox(ws, ds, ds, NULL, 0, NULL);
+    traverse_prox(ws, ds, ds, NULL, NULL, 0, NULL);
   }
   info->cache_hit = hit;
   info->n_leaf = ws->n_leaf;

@@ -96,6 +96,9 @@ void geo_query_ws_destroy(geo_query_ws **ws);
 // GEO_QOK or GEO_QEINVAL (negative or non-finite).
 int geo_query_ws_set_parallel_angle(geo_query_ws *ws, double angle);
 
+// Node pairs and leaf pairs tested by the last query run with ws (either may be NULL).
+void geo_query_ws_stats(const geo_query_ws *ws, int *n_node, int *n_leaf);
+
 typedef struct geo_query_cache geo_query_cache;
 
 // Temporal-coherence cache for one ordered body pair. A proximity query with a cache

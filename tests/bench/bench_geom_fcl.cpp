@@ -1,0 +1,224 @@
+// FCL sibling of bench_geom.c: the same meshes (built by our primitives) at the same poses.
+// Minimum distance: fcl::distance with nearest points on BVHModel<OBBRSS>. Proximity (every
+// leaf pair closer than the standoff): a distance traversal over the same OBBRSS hierarchies
+// that prunes node pairs whose OBBRSS distance is >= d_s and keeps every leaf pair below it
+// (PQP triangle distance at the leaves), checked against brute force over all triangle pairs.
+// Prints one line per case in the format bench_geom --fcl reads.
+#include <fcl/fcl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+extern "C" {
+#include "bench_geom_scene.h"
+#include "geo_mesh.h"
+#include "geo_prim.h"
+}
+
+using S = double;
+using BV = fcl::OBBRSS<S>;
+using Model = fcl::BVHModel<BV>;
+
+static double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static std::shared_ptr<Model> make_model(const geo_mesh *m) {
+  std::vector<fcl::Vector3<S>> v(m->nvert);
+  std::vector<fcl::Triangle> t(m->ntri);
+  for (int i = 0; i < m->nvert; i++) {
+    v[i] = fcl::Vector3<S>(m->vert[3 * i], m->vert[3 * i + 1], m->vert[3 * i + 2]);
+  }
+  for (int i = 0; i < m->ntri; i++) {
+    t[i].set(m->tri[3 * i], m->tri[3 * i + 1], m->tri[3 * i + 2]);
+  }
+  auto model = std::make_shared<Model>();
+  model->beginModel(m->ntri, m->nvert);
+  model->addSubModel(v, t);
+  model->endModel();
+  return model;
+}
+
+// every leaf pair (tri of A, tri of B) closer than ds; A at tfa, B at tfb. The stack is
+// reserved once by the caller (no allocation per query once warmed up).
+struct ProxTraversal {
+  std::vector<std::pair<int, int>> stack;
+  std::vector<std::pair<int, int>> pairs;
+
+  void run(const Model &a, const fcl::Transform3<S> &tfa, const Model &b,
+           const fcl::Transform3<S> &tfb, S ds) {
+    pairs.clear();
+    stack.clear();
+    // relative transform of B in A's frame, as FCL's own mesh distance traversal uses it
+    fcl::Transform3<S> tf = tfa.inverse(Eigen::Isometry) * tfb;
+    const fcl::Matrix3<S> R = tf.linear();
+    const fcl::Vector3<S> T = tf.translation();
+    stack.emplace_back(0, 0);
+    while (!stack.empty()) {
+      auto [ia, ib] = stack.back();
+      stack.pop_back();
+      const fcl::BVNode<BV> &na = a.getBV(ia), &nb = b.getBV(ib);
+      if (fcl::distance(R, T, na.bv, nb.bv) >= ds) {
+        continue;
+      }
+      if (na.isLeaf() && nb.isLeaf()) {
+        const fcl::Triangle &ta = a.tri_indices[na.primitiveId()];
+        const fcl::Triangle &tb = b.tri_indices[nb.primitiveId()];
+        fcl::Vector3<S> P, Q;
+        S d = fcl::detail::TriangleDistance<S>::triDistance(
+            a.vertices[ta[0]], a.vertices[ta[1]], a.vertices[ta[2]], b.vertices[tb[0]],
+            b.vertices[tb[1]], b.vertices[tb[2]], R, T, P, Q);
+        if (d < ds) {
+          pairs.emplace_back(na.primitiveId(), nb.primitiveId());
+        }
+        continue;
+      }
+      // FCL's rule: descend the first unless it is a leaf or the smaller volume
+      bool first = !na.isLeaf() && (nb.isLeaf() || na.bv.size() > nb.bv.size());
+      if (first) {
+        stack.emplace_back(na.rightChild(), ib);
+        stack.emplace_back(na.leftChild(), ib);
+      } else {
+        stack.emplace_back(ia, nb.rightChild());
+        stack.emplace_back(ia, nb.leftChild());
+      }
+    }
+  }
+};
+
+// brute force: every triangle pair, world frame, PQP distance (AABB prefilter)
+static std::vector<std::pair<int, int>> brute(const Model &a, const fcl::Transform3<S> &tfa,
+                                              const Model &b, const fcl::Transform3<S> &tfb,
+                                              S ds) {
+  std::vector<std::pair<int, int>> out;
+  std::vector<std::array<fcl::Vector3<S>, 3>> wa(a.num_tris), wb(b.num_tris);
+  for (int i = 0; i < a.num_tris; i++) {
+    for (int k = 0; k < 3; k++) wa[i][k] = tfa * a.vertices[a.tri_indices[i][k]];
+  }
+  for (int i = 0; i < b.num_tris; i++) {
+    for (int k = 0; k < 3; k++) wb[i][k] = tfb * b.vertices[b.tri_indices[i][k]];
+  }
+  for (int i = 0; i < a.num_tris; i++) {
+    fcl::Vector3<S> lo = wa[i][0].cwiseMin(wa[i][1]).cwiseMin(wa[i][2]).array() - ds;
+    fcl::Vector3<S> hi = wa[i][0].cwiseMax(wa[i][1]).cwiseMax(wa[i][2]).array() + ds;
+    for (int j = 0; j < b.num_tris; j++) {
+      fcl::Vector3<S> lo2 = wb[j][0].cwiseMin(wb[j][1]).cwiseMin(wb[j][2]);
+      fcl::Vector3<S> hi2 = wb[j][0].cwiseMax(wb[j][1]).cwiseMax(wb[j][2]);
+      if ((lo.array() > hi2.array()).any() || (lo2.array() > hi.array()).any()) continue;
+      fcl::Vector3<S> P, Q;
+      S d = fcl::detail::TriangleDistance<S>::triDistance(wa[i][0], wa[i][1], wa[i][2], wb[j][0],
+                                                          wb[j][1], wb[j][2], P, Q);
+      if (d < ds) out.emplace_back(i, j);
+    }
+  }
+  return out;
+}
+
+int main(int argc, char **argv) {
+  int npose = BG_NPOSE;
+  for (int i = 1; i < argc; i++) {
+    if (std::strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
+      npose = std::max(1, std::atoi(argv[++i]));
+    } else {
+      std::fprintf(stderr, "usage: %s [--n QUERIES]\n", argv[0]);
+      return 2;
+    }
+  }
+  char err[256];
+  int ok = 1;
+  std::printf("# FCL %s, Rock-N-Stack: medians over %d poses jittered < %.2g mm\n",
+              FCL_VERSION, npose, BG_JITTER * 1e3);
+  for (int rings = 1; rings <= 16; rings += 15) {
+    geo_mesh *torus = geo_mesh_torus(BG_TORUS_R, BG_TORUS_r, BG_TORUS_NMAJOR, BG_TORUS_NMINOR,
+                                     err, sizeof err);
+    geo_mesh *cone = geo_mesh_cone(BG_CONE_R, BG_CONE_H, BG_CONE_SEG, rings, err, sizeof err);
+    if (!torus || !cone) {
+      std::fprintf(stderr, "mesh: %s\n", err);
+      return 1;
+    }
+    std::vector<double> t;
+    std::shared_ptr<Model> mt, mc;
+    for (int k = 0; k < 21; k++) {
+      double t0 = now_s();
+      mt = make_model(torus);
+      mc = make_model(cone);
+      t.push_back(now_s() - t0);
+    }
+    double build_ms = 1e3 * median(t);
+    fcl::CollisionObject<S> ot(mt), oc(mc);
+    fcl::Transform3<S> tfc = fcl::Transform3<S>::Identity();
+    oc.setTransform(tfc);
+    oc.computeAABB();
+    ProxTraversal prox;
+    prox.stack.reserve(4096);
+    prox.pairs.reserve(1 << 16);
+    for (int li = 0; li < 2; li++) {
+      double lift = li ? BG_LIFT : 0.0;
+      double z = bg_torus_height(lift);
+      fcl::DistanceRequest<S> req(true);
+      fcl::Transform3<S> tft = fcl::Transform3<S>::Identity();
+      double p[3];
+      // nominal pose figures
+      tft.translation() = fcl::Vector3<S>(0, 0, z);
+      ot.setTransform(tft);
+      ot.computeAABB();
+      fcl::DistanceResult<S> res;
+      fcl::distance(&ot, &oc, req, res);
+      double mind = res.min_distance;
+      prox.run(*mt, tft, *mc, tfc, BG_STANDOFF);
+      int raw = (int)prox.pairs.size();
+      // minimum distance
+      t.assign(npose, 0.0);
+      for (int k = 0; k < npose; k++) {
+        bg_pose(k, z, p);
+        tft.translation() = fcl::Vector3<S>(p[0], p[1], p[2]);
+        ot.setTransform(tft);
+        ot.computeAABB();
+        double t0 = now_s();
+        fcl::DistanceResult<S> r;
+        fcl::distance(&ot, &oc, req, r);
+        t[k] = now_s() - t0;
+      }
+      double min_us = 1e6 * median(t);
+      // proximity (leaf pairs below ds), checked against brute force on the first poses
+      long leafsum = 0;
+      for (int k = 0; k < npose; k++) {
+        bg_pose(k, z, p);
+        tft.translation() = fcl::Vector3<S>(p[0], p[1], p[2]);
+        double t0 = now_s();
+        prox.run(*mt, tft, *mc, tfc, BG_STANDOFF);
+        t[k] = now_s() - t0;
+        leafsum += (long)prox.pairs.size();
+        if (k < 3) {
+          auto ref = brute(*mt, tft, *mc, tfc, BG_STANDOFF);
+          auto got = prox.pairs;
+          std::sort(ref.begin(), ref.end());
+          std::sort(got.begin(), got.end());
+          if (ref != got) {
+            std::fprintf(stderr, "FCL proximity differs from brute force at pose %d: %zu vs %zu\n",
+                         k, got.size(), ref.size());
+            ok = 0;
+          }
+        }
+      }
+      double prox_us = 1e6 * median(t);
+      std::printf("rings=%d lift=%g build_ms=%.3f min_us=%.2f prox_us=%.2f raw=%d mind=%.9g "
+                  "leafsum=%ld\n",
+                  rings, lift, build_ms, min_us, prox_us, raw, mind, leafsum);
+    }
+    geo_mesh_destroy(&torus);
+    geo_mesh_destroy(&cone);
+  }
+  return ok ? 0 : 1;
+}
