@@ -205,7 +205,9 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
       goto done;
     }
     b->ninertia = (int)pb->n_inertia;
-    memcpy(b->inertia, pb->inertia, pb->n_inertia * sizeof(double));
+    if (pb->n_inertia) {
+      memcpy(b->inertia, pb->inertia, pb->n_inertia * sizeof(double));
+    }
     if (pb->com) {
       b->has_com = 1;
       if (wire_vec3_get(pb->com, b->com, zero) != 0) {
