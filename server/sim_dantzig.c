@@ -17,10 +17,13 @@ struct sim_dantzig {
   double *x;              // direction on the clamped set, in factor order (n_max)
   double *y;              // scratch for triangular solves (n_max)
   double *rhs;            // right-hand sides in factor order (n_max)
-  double *da;             // rate of change of a along the direction (n_max)
+  double *da;             // rate of change of a along the direction, by NC position (n_max)
   int *cidx;              // clamped indices in factor order (n_max)
   int *pos;               // factor position of each index or -1 (n_max)
   int *skip;              // pivot stamp of blockers rejected as dependent (n_max)
+  int *ncl;               // processed unclamped indices (NC), unordered (n_max)
+  int *ncpos;             // position of each index in ncl or -1 (n_max)
+  int nnc;                // size of NC
   double *t;              // scratch of chol_add (n_max)
   int nc;                 // clamped count
   double reg;             // absolute diagonal regularisation of the current solve
@@ -67,9 +70,11 @@ sim_dantzig *sim_dantzig_new(int n_max, const sim_dantzig_opts *opts, char *err,
   dz->cidx = malloc(nm * sizeof(int));
   dz->pos = malloc(nm * sizeof(int));
   dz->skip = malloc(nm * sizeof(int));
+  dz->ncl = malloc(nm * sizeof(int));
+  dz->ncpos = malloc(nm * sizeof(int));
   dz->t = malloc(nm * sizeof(double));
   if (!dz->L || !dz->f || !dz->a || !dz->x || !dz->y || !dz->rhs || !dz->da || !dz->cidx ||
-      !dz->pos || !dz->skip || !dz->t) {
+      !dz->pos || !dz->skip || !dz->t || !dz->ncl || !dz->ncpos) {
     sim_dantzig_destroy(&dz);
     set_err(err, err_sz, "sim_dantzig_new: out of memory");
     return NULL;
@@ -90,6 +95,8 @@ void sim_dantzig_destroy(sim_dantzig **dz) {
   free(p->cidx);
   free(p->pos);
   free(p->skip);
+  free(p->ncl);
+  free(p->ncpos);
   free(p->t);
   free(p);
   *dz = NULL;
@@ -241,6 +248,27 @@ static int warm_start(sim_dantzig *dz, int n, const double *M, const double *q,
   return dropped;
 }
 
+// rate of change of a_i along the current direction: M_id + sum_r M_i,c_r x_r, read from
+// column i of the symmetric M (contiguous)
+static double rate(const sim_dantzig *dz, int n, const double *M, int i, int d) {
+  const double *mi = M + (size_t)i * n;
+  double s = mi[d];
+  for (int r = 0; r < dz->nc; r++) s += mi[dz->cidx[r]] * dz->x[r];
+  return s;
+}
+
+static void nc_add(sim_dantzig *dz, int i) {
+  dz->ncpos[i] = dz->nnc;
+  dz->ncl[dz->nnc++] = i;
+}
+
+static void nc_remove(sim_dantzig *dz, int i) {
+  int p = dz->ncpos[i], last = dz->ncl[--dz->nnc];
+  dz->ncl[p] = last;
+  dz->ncpos[last] = p;
+  dz->ncpos[i] = -1;
+}
+
 sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const double *q,
                                  double *z, double *w, const unsigned char *clamped_in,
                                  unsigned char *clamped_out, sim_lcp_info *info) {
@@ -262,58 +290,63 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
     mmax = fmax(mmax, mii);
     qs = fmax(qs, fabs(q[i]));
   }
-  dz->reg = o->reg_rel * (mmax > 0.0 ? mmax : 1.0);
+  if (mmax == 0.0) mmax = 1.0;
+  dz->reg = o->reg_rel * mmax;
   const double drive_thr = o->drive_tol * (qs > 0.0 ? qs : 1.0);
-  double *f = dz->f, *a = dz->a, *da = dz->da, *x = dz->x;
+  double *f = dz->f, *a = dz->a, *x = dz->x;
   for (int i = 0; i < n; i++) {
     f[i] = 0.0;
     a[i] = q[i];
     dz->pos[i] = -1;
+    dz->ncpos[i] = -1;
     dz->skip[i] = 0;
   }
   dz->nc = 0;
+  dz->nnc = 0;
   if (clamped_in) {
     inf.warm_dropped = warm_start(dz, n, M, q, clamped_in);
     if (dz->nc > 0) resync(dz, n, M, q, 1);
   }
 
+  // Baraff 4.1: contacts are taken one at a time in order; those not yet reached are
+  // ignored (their a may go negative meanwhile). Processed indices are in C (a = 0,
+  // f >= 0) or NC (f = 0, a >= 0); a is maintained for NC only.
   sim_lcp_status st = SIM_LCP_SOLVED;
-  for (;;) {
-    // Baraff 4.3 compute-forces: pick an unclamped index with a_d < 0 (the most negative)
-    int d = -1;
-    double amin = -drive_thr;
-    for (int i = 0; i < n; i++) {
-      if (dz->pos[i] < 0 && a[i] < amin) {
-        amin = a[i];
-        d = i;
-      }
-    }
-    if (d < 0) break;
+  for (int d = 0; d < n; d++) {
+    if (dz->pos[d] >= 0) continue;  // clamped by the warm start
     const double mdd = M[d + (size_t)d * n];
     const double *md = M + (size_t)d * n;
+    double ad = q[d];
+    for (int r = 0; r < dz->nc; r++) ad += md[dz->cidx[r]] * f[dz->cidx[r]];
+    a[d] = ad;
+    if (ad >= -drive_thr) {
+      nc_add(dz, d);
+      continue;
+    }
     // drive-to-zero(d)
     for (int first = 1;; first = 0) {
       if (inf.pivots >= cap) {
         st = SIM_LCP_PIVOT_LIMIT;
         goto done;
       }
-      if (!first && a[d] >= -drive_thr && f[d] == 0.0) break;  // d became unclamped-valid
-      // fdirection: df_d = 1, M_CC x = -M_Cd (Baraff eq. 9), then da = M df
+      if (!first && a[d] >= -drive_thr && f[d] == 0.0) {  // d became a valid unclamped one
+        nc_add(dz, d);
+        break;
+      }
+      // fdirection: df_d = 1, M_CC x = -M_Cd (Baraff eq. 9); rates of a on d and NC
       const int k = dz->nc;
       for (int r = 0; r < k; r++) dz->rhs[r] = -md[dz->cidx[r]];
       chol_solve(dz, dz->rhs, x);
-      for (int i = 0; i < n; i++) da[i] = md[i];
       double xn = 1.0, xx = 0.0;
       for (int r = 0; r < k; r++) {
-        const double *mc = M + (size_t)dz->cidx[r] * n;
-        double xr = x[r];
-        xn = fmax(xn, fabs(xr));
-        xx += xr * xr;
-        for (int i = 0; i < n; i++) da[i] += mc[i] * xr;
+        xn = fmax(xn, fabs(x[r]));
+        xx += x[r] * x[r];
       }
-      // maxstep (Baraff eq. 10-12): ties keep the earlier candidate, d first. d counts as
-      // reachable only if its rate (the Schur complement of d on C) is not negligible:
-      // otherwise d is redundant with C (Baraff's redundant contacts)
+      const double dad = rate(dz, n, M, d, d);
+      for (int t = 0; t < dz->nnc; t++) dz->da[t] = rate(dz, n, M, dz->ncl[t], d);
+      // maxstep (Baraff eq. 10-12). d counts as reachable only if its rate (the Schur
+      // complement of d on C) is not negligible: otherwise d is redundant with C (Baraff's
+      // redundant contacts). Among blockers the first minimum wins; a tie with d goes to d.
       const int stamp = inf.pivots + 1;
       double s;
       int j, joined = 0;
@@ -321,8 +354,8 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
         s = INFINITY;
         j = -1;
         double sd = INFINITY;
-        if (da[d] > o->dep_tol * mdd + 2.0 * dz->reg * (1.0 + xx)) {
-          s = sd = fmax(0.0, -a[d]) / da[d];
+        if (dad > o->dep_tol * mdd + 2.0 * dz->reg * (1.0 + xx)) {
+          s = sd = fmax(0.0, -a[d]) / dad;
           j = d;
         }
         const double xthr = o->piv_tol * xn;
@@ -335,18 +368,17 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
             }
           }
         }
-        const double athr = o->piv_tol * (mmax > 0.0 ? mmax : 1.0) * xn;
-        for (int i = 0; i < n; i++) {
-          if (dz->pos[i] >= 0 || i == d || a[i] < -drive_thr || dz->skip[i] == stamp) continue;
-          if (da[i] < -athr) {
-            double si = fmax(0.0, a[i]) / -da[i];
+        const double athr = o->piv_tol * mmax * xn;
+        for (int t = 0; t < dz->nnc; t++) {
+          int i = dz->ncl[t];
+          if (dz->da[t] < -athr && dz->skip[i] != stamp) {
+            double si = fmax(0.0, a[i]) / -dz->da[t];
             if (si < s) {
               s = si;
               j = i;
             }
           }
         }
-        // a blocker that ties with d (up to rounding) leaves the choice to d
         if (j >= 0 && j != d && sd < INFINITY && sd <= s + 1e-9 * sd) {
           s = sd;
           j = d;
@@ -370,13 +402,15 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
         st = SIM_LCP_NUMERICAL;
         goto done;
       }
-      // take the step (a zero-length step only changes the index sets)
+      // take the step (a zero-length step only changes the index sets); x holds the
+      // direction over the k positions the factor had before a join appended j
       if (s == 0.0) {
         inf.zero_steps++;
       } else {
         for (int r = 0; r < k; r++) f[dz->cidx[r]] += s * x[r];
         f[d] += s;
-        for (int i = 0; i < n; i++) a[i] += s * da[i];
+        a[d] += s * dad;
+        for (int t = 0; t < dz->nnc; t++) a[dz->ncl[t]] += s * dz->da[t];
       }
       inf.pivots++;
       if (j == d) {
@@ -388,21 +422,19 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
         break;
       } else if (joined) {
         a[j] = 0.0;  // already appended to the factor during the selection
+        nc_remove(dz, j);
       } else {
         f[j] = 0.0;
+        a[j] = 0.0;
         chol_remove(dz, dz->pos[j]);
+        nc_add(dz, j);
       }
     }
-    // d is clamped: recompute f_C and a from the factor (one refinement step removes the
-    // regularisation's bias) so rounding does not accumulate from drive to drive
-    resync(dz, n, M, q, 1);
   }
 
 done:
   inf.n_active = dz->nc;
-  if (st == SIM_LCP_SOLVED) {
-    resync(dz, n, M, q, 2);
-  }
+  if (st == SIM_LCP_SOLVED) resync(dz, n, M, q, 2);
   for (int i = 0; i < n; i++) z[i] = dz->pos[i] >= 0 ? fmax(0.0, f[i]) : 0.0;
   if (clamped_out) {
     for (int i = 0; i < n; i++) clamped_out[i] = dz->pos[i] >= 0;
