@@ -1,0 +1,473 @@
+// GJK with the signed-volumes sub-algorithm (Montanari et al. 2017, Algorithms 2-4), run in
+// A's local frame; B is mapped into it by the relative transform.
+#include "geo_gjk.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+// a vertex of the Minkowski difference A - B (A's frame) with its origins.
+typedef struct gjk_vtx {
+  double w[3];  // a - b
+  double a[3];  // support point of A
+  double b[3];  // support point of B (in A's frame)
+  int ia, ib;   // their vertex ids
+} gjk_vtx;
+
+typedef struct gjk_simplex {
+  int n;
+  gjk_vtx v[4];
+  double lam[4];  // barycentric coordinates of the closest point
+} gjk_simplex;
+
+static int same_sign(double a, double b) { return (a > 0.0 && b > 0.0) || (a < 0.0 && b < 0.0); }
+
+// closest point of a sub-simplex: its vertex indices (into the full simplex) and weights.
+typedef struct sub_result {
+  int n;
+  int idx[4];
+  double lam[4];
+} sub_result;
+
+static double sub_dist2(const gjk_simplex *S, const sub_result *s) {
+  double v[3] = {0, 0, 0};
+  for (int i = 0; i < s->n; i++) {
+    geo_v3_madd(v, v, s->lam[i], S->v[s->idx[i]].w);
+  }
+  return geo_v3_norm2(v);
+}
+
+// segment p-q (Montanari Alg. 4): project on the line, decide in the best 1D axis.
+static void s1d(const gjk_simplex *S, int ip, int iq, sub_result *out) {
+  const double *p = S->v[ip].w, *q = S->v[iq].w;
+  double t[3];
+  geo_v3_sub(t, q, p);
+  double tt = geo_v3_dot(t, t);
+  if (!(tt > 0.0)) {
+    out->n = 1;
+    out->idx[0] = ip;
+    out->lam[0] = 1.0;
+    return;
+  }
+  double o[3];
+  geo_v3_madd(o, p, -geo_v3_dot(p, t) / tt, t);
+  int I = 0;
+  for (int k = 1; k < 3; k++) {
+    if (fabs(t[k]) > fabs(t[I])) {
+      I = k;
+    }
+  }
+  double mu = q[I] - p[I];
+  double cp = q[I] - o[I], cq = o[I] - p[I];
+  if (same_sign(mu, cp) && same_sign(mu, cq)) {
+    out->n = 2;
+    out->idx[0] = ip;
+    out->idx[1] = iq;
+    out->lam[0] = cp / mu;
+    out->lam[1] = cq / mu;
+  } else {
+    out->n = 1;
+    out->idx[0] = same_sign(mu, cp) ? ip : iq;
+    out->lam[0] = 1.0;
+  }
+}
+
+// signed doubled area of 2D triangle (a, b, c) in coordinates (x, y) = (k1, k2).
+static double area2(const double *a, const double *b, const double *c, int k1, int k2) {
+  return (b[k1] - a[k1]) * (c[k2] - a[k2]) - (b[k2] - a[k2]) * (c[k1] - a[k1]);
+}
+
+static void keep_best(const gjk_simplex *S, const sub_result *cand, sub_result *best,
+                      double *bd) {
+  double d = sub_dist2(S, cand);
+  if (d < *bd) {
+    *bd = d;
+    *best = *cand;
+  }
+}
+
+// triangle p-q-r (Montanari Alg. 3): project on the plane, decide in the best 2D plane.
+static void s2d(const gjk_simplex *S, int ip, int iq, int ir, sub_result *out) {
+  const double *p = S->v[ip].w, *q = S->v[iq].w, *r = S->v[ir].w;
+  double e1[3], e2[3], n[3];
+  geo_v3_sub(e1, q, p);
+  geo_v3_sub(e2, r, p);
+  geo_v3_cross(n, e1, e2);
+  double nn = geo_v3_dot(n, n);
+  int idx[3] = {ip, iq, ir};
+  sub_result cand;
+  double bd = DBL_MAX;
+  // degenerate (collinear) triangle: its closest point is on an edge
+  if (!(nn > 1e-26 * geo_v3_norm2(e1) * geo_v3_norm2(e2))) {
+    for (int k = 0; k < 3; k++) {
+      s1d(S, idx[k], idx[(k + 1) % 3], &cand);
+      keep_best(S, &cand, out, &bd);
+    }
+    return;
+  }
+  double o[3];
+  geo_v3_scale(o, n, geo_v3_dot(p, n) / nn);
+  int J = 0;
+  for (int k = 1; k < 3; k++) {
+    if (fabs(n[k]) > fabs(n[J])) {
+      J = k;
+    }
+  }
+  int k1 = (J + 1) % 3, k2 = (J + 2) % 3;
+  double mu = area2(p, q, r, k1, k2);
+  double C[3] = {area2(o, q, r, k1, k2), area2(p, o, r, k1, k2), area2(p, q, o, k1, k2)};
+  if (same_sign(mu, C[0]) && same_sign(mu, C[1]) && same_sign(mu, C[2])) {
+    out->n = 3;
+    for (int k = 0; k < 3; k++) {
+      out->idx[k] = idx[k];
+      out->lam[k] = C[k] / mu;
+    }
+    return;
+  }
+  // outside across the edge opposite vertex k for each k whose weight is not positive
+  for (int k = 0; k < 3; k++) {
+    if (!same_sign(mu, C[k])) {
+      s1d(S, idx[(k + 1) % 3], idx[(k + 2) % 3], &cand);
+      keep_best(S, &cand, out, &bd);
+    }
+  }
+}
+
+// signed volume of (a, b, c, d): (b - a) . ((c - a) x (d - a)).
+static double vol(const double *a, const double *b, const double *c, const double *d) {
+  double u[3], v[3], w[3], x[3];
+  geo_v3_sub(u, b, a);
+  geo_v3_sub(v, c, a);
+  geo_v3_sub(w, d, a);
+  geo_v3_cross(x, v, w);
+  return geo_v3_dot(u, x);
+}
+
+// tetrahedron (Montanari Alg. 2): cofactors are the signed volumes with the origin in place
+// of each vertex.
+static void s3d(const gjk_simplex *S, sub_result *out) {
+  const double *s[4] = {S->v[0].w, S->v[1].w, S->v[2].w, S->v[3].w};
+  static const double O[3] = {0, 0, 0};
+  double C[4] = {vol(O, s[1], s[2], s[3]), vol(s[0], O, s[2], s[3]), vol(s[0], s[1], O, s[3]),
+                 vol(s[0], s[1], s[2], O)};
+  double mu = C[0] + C[1] + C[2] + C[3];
+  double scale = 0.0;
+  for (int k = 1; k < 4; k++) {
+    scale = fmax(scale, geo_v3_dist2(s[k], s[0]));
+  }
+  int flat = !(fabs(mu) > 1e-13 * scale * sqrt(scale));
+  if (!flat && same_sign(mu, C[0]) && same_sign(mu, C[1]) && same_sign(mu, C[2]) &&
+      same_sign(mu, C[3])) {
+    out->n = 4;
+    for (int k = 0; k < 4; k++) {
+      out->idx[k] = k;
+      out->lam[k] = C[k] / mu;
+    }
+    return;
+  }
+  // the faces the origin is beyond (all of them for a flat tetrahedron)
+  static const int opp[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};
+  sub_result cand;
+  double bd = DBL_MAX;
+  for (int k = 0; k < 4; k++) {
+    if (flat || !same_sign(mu, C[k])) {
+      s2d(S, opp[k][0], opp[k][1], opp[k][2], &cand);
+      keep_best(S, &cand, out, &bd);
+    }
+  }
+  if (bd == DBL_MAX) {
+    // inside but nearly flat: report the origin as enclosed
+    out->n = 4;
+    for (int k = 0; k < 4; k++) {
+      out->idx[k] = k;
+      out->lam[k] = 0.25;
+    }
+  }
+}
+
+// reduce S to the sub-simplex holding its closest point to the origin; v = that point.
+static void closest(gjk_simplex *S, double v[3]) {
+  sub_result sr;
+  switch (S->n) {
+    case 1:
+      sr.n = 1;
+      sr.idx[0] = 0;
+      sr.lam[0] = 1.0;
+      break;
+    case 2:
+      s1d(S, 0, 1, &sr);
+      break;
+    case 3:
+      s2d(S, 0, 1, 2, &sr);
+      break;
+    default:
+      s3d(S, &sr);
+      break;
+  }
+  gjk_simplex T;
+  T.n = sr.n;
+  for (int i = 0; i < sr.n; i++) {
+    T.v[i] = S->v[sr.idx[i]];
+    T.lam[i] = sr.lam[i];
+  }
+  *S = T;
+  geo_v3_set(v, 0, 0, 0);
+  for (int i = 0; i < S->n; i++) {
+    geo_v3_madd(v, v, S->lam[i], S->v[i].w);
+  }
+}
+
+static int support(const geo_convex *c, const double d[3], int seed) {
+  if (c->kind == GEO_CONVEX_HULL && c->hull->nvert > GEO_GJK_CLIMB_MIN) {
+    return geo_hull_support_climb(c->hull, d, seed);
+  }
+  int best = 0;
+  double bd = geo_v3_dot(c->pts, d);
+  for (int i = 1; i < c->n; i++) {
+    double x = geo_v3_dot(c->pts + 3 * i, d);
+    if (x > bd) {
+      bd = x;
+      best = i;
+    }
+  }
+  return best;
+}
+
+// Minkowski vertex from vertex ids: a in A's frame, b mapped by the relative transform.
+static void make_vtx(gjk_vtx *x, const geo_convex *A, const geo_convex *B, const geo_xform *rel,
+                     int ia, int ib) {
+  x->ia = ia;
+  x->ib = ib;
+  geo_v3_copy(x->a, A->pts + 3 * ia);
+  geo_xform_point(x->b, rel, B->pts + 3 * ib);
+  geo_v3_sub(x->w, x->a, x->b);
+}
+
+// the distinct vertex ids of one side of the simplex carrying weight, ascending.
+static int side_vertices(const gjk_simplex *S, int side, int out[3]) {
+  int ids[4];
+  double w[4];
+  int m = 0;
+  for (int i = 0; i < S->n; i++) {
+    int id = side == 0 ? S->v[i].ia : S->v[i].ib;
+    int j = 0;
+    while (j < m && ids[j] != id) {
+      j++;
+    }
+    if (j == m) {
+      ids[m] = id;
+      w[m++] = 0.0;
+    }
+    w[j] += S->lam[i];
+  }
+  int k = 0;
+  for (int j = 0; j < m; j++) {
+    if (w[j] > 1e-10 && k < 3) {
+      out[k++] = ids[j];
+    }
+  }
+  if (k == 0) {
+    out[k++] = ids[0];
+  }
+  // ascending
+  for (int i = 1; i < k; i++) {
+    for (int j = i; j > 0 && out[j] < out[j - 1]; j--) {
+      int t = out[j];
+      out[j] = out[j - 1];
+      out[j - 1] = t;
+    }
+  }
+  return k;
+}
+
+// the face of hull h holding vertices v[0..nv-1] (nv = 2 or 3); edge search for nv = 2.
+static geo_cfeat hull_feature(const geo_hull *h, const int *v, int nv) {
+  geo_cfeat f = {GEO_CF_FACE, -1};
+  int s = h->vadj_start[v[0]], e = h->vadj_start[v[0] + 1];
+  if (nv == 2) {
+    for (int k = s; k < e; k++) {
+      if (h->vadj[k] == v[1]) {
+        f.type = GEO_CF_EDGE;
+        f.id = h->vadj_edge[k];
+        return f;
+      }
+    }
+  }
+  // a face around v[0] whose plane holds the other vertices (coplanar faces: first one)
+  double bestoff = DBL_MAX;
+  for (int k = s; k < e; k++) {
+    int fi = h->vadj_face[k];
+    const double *pl = h->plane + 4 * fi;
+    double off = 0.0;
+    for (int j = 1; j < nv; j++) {
+      off = fmax(off, fabs(geo_v3_dot(pl, h->vert + 3 * v[j]) - pl[3]));
+    }
+    if (off < bestoff) {
+      bestoff = off;
+      f.id = fi;
+    }
+  }
+  return f;
+}
+
+static geo_cfeat feature_of(const geo_convex *c, const int *v, int nv) {
+  geo_cfeat f = {GEO_CF_VERTEX, v[0]};
+  if (nv == 1) {
+    return f;
+  }
+  if (c->kind == GEO_CONVEX_HULL) {
+    return hull_feature(c->hull, v, nv);
+  }
+  if (c->n == 2 || (c->n == 3 && nv == 2)) {
+    f.type = GEO_CF_EDGE;
+    f.id = (v[0] == 0 && v[1] == 2) ? 2 : v[0];
+  } else if (c->n == 3) {
+    f.type = GEO_CF_FACE;
+    f.id = 0;
+  } else {
+    f.type = nv == 2 ? GEO_CF_EDGE : GEO_CF_FACE;
+    f.id = -1;
+  }
+  return f;
+}
+
+static int has_pair(const gjk_simplex *S, int ia, int ib) {
+  for (int i = 0; i < S->n; i++) {
+    if (S->v[i].ia == ia && S->v[i].ib == ib) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int geo_gjk(const geo_convex *A, const geo_xform *XA, const geo_convex *B,
+            const geo_xform *XB, const geo_gjk_opts *opts, geo_gjk_cache *cache,
+            geo_gjk_result *r) {
+  double eps_rel = 1e-14, stop_above = 0.0, stop_below = 0.0;
+  int max_iter = 128;
+  if (opts) {
+    eps_rel = opts->eps_rel > 0.0 ? opts->eps_rel : eps_rel;
+    max_iter = opts->max_iter > 0 ? opts->max_iter : max_iter;
+    stop_above = opts->stop_above;
+    stop_below = opts->stop_below;
+  }
+  // work in A's frame
+  geo_xform rel;
+  geo_xform_rel(&rel, XA, XB);
+  int seed_a = 0, seed_b = 0;
+  gjk_simplex S;
+  S.n = 0;
+  if (cache) {
+    seed_a = (cache->seed_a >= 0 && cache->seed_a < A->n) ? cache->seed_a : 0;
+    seed_b = (cache->seed_b >= 0 && cache->seed_b < B->n) ? cache->seed_b : 0;
+    if (cache->n >= 1 && cache->n <= 4) {
+      int ok = 1;
+      for (int i = 0; i < cache->n; i++) {
+        ok = ok && cache->ia[i] >= 0 && cache->ia[i] < A->n && cache->ib[i] >= 0 &&
+             cache->ib[i] < B->n && !has_pair(&S, cache->ia[i], cache->ib[i]);
+        if (ok) {
+          make_vtx(&S.v[S.n++], A, B, &rel, cache->ia[i], cache->ib[i]);
+        }
+      }
+      if (!ok) {
+        S.n = 0;
+      }
+    }
+  }
+  if (S.n == 0) {
+    make_vtx(&S.v[0], A, B, &rel, seed_a, seed_b);
+    S.n = 1;
+  }
+  double v[3];
+  closest(&S, v);
+  double vv = geo_v3_norm2(v), lower = 0.0;
+  int status = GEO_GJK_MAXITER, intersect = 0, it = 0;
+  double maxw2 = 0.0;
+  for (int i = 0; i < S.n; i++) {
+    maxw2 = fmax(maxw2, geo_v3_norm2(S.v[i].w));
+  }
+  // Montanari et al. Alg. 1: support in -v, stop on relative gap, containment or no progress
+  while (it < max_iter) {
+    if (S.n == 4 || vv <= 1e-28 * maxw2) {
+      intersect = 1;
+      status = GEO_GJK_OK;
+      break;
+    }
+    if (stop_below > 0.0 && vv < stop_below * stop_below) {
+      status = GEO_GJK_BELOW;
+      break;
+    }
+    it++;
+    double d[3], db[3];
+    geo_v3_scale(d, v, -1.0);
+    int ia = support(A, d, seed_a);
+    geo_m3_tmulv(db, rel.R, v);
+    int ib = support(B, db, seed_b);
+    seed_a = ia;
+    seed_b = ib;
+    gjk_vtx x;
+    make_vtx(&x, A, B, &rel, ia, ib);
+    double vw = geo_v3_dot(v, x.w);
+    if (vw > 0.0) {
+      lower = fmax(lower, vw / sqrt(vv));
+    }
+    if (stop_above > 0.0 && lower > stop_above) {
+      status = GEO_GJK_ABOVE;
+      break;
+    }
+    if (has_pair(&S, ia, ib) || vv - vw <= eps_rel * vv) {
+      status = GEO_GJK_OK;
+      break;
+    }
+    gjk_simplex prev = S;
+    S.v[S.n++] = x;
+    maxw2 = fmax(maxw2, geo_v3_norm2(x.w));
+    double nv[3];
+    closest(&S, nv);
+    double nvv = geo_v3_norm2(nv);
+    if (S.n < 4 && !(nvv < vv)) {
+      // no progress in floating point: keep the previous simplex, it is as good
+      S = prev;
+      status = GEO_GJK_OK;
+      break;
+    }
+    geo_v3_copy(v, nv);
+    vv = nvv;
+  }
+  // witnesses and features from the final simplex
+  double pa[3] = {0, 0, 0}, pb[3] = {0, 0, 0};
+  for (int i = 0; i < S.n; i++) {
+    geo_v3_madd(pa, pa, S.lam[i], S.v[i].a);
+    geo_v3_madd(pb, pb, S.lam[i], S.v[i].b);
+  }
+  memset(r, 0, sizeof(*r));
+  if (intersect) {
+    // a common point: the same weights give a point of A and a point of B that coincide
+    geo_v3_scale(pa, pa, 0.5);
+    geo_v3_madd(pa, pa, 0.5, pb);
+    geo_v3_copy(pb, pa);
+    r->dist = 0.0;
+    lower = 0.0;
+  } else {
+    r->dist = geo_v3_dist(pa, pb);
+  }
+  r->lower = fmin(lower, r->dist);
+  r->intersect = intersect;
+  r->iters = it;
+  geo_xform_point(r->pa, XA, pa);
+  geo_xform_point(r->pb, XA, pb);
+  r->nva = side_vertices(&S, 0, r->va);
+  r->nvb = side_vertices(&S, 1, r->vb);
+  r->fa = feature_of(A, r->va, r->nva);
+  r->fb = feature_of(B, r->vb, r->nvb);
+  if (cache) {
+    cache->n = S.n;
+    for (int i = 0; i < S.n; i++) {
+      cache->ia[i] = S.v[i].ia;
+      cache->ib[i] = S.v[i].ib;
+    }
+    cache->seed_a = seed_a;
+    cache->seed_b = seed_b;
+  }
+  return status;
+}
