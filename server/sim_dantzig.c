@@ -24,7 +24,8 @@ struct sim_dantzig {
   int *ncl;               // processed unclamped indices (NC), unordered (n_max)
   int *ncpos;             // position of each index in ncl or -1 (n_max)
   int nnc;                // size of NC
-  double *t;              // scratch of chol_add (n_max)
+  double *t;              // scratch of chol_add; Givens cosines and sines (2 n_max)
+  double *R;              // R[i][r] = M_i,cidx[r]: columns of C gathered, row-major (n_max^2)
   int nc;                 // clamped count
   double reg;             // absolute diagonal regularisation of the current solve
 };
@@ -72,9 +73,11 @@ sim_dantzig *sim_dantzig_new(int n_max, const sim_dantzig_opts *opts, char *err,
   dz->skip = malloc(nm * sizeof(int));
   dz->ncl = malloc(nm * sizeof(int));
   dz->ncpos = malloc(nm * sizeof(int));
-  dz->t = malloc(nm * sizeof(double));
+  dz->t = malloc(2 * nm * sizeof(double));
+  dz->R = malloc(nm * nm * sizeof(double));
   if (!dz->L || !dz->f || !dz->a || !dz->x || !dz->y || !dz->rhs || !dz->da || !dz->cidx ||
-      !dz->pos || !dz->skip || !dz->t || !dz->ncl || !dz->ncpos) {
+      !dz->pos || !dz->skip || !dz->t || !dz->ncl || !dz->ncpos ||
+      !dz->R) {
     sim_dantzig_destroy(&dz);
     set_err(err, err_sz, "sim_dantzig_new: out of memory");
     return NULL;
@@ -98,13 +101,29 @@ void sim_dantzig_destroy(sim_dantzig **dz) {
   free(p->ncl);
   free(p->ncpos);
   free(p->t);
+  free(p->R);
   free(p);
   *dz = NULL;
 }
 
 int sim_dantzig_n_max(const sim_dantzig *dz) { return dz ? dz->n_max : 0; }
 
-// Solves (L L^T) x = rhs over the nc clamped positions. rhs and x may alias.
+// a . b over m entries with four partial sums (breaks the floating-point add chain)
+static inline double dot(const double *a, const double *b, int m) {
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  int i = 0;
+  for (; i + 4 <= m; i += 4) {
+    s0 += a[i] * b[i];
+    s1 += a[i + 1] * b[i + 1];
+    s2 += a[i + 2] * b[i + 2];
+    s3 += a[i + 3] * b[i + 3];
+  }
+  for (; i < m; i++) s0 += a[i] * b[i];
+  return (s0 + s1) + (s2 + s3);
+}
+
+// Solves (L L^T) x = rhs over the nc clamped positions; rhs and x may alias. The forward
+// result L^-1 rhs stays in dz->y (chol_add of the driven index reuses it).
 static void chol_solve(sim_dantzig *dz, const double *rhs, double *x) {
   const int k = dz->nc, ld = dz->n_max;
   const double *L = dz->L;
@@ -112,85 +131,118 @@ static void chol_solve(sim_dantzig *dz, const double *rhs, double *x) {
   // forward: L y = rhs, row by row
   for (int r = 0; r < k; r++) {
     const double *lr = L + (size_t)r * ld;
-    double s = rhs[r];
-    for (int c = 0; c < r; c++) s -= lr[c] * y[c];
-    y[r] = s / lr[r];
+    y[r] = (rhs[r] - dot(lr, y, r)) / lr[r];
   }
   // backward: L^T x = y, column-oriented so each step reads one row of L
+  for (int r = 0; r < k; r++) x[r] = y[r];
   for (int r = k - 1; r >= 0; r--) {
     const double *lr = L + (size_t)r * ld;
-    double xr = y[r] / lr[r];
-    y[r] = xr;
-    for (int c = 0; c < r; c++) y[c] -= lr[c] * xr;
+    double xr = x[r] / lr[r];
+    x[r] = xr;
+    int c = 0;
+    for (; c + 4 <= r; c += 4) {
+      x[c] -= lr[c] * xr;
+      x[c + 1] -= lr[c + 1] * xr;
+      x[c + 2] -= lr[c + 2] * xr;
+      x[c + 3] -= lr[c + 3] * xr;
+    }
+    for (; c < r; c++) x[c] -= lr[c] * xr;
   }
-  for (int r = 0; r < k; r++) x[r] = y[r];
 }
 
-// Appends index j to the clamped set: one new row l of L from a forward solve, O(nc^2).
-// The new pivot is p = M_jj + reg - |l|^2. For j dependent on C (M_Cj = M_CC y) the
-// regularisation alone leaves p ~ reg (1 + |y|^2), y = (M_CC + reg I)^-1 M_Cj; so j counts
-// as redundant when p <= dep_tol * M_jj + 2 reg (1 + |y|^2) (check_dep = 0: only p <= 0
-// fails). Returns 0, or -1 (nothing changed) when j is redundant or M is not PSD.
-static int chol_add(sim_dantzig *dz, int n, const double *M, int j, int check_dep) {
+// Appends index j to the clamped set: one new row l of L, O(nc^2), and column j of M to
+// the gathered copy R. If lpre is given it is L^-1 M_Cj already (from the last solve),
+// else a forward solve computes it. The new pivot is p = M_jj + reg - |l|^2. For j
+// dependent on C (M_Cj = M_CC y) the regularisation alone leaves p ~ reg (1 + |y|^2),
+// y = (M_CC + reg I)^-1 M_Cj; with check_dep, j counts as redundant when
+// p <= dep_tol * M_jj + 2 reg (1 + |y|^2) (yy_pre: |y|^2 if known, else < 0), a test made
+// only when p <= sqrt(dep_tol) M_jj.
+// Returns 0, or -1 (nothing changed) when j is redundant or p <= 0 (M not PSD).
+static int chol_add(sim_dantzig *dz, int n, const double *M, int j, int check_dep,
+                    const double *lpre, double yy_pre) {
   const int k = dz->nc, ld = dz->n_max;
   double *lk = dz->L + (size_t)k * ld;
-  const double *mj = M + (size_t)j * n;
+  const double *rj = dz->R + (size_t)j * ld;  // M_j,C in factor order
   double ss = 0.0;
-  for (int r = 0; r < k; r++) {
-    const double *lr = dz->L + (size_t)r * ld;
-    double s = mj[dz->cidx[r]];
-    for (int c = 0; c < r; c++) s -= lr[c] * lk[c];
-    lk[r] = s / lr[r];
-    ss += lk[r] * lk[r];
-  }
-  double p = mj[j] + dz->reg - ss;
-  double floor = 0.0;
-  if (check_dep) {
-    // y = L^-T l, column-oriented back substitution into the scratch t
-    double *t = dz->t, yy = 0.0;
-    for (int r = 0; r < k; r++) t[r] = lk[r];
-    for (int r = k - 1; r >= 0; r--) {
-      const double *lr = dz->L + (size_t)r * ld;
-      double yr = t[r] / lr[r];
-      yy += yr * yr;
-      for (int c = 0; c < r; c++) t[c] -= lr[c] * yr;
+  if (lpre) {
+    for (int r = 0; r < k; r++) {
+      lk[r] = lpre[r];
+      ss += lk[r] * lk[r];
     }
-    floor = dz->opts.dep_tol * mj[j] + 2.0 * dz->reg * (1.0 + yy);
+  } else {
+    for (int r = 0; r < k; r++) {
+      const double *lr = dz->L + (size_t)r * ld;
+      lk[r] = (rj[r] - dot(lr, lk, r)) / lr[r];
+      ss += lk[r] * lk[r];
+    }
+  }
+  const double mjj = M[j + (size_t)j * n];
+  double p = mjj + dz->reg - ss;
+  double floor = 0.0;
+  // p above sqrt(dep_tol) M_jj: the regularisation term could only exceed it for a
+  // catastrophically conditioned C, so the O(nc^2) |y| is computed only below that
+  if (check_dep && p <= sqrt(dz->opts.dep_tol) * mjj) {
+    double yy = yy_pre;
+    if (yy < 0.0) {
+      // y = L^-T l, column-oriented back substitution into the scratch t
+      double *t = dz->t;
+      yy = 0.0;
+      for (int r = 0; r < k; r++) t[r] = lk[r];
+      for (int r = k - 1; r >= 0; r--) {
+        const double *lr = dz->L + (size_t)r * ld;
+        double yr = t[r] / lr[r];
+        yy += yr * yr;
+        for (int c = 0; c < r; c++) t[c] -= lr[c] * yr;
+      }
+    }
+    floor = dz->opts.dep_tol * mjj + 2.0 * dz->reg * (1.0 + yy);
   }
   if (!(p > floor) || !isfinite(p)) return -1;
   lk[k] = sqrt(p);
   dz->cidx[k] = j;
   dz->pos[j] = k;
   dz->nc = k + 1;
+  // R gains column k: R[i][k] = M_ij (column j of the symmetric M)
+  const double *mj = M + (size_t)j * n;
+  for (int i = 0; i < n; i++) dz->R[(size_t)i * ld + k] = mj[i];
   return 0;
 }
 
 // Removes the clamped index at factor position p: drop row p of L, then restore the
-// lower-triangular shape of the rows below with Givens rotations on column pairs, O(nc^2).
-static void chol_remove(sim_dantzig *dz, int p) {
+// lower-triangular shape of the rows below with Givens rotations on column pairs, applied
+// row by row (each row receives the rotations of the rows above it), O(nc^2). R loses
+// column p.
+static void chol_remove(sim_dantzig *dz, int n, int p) {
   const int k = dz->nc, ld = dz->n_max;
-  double *L = dz->L;
+  double *L = dz->L, *gc = dz->t, *gs = dz->t + ld;
   dz->pos[dz->cidx[p]] = -1;
   for (int r = p; r < k - 1; r++) {
-    memcpy(L + (size_t)r * ld, L + (size_t)(r + 1) * ld, (size_t)(r + 2) * sizeof(double));
     dz->cidx[r] = dz->cidx[r + 1];
     dz->pos[dz->cidx[r]] = r;
   }
-  for (int r = p; r < k - 1; r++) {
-    double *lr = L + (size_t)r * ld;
-    double u = lr[r], v = lr[r + 1];
-    double h = hypot(u, v);
-    double c = u / h, s = v / h;
-    lr[r] = h;
-    lr[r + 1] = 0.0;
-    for (int i = r + 1; i < k - 1; i++) {
-      double *li = L + (size_t)i * ld;
+  for (int i = p; i < k - 1; i++) {
+    double *li = L + (size_t)i * ld;
+    memcpy(li, L + (size_t)(i + 1) * ld, (size_t)(i + 2) * sizeof(double));
+    for (int r = p; r < i; r++) {
       double t0 = li[r], t1 = li[r + 1];
-      li[r] = c * t0 + s * t1;
-      li[r + 1] = -s * t0 + c * t1;
+      li[r] = gc[r - p] * t0 + gs[r - p] * t1;
+      li[r + 1] = -gs[r - p] * t0 + gc[r - p] * t1;
     }
+    // the rotation that zeroes this row's super-diagonal entry
+    double u = li[i], v = li[i + 1];
+    double h = hypot(u, v);
+    gc[i - p] = u / h;
+    gs[i - p] = v / h;
+    li[i] = h;
+    li[i + 1] = 0.0;
   }
   dz->nc = k - 1;
+  if (p < k - 1) {
+    for (int i = 0; i < n; i++) {
+      double *ri = dz->R + (size_t)i * ld;
+      memmove(ri + p, ri + p + 1, (size_t)(k - 1 - p) * sizeof(double));
+    }
+  }
 }
 
 // f_C from M_CC f_C = -q_C (regularised factor), f = 0 elsewhere on the clamped set's
@@ -226,7 +278,7 @@ static int warm_start(sim_dantzig *dz, int n, const double *M, const double *q,
   int dropped = 0;
   for (int i = 0; i < n; i++) {
     if (!clamped_in[i]) continue;
-    if (chol_add(dz, n, M, i, 1) != 0) {
+    if (chol_add(dz, n, M, i, 1, NULL, -1.0) != 0) {
       dropped++;
     }
   }
@@ -242,19 +294,17 @@ static int warm_start(sim_dantzig *dz, int n, const double *M, const double *q,
       }
     }
     if (worst < 0) break;
-    chol_remove(dz, worst);
+    chol_remove(dz, n, worst);
     dropped++;
   }
   return dropped;
 }
 
-// rate of change of a_i along the current direction: M_id + sum_r M_i,c_r x_r, read from
-// column i of the symmetric M (contiguous)
+// rate of change of a_i along the current direction: M_id + sum_r M_i,c_r x_r, with
+// M_i,C read contiguously from R
 static double rate(const sim_dantzig *dz, int n, const double *M, int i, int d) {
-  const double *mi = M + (size_t)i * n;
-  double s = mi[d];
-  for (int r = 0; r < dz->nc; r++) s += mi[dz->cidx[r]] * dz->x[r];
-  return s;
+  const double *ri = dz->R + (size_t)i * dz->n_max;
+  return M[d + (size_t)i * n] + dot(ri, dz->x, dz->nc);
 }
 
 static void nc_add(sim_dantzig *dz, int i) {
@@ -315,9 +365,9 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
   for (int d = 0; d < n; d++) {
     if (dz->pos[d] >= 0) continue;  // clamped by the warm start
     const double mdd = M[d + (size_t)d * n];
-    const double *md = M + (size_t)d * n;
+    const double *rd = dz->R + (size_t)d * dz->n_max;  // M_d,C in factor order
     double ad = q[d];
-    for (int r = 0; r < dz->nc; r++) ad += md[dz->cidx[r]] * f[dz->cidx[r]];
+    for (int r = 0; r < dz->nc; r++) ad += rd[r] * f[dz->cidx[r]];
     a[d] = ad;
     if (ad >= -drive_thr) {
       nc_add(dz, d);
@@ -335,7 +385,7 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
       }
       // fdirection: df_d = 1, M_CC x = -M_Cd (Baraff eq. 9); rates of a on d and NC
       const int k = dz->nc;
-      for (int r = 0; r < k; r++) dz->rhs[r] = -md[dz->cidx[r]];
+      for (int r = 0; r < k; r++) dz->rhs[r] = -rd[r];
       chol_solve(dz, dz->rhs, x);
       double xn = 1.0, xx = 0.0;
       for (int r = 0; r < k; r++) {
@@ -386,7 +436,7 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
         if (j < 0 || j == d || dz->pos[j] >= 0) break;
         // an unclamped blocker joins C; if it is (numerically) dependent on C its rate
         // can only be rounding noise: skip it and select again
-        if (chol_add(dz, n, M, j, 1) == 0) {
+        if (chol_add(dz, n, M, j, 1, NULL, -1.0) == 0) {
           joined = 1;
           break;
         }
@@ -415,7 +465,10 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
       inf.pivots++;
       if (j == d) {
         a[d] = 0.0;
-        if (chol_add(dz, n, M, d, 0) != 0) {  // d's rate was checked in the selection
+        // L^-1 M_Cd is minus the forward result of this pivot's solve (C unchanged since);
+        // d's rate (its Schur complement) was checked in the selection
+        for (int r = 0; r < k; r++) dz->y[r] = -dz->y[r];
+        if (chol_add(dz, n, M, d, 0, dz->y, 0.0) != 0) {
           st = SIM_LCP_NUMERICAL;
           goto done;
         }
@@ -426,7 +479,7 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
       } else {
         f[j] = 0.0;
         a[j] = 0.0;
-        chol_remove(dz, dz->pos[j]);
+        chol_remove(dz, n, dz->pos[j]);
         nc_add(dz, j);
       }
     }
