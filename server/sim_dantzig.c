@@ -8,10 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+// max/min without fmax's NaN handling (which costs a library call); inputs are finite
+static inline double dmax(double a, double b) { return a > b ? a : b; }
+static inline double dmin(double a, double b) { return a < b ? a : b; }
+
 struct sim_dantzig {
   int n_max;              // capacity
   sim_dantzig_opts opts;  // tolerances and the pivot cap
   double *L;              // Cholesky factor of M_CC + reg I, row-major, stride n_max
+  double *dinv;           // 1 / diagonal of L (n_max)
   double *f;              // forces z (n_max)
   double *a;              // accelerations w = M z + q (n_max)
   double *x;              // direction on the clamped set, in factor order (n_max)
@@ -62,6 +67,7 @@ sim_dantzig *sim_dantzig_new(int n_max, const sim_dantzig_opts *opts, char *err,
   dz->n_max = n_max;
   dz->opts = o;
   dz->L = malloc(nm * nm * sizeof(double));
+  dz->dinv = malloc(nm * sizeof(double));
   dz->f = malloc(nm * sizeof(double));
   dz->a = malloc(nm * sizeof(double));
   dz->x = malloc(nm * sizeof(double));
@@ -75,9 +81,8 @@ sim_dantzig *sim_dantzig_new(int n_max, const sim_dantzig_opts *opts, char *err,
   dz->ncpos = malloc(nm * sizeof(int));
   dz->t = malloc(2 * nm * sizeof(double));
   dz->R = malloc(nm * nm * sizeof(double));
-  if (!dz->L || !dz->f || !dz->a || !dz->x || !dz->y || !dz->rhs || !dz->da || !dz->cidx ||
-      !dz->pos || !dz->skip || !dz->t || !dz->ncl || !dz->ncpos ||
-      !dz->R) {
+  if (!dz->L || !dz->dinv || !dz->f || !dz->a || !dz->x || !dz->y || !dz->rhs || !dz->da ||
+      !dz->cidx || !dz->pos || !dz->skip || !dz->t || !dz->ncl || !dz->ncpos || !dz->R) {
     sim_dantzig_destroy(&dz);
     set_err(err, err_sz, "sim_dantzig_new: out of memory");
     return NULL;
@@ -89,6 +94,7 @@ void sim_dantzig_destroy(sim_dantzig **dz) {
   if (!dz || !*dz) return;
   sim_dantzig *p = *dz;
   free(p->L);
+  free(p->dinv);
   free(p->f);
   free(p->a);
   free(p->x);
@@ -126,18 +132,17 @@ static inline double dot(const double *a, const double *b, int m) {
 // result L^-1 rhs stays in dz->y (chol_add of the driven index reuses it).
 static void chol_solve(sim_dantzig *dz, const double *rhs, double *x) {
   const int k = dz->nc, ld = dz->n_max;
-  const double *L = dz->L;
+  const double *L = dz->L, *di = dz->dinv;
   double *y = dz->y;
   // forward: L y = rhs, row by row
   for (int r = 0; r < k; r++) {
-    const double *lr = L + (size_t)r * ld;
-    y[r] = (rhs[r] - dot(lr, y, r)) / lr[r];
+    y[r] = (rhs[r] - dot(L + (size_t)r * ld, y, r)) * di[r];
   }
   // backward: L^T x = y, column-oriented so each step reads one row of L
   for (int r = 0; r < k; r++) x[r] = y[r];
   for (int r = k - 1; r >= 0; r--) {
     const double *lr = L + (size_t)r * ld;
-    double xr = x[r] / lr[r];
+    double xr = x[r] * di[r];
     x[r] = xr;
     int c = 0;
     for (; c + 4 <= r; c += 4) {
@@ -171,8 +176,7 @@ static int chol_add(sim_dantzig *dz, int n, const double *M, int j, int check_de
     }
   } else {
     for (int r = 0; r < k; r++) {
-      const double *lr = dz->L + (size_t)r * ld;
-      lk[r] = (rj[r] - dot(lr, lk, r)) / lr[r];
+      lk[r] = (rj[r] - dot(dz->L + (size_t)r * ld, lk, r)) * dz->dinv[r];
       ss += lk[r] * lk[r];
     }
   }
@@ -190,7 +194,7 @@ static int chol_add(sim_dantzig *dz, int n, const double *M, int j, int check_de
       for (int r = 0; r < k; r++) t[r] = lk[r];
       for (int r = k - 1; r >= 0; r--) {
         const double *lr = dz->L + (size_t)r * ld;
-        double yr = t[r] / lr[r];
+        double yr = t[r] * dz->dinv[r];
         yy += yr * yr;
         for (int c = 0; c < r; c++) t[c] -= lr[c] * yr;
       }
@@ -199,6 +203,7 @@ static int chol_add(sim_dantzig *dz, int n, const double *M, int j, int check_de
   }
   if (!(p > floor) || !isfinite(p)) return -1;
   lk[k] = sqrt(p);
+  dz->dinv[k] = 1.0 / lk[k];
   dz->cidx[k] = j;
   dz->pos[j] = k;
   dz->nc = k + 1;
@@ -235,6 +240,7 @@ static void chol_remove(sim_dantzig *dz, int n, int p) {
     gs[i - p] = v / h;
     li[i] = h;
     li[i + 1] = 0.0;
+    dz->dinv[i] = 1.0 / h;
   }
   dz->nc = k - 1;
   if (p < k - 1) {
@@ -286,10 +292,10 @@ static int warm_start(sim_dantzig *dz, int n, const double *M, const double *q,
     for (int r = 0; r < dz->nc; r++) dz->rhs[r] = -q[dz->cidx[r]];
     chol_solve(dz, dz->rhs, dz->x);
     int worst = -1;
-    double fmin = 0.0;
+    double fneg = 0.0;
     for (int r = 0; r < dz->nc; r++) {
-      if (dz->x[r] < fmin) {
-        fmin = dz->x[r];
+      if (dz->x[r] < fneg) {
+        fneg = dz->x[r];
         worst = r;
       }
     }
@@ -337,8 +343,8 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
   for (int i = 0; i < n; i++) {
     double mii = M[i + (size_t)i * n];
     if (mii < 0.0) return SIM_LCP_EINVAL;  // not positive semidefinite
-    mmax = fmax(mmax, mii);
-    qs = fmax(qs, fabs(q[i]));
+    mmax = dmax(mmax, mii);
+    qs = dmax(qs, fabs(q[i]));
   }
   if (mmax == 0.0) mmax = 1.0;
   dz->reg = o->reg_rel * mmax;
@@ -389,7 +395,7 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
       chol_solve(dz, dz->rhs, x);
       double xn = 1.0, xx = 0.0;
       for (int r = 0; r < k; r++) {
-        xn = fmax(xn, fabs(x[r]));
+        xn = dmax(xn, fabs(x[r]));
         xx += x[r] * x[r];
       }
       const double dad = rate(dz, n, M, d, d);
@@ -405,13 +411,13 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
         j = -1;
         double sd = INFINITY;
         if (dad > o->dep_tol * mdd + 2.0 * dz->reg * (1.0 + xx)) {
-          s = sd = fmax(0.0, -a[d]) / dad;
+          s = sd = dmax(0.0, -a[d]) / dad;
           j = d;
         }
         const double xthr = o->piv_tol * xn;
         for (int r = 0; r < k; r++) {
           if (x[r] < -xthr) {
-            double si = fmax(0.0, f[dz->cidx[r]]) / -x[r];
+            double si = dmax(0.0, f[dz->cidx[r]]) / -x[r];
             if (si < s) {
               s = si;
               j = dz->cidx[r];
@@ -422,7 +428,7 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
         for (int t = 0; t < dz->nnc; t++) {
           int i = dz->ncl[t];
           if (dz->da[t] < -athr && dz->skip[i] != stamp) {
-            double si = fmax(0.0, a[i]) / -dz->da[t];
+            double si = dmax(0.0, a[i]) / -dz->da[t];
             if (si < s) {
               s = si;
               j = i;
@@ -487,12 +493,18 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
 
 done:
   inf.n_active = dz->nc;
-  if (st == SIM_LCP_SOLVED) resync(dz, n, M, q, 2);
-  for (int i = 0; i < n; i++) z[i] = dz->pos[i] >= 0 ? fmax(0.0, f[i]) : 0.0;
   if (clamped_out) {
     for (int i = 0; i < n; i++) clamped_out[i] = dz->pos[i] >= 0;
   }
+  // verify the pivoted z; if rounding spoiled it, recompute z on C from the factor with
+  // iterative refinement against the unregularised M_CC and verify again
+  for (int i = 0; i < n; i++) z[i] = dz->pos[i] >= 0 ? dmax(0.0, f[i]) : 0.0;
   int ok = sim_lcp_verify(n, M, q, z, w, o->verify_tol, &inf.check);
+  if (st == SIM_LCP_SOLVED && !ok && dz->nc > 0) {
+    resync(dz, n, M, q, 2);
+    for (int i = 0; i < n; i++) z[i] = dz->pos[i] >= 0 ? dmax(0.0, f[i]) : 0.0;
+    ok = sim_lcp_verify(n, M, q, z, w, o->verify_tol, &inf.check);
+  }
   if (st == SIM_LCP_SOLVED && !ok) st = SIM_LCP_NUMERICAL;
   if (info) *info = inf;
   return st;

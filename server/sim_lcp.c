@@ -4,6 +4,10 @@
 
 #include <math.h>
 
+// max/min without fmax's NaN handling (which costs a library call); inputs are finite
+static inline double dmax(double a, double b) { return a > b ? a : b; }
+static inline double dmin(double a, double b) { return a < b ? a : b; }
+
 const char *sim_lcp_status_str(int status) {
   switch (status) {
 #define SIM_LCP_STATUS_TEXT(name, value, text) \
@@ -59,8 +63,8 @@ int sim_lcp_verify(int n, const double *M, const double *q, const double *z, dou
   double qn2 = 0.0, res2 = 0.0;
   int finite = 1;
   for (int i = 0; i < n; i++) {
-    c.scale_w = fmax(c.scale_w, fabs(q[i]));
-    c.scale_z = fmax(c.scale_z, fabs(z[i]));
+    c.scale_w = dmax(c.scale_w, fabs(q[i]));
+    c.scale_z = dmax(c.scale_z, fabs(z[i]));
     qn2 += q[i] * q[i];
   }
   if (w) {
@@ -81,11 +85,11 @@ int sim_lcp_verify(int n, const double *M, const double *q, const double *z, dou
       for (int j = 0; j < n; j++) wi += M[i + (size_t)j * n] * z[j];
     }
     if (!isfinite(wi) || !isfinite(z[i])) finite = 0;
-    c.min_w = fmin(c.min_w, wi);
-    c.min_z = fmin(c.min_z, z[i]);
+    c.min_w = dmin(c.min_w, wi);
+    c.min_z = dmin(c.min_z, z[i]);
     c.comp += fabs(wi * z[i]);
-    double r = fmin(z[i], wi);  // z - max(0, z - w) == min(z, w)
-    c.nat_res = fmax(c.nat_res, fabs(r));
+    double r = dmin(z[i], wi);  // z - max(0, z - w) == min(z, w)
+    c.nat_res = dmax(c.nat_res, fabs(r));
     res2 += r * r;
   }
   c.siconos = qn2 > 0.0 ? sqrt(res2) / sqrt(qn2) : sqrt(res2);

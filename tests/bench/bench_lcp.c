@@ -165,6 +165,7 @@ static double median(double *v, int m) {
 int main(int argc, char **argv) {
   int scale = argc > 1 ? atoi(argv[1]) : 1;
   if (scale < 1) scale = 1;
+  if (scale > 5) scale = 5;  // the per-size arrays hold 1000 problems
   const int sizes[] = {10, 50, 100, 300};
   const int nmax = 300;
   double *G = malloc(sizeof(double) * nmax * nmax), *M = malloc(sizeof(double) * nmax * nmax);

@@ -183,6 +183,7 @@ static double median(double *v, int m) {
 int main(int argc, char **argv) {
   int scale = argc > 1 ? atoi(argv[1]) : 1;
   if (scale < 1) scale = 1;
+  if (scale > 5) scale = 5;  // the per-size arrays hold 1000 problems
   const int nmax = 300;
   dSetMessageHandler(ode_message);
   size_t memreq = dxEstimateSolveLCPMemoryReq(nmax, false);
@@ -208,8 +209,10 @@ int main(int argc, char **argv) {
   }
   double *G = (double *)malloc(sizeof(double) * nmax * nmax);
   double *M = (double *)malloc(sizeof(double) * nmax * nmax);
-  double *q = (double *)malloc(sizeof(double) * nmax), *z = (double *)malloc(sizeof(double) * nmax);
-  double *td = (double *)malloc(sizeof(double) * 1000), *to = (double *)malloc(sizeof(double) * 1000);
+  double *q = (double *)malloc(sizeof(double) * nmax);
+  double *z = (double *)malloc(sizeof(double) * nmax);
+  double *td = (double *)malloc(sizeof(double) * 1000);
+  double *to = (double *)malloc(sizeof(double) * 1000);
   double *rt = (double *)malloc(sizeof(double) * 1000);
   sim_dantzig *dz = sim_dantzig_new(nmax, NULL, NULL, 0);
   if (!G || !M || !q || !z || !td || !to || !rt || !dz) return 1;
