@@ -30,6 +30,7 @@ struct geo_query_ws {
   q_stack_ent *stack;  // (cap_stack) traversal stack
   geo_pair *raw;       // (cap_raw) raw pairs, B's frame
   int *idx;            // (cap_raw) sort permutation of raw
+  unsigned long long *key;  // (cap_raw) merge keys of raw (feat_key)
   int n_raw;           // raw pairs found (may exceed cap_raw: then only counted)
   double par_cos;      // cosine of the parallel-face angle (> 1 disables the rule)
   const geo_bvh *a, *b;  // the current query's hierarchies (borrowed for the query)
@@ -123,8 +124,9 @@ geo_query_ws *geo_query_ws_new(const geo_bvh *a, const geo_bvh *b, int raw_cap, 
   ws->stack = malloc((size_t)ws->cap_stack * sizeof *ws->stack);
   ws->raw = malloc((size_t)ws->cap_raw * sizeof *ws->raw);
   ws->idx = malloc((size_t)ws->cap_raw * sizeof *ws->idx);
+  ws->key = malloc((size_t)ws->cap_raw * sizeof *ws->key);
   if (!ws->vstamp || !ws->vx || !ws->cstamp || !ws->cx || !ws->xstamp || !ws->axx ||
-      !ws->stack || !ws->raw || !ws->idx) {
+      !ws->stack || !ws->raw || !ws->idx || !ws->key) {
     geo_query_ws_destroy(&ws);
     set_err(err, err_sz, "geo_query_ws_new: out of memory");
     return NULL;
@@ -146,6 +148,7 @@ void geo_query_ws_destroy(geo_query_ws **pws) {
   free(ws->stack);
   free(ws->raw);
   free(ws->idx);
+  free(ws->key);
   free(ws);
   *pws = NULL;
 }
@@ -352,9 +355,10 @@ static inline double geo_q_node_lb(geo_query_ws *ws, int ia, int ib, double thr)
 // ---------------------------------------------------------------------------------------
 // leaf kernel: exact distance between two triangles
 
-// closest points of segments p0p1, q0q1 (Ericson 5.1.9); returns the squared distance
+// closest points p0 + s d1, q0 + t d2 of two segments (Ericson 5.1.9; a = |d1|^2,
+// e = |d2|^2 > 0); returns the squared distance
 static inline double seg_seg(const double *p0, const double *d1, double a, const double *q0,
-                             const double *d2, double e, double c1[3], double c2[3]) {
+                             const double *d2, double e, double *ps, double *pt) {
   double r[3];
   geo_v3_sub(r, p0, q0);
   double f = geo_v3_dot(d2, r);
@@ -376,9 +380,11 @@ static inline double seg_seg(const double *p0, const double *d1, double a, const
     s = (b - c) / a;
     s = s < 0.0 ? 0.0 : (s > 1.0 ? 1.0 : s);
   }
-  geo_v3_madd(c1, p0, s, d1);
-  geo_v3_madd(c2, q0, t, d2);
-  return geo_v3_dist2(c1, c2);
+  *ps = s;
+  *pt = t;
+  double v[3] = {r[0] + s * d1[0] - t * d2[0], r[1] + s * d1[1] - t * d2[1],
+                 r[2] + s * d1[2] - t * d2[2]};
+  return geo_v3_dot(v, v);
 }
 
 // x inside (or on) triangle T whose unit normal is n (T counter-clockwise about n)
@@ -418,12 +424,36 @@ static int edge_pierces(const double *const P[3], const double sp[3], const doub
   return 0;
 }
 
+// (pa, pb) is the closest pair of the two triangles (convex sets) when v = pb - pa
+// separates them: every vertex of P at or behind pa along v, every vertex of Q at or beyond
+// pb; a relative 1e-12 absorbs rounding for vertices on the supporting planes
+static inline int closest_ok(const double *const P[3], const double *const Q[3],
+                             const double pa[3], const double pb[3]) {
+  double v[3], w[3];
+  geo_v3_sub(v, pb, pa);
+  double vv = geo_v3_dot(v, v);
+  if (vv == 0.0) {
+    return 0;
+  }
+  for (int k = 0; k < 3; k++) {
+    geo_v3_sub(w, P[k], pa);
+    if (geo_v3_dot(w, v) > 1e-12 * (geo_v3_dot(w, w) + vv)) {
+      return 0;
+    }
+    geo_v3_sub(w, Q[k], pb);
+    if (geo_v3_dot(w, v) < -1e-12 * (geo_v3_dot(w, w) + vv)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
 // Distance between triangles P (ids pid, unit normal np) and Q (qid, nq), all in one frame;
 // witness points in pa, pb. Edges are taken from the lower vertex id to the higher so the
 // same edge gives bit-identical results from either adjacent triangle.
 static double geo_q_tri_dist(const double *const P[3], const int pid[3], const double np[3],
                       const double *const Q[3], const int qid[3], const double nq[3],
-                      double pa[3], double pb[3]) {
+                      double thr, double pa[3], double pb[3]) {
   double sp[3], sq[3], w[3];
   for (int k = 0; k < 3; k++) {
     geo_v3_sub(w, P[k], Q[0]);
@@ -431,48 +461,18 @@ static double geo_q_tri_dist(const double *const P[3], const int pid[3], const d
     geo_v3_sub(w, Q[k], P[0]);
     sq[k] = geo_v3_dot(np, w);
   }
-  // intersection: only possible when each triangle straddles the other's plane
-  if (straddles(sp) && straddles(sq)) {
-    double x[3];
-    if (edge_pierces(P, sp, Q, nq, x) || edge_pierces(Q, sq, P, np, x)) {
-      geo_v3_copy(pa, x);
-      geo_v3_copy(pb, x);
-      return 0.0;
-    }
+  // one triangle entirely beyond thr on one side of the other's plane: a lower bound above
+  // thr is all the caller needs (witness points are left unset)
+  double lo = fmin(fmin(sp[0], sp[1]), sp[2]), hi = fmax(fmax(sp[0], sp[1]), sp[2]);
+  if (lo > thr || hi < -thr) {
+    return lo > thr ? lo : -hi;
   }
-  double best = INFINITY, c1[3], c2[3];
-  // edges oriented from the lower vertex id: origin, direction, squared length
-  const double *po[3], *qo[3];
-  double pd[3][3], qd[3][3], pl[3], ql[3];
-  static const int nx[3] = {1, 2, 0};
-  for (int i = 0; i < 3; i++) {
-    int i0 = i, i1 = nx[i];
-    if (pid[i0] > pid[i1]) {
-      i0 = i1;
-      i1 = i;
-    }
-    po[i] = P[i0];
-    geo_v3_sub(pd[i], P[i1], P[i0]);
-    pl[i] = geo_v3_dot(pd[i], pd[i]);
-    int j0 = i, j1 = nx[i];
-    if (qid[j0] > qid[j1]) {
-      j0 = j1;
-      j1 = i;
-    }
-    qo[i] = Q[j0];
-    geo_v3_sub(qd[i], Q[j1], Q[j0]);
-    ql[i] = geo_v3_dot(qd[i], qd[i]);
+  lo = fmin(fmin(sq[0], sq[1]), sq[2]);
+  hi = fmax(fmax(sq[0], sq[1]), sq[2]);
+  if (lo > thr || hi < -thr) {
+    return lo > thr ? lo : -hi;
   }
-  for (int i = 0; i < 3; i++) {
-    for (int j = 0; j < 3; j++) {
-      double d2 = seg_seg(po[i], pd[i], pl[i], qo[j], qd[j], ql[j], c1, c2);
-      if (d2 < best) {
-        best = d2;
-        geo_v3_copy(pa, c1);
-        geo_v3_copy(pb, c2);
-      }
-    }
-  }
+  double best = INFINITY;
   // vertex-face: a vertex whose projection falls inside the other triangle
   for (int k = 0; k < 3; k++) {
     if (sp[k] * sp[k] < best) {
@@ -492,6 +492,55 @@ static double geo_q_tri_dist(const double *const P[3], const int pid[3], const d
       }
     }
   }
+  if (best < INFINITY && closest_ok(P, Q, pa, pb)) {
+    return sqrt(best);
+  }
+  // edge-edge, each edge oriented from its lower vertex id; stop at a provably closest pair
+  static const int nx[3] = {1, 2, 0};
+  const double *qo[3];
+  double qd[3][3], ql[3];
+  for (int j = 0; j < 3; j++) {
+    int j0 = j, j1 = nx[j];
+    if (qid[j0] > qid[j1]) {
+      j0 = j1;
+      j1 = j;
+    }
+    qo[j] = Q[j0];
+    geo_v3_sub(qd[j], Q[j1], Q[j0]);
+    ql[j] = geo_v3_dot(qd[j], qd[j]);
+  }
+  for (int i = 0; i < 3; i++) {
+    int i0 = i, i1 = nx[i];
+    if (pid[i0] > pid[i1]) {
+      i0 = i1;
+      i1 = i;
+    }
+    double pd[3];
+    geo_v3_sub(pd, P[i1], P[i0]);
+    double pl = geo_v3_dot(pd, pd);
+    for (int j = 0; j < 3; j++) {
+      double ss, tt;
+      double d2 = seg_seg(P[i0], pd, pl, qo[j], qd[j], ql[j], &ss, &tt);
+      if (d2 < best) {
+        best = d2;
+        geo_v3_madd(pa, P[i0], ss, pd);
+        geo_v3_madd(pb, qo[j], tt, qd[j]);
+        if (closest_ok(P, Q, pa, pb)) {
+          return sqrt(best);
+        }
+      }
+    }
+  }
+  // no separating pair proved: the triangles may cross, which needs each to straddle the
+  // other's plane (a verified pair above proves they do not)
+  if (straddles(sp) && straddles(sq)) {
+    double x[3];
+    if (edge_pierces(P, sp, Q, nq, x) || edge_pierces(Q, sq, P, np, x)) {
+      geo_v3_copy(pa, x);
+      geo_v3_copy(pb, x);
+      return 0.0;
+    }
+  }
   return sqrt(best);
 }
 
@@ -509,32 +558,31 @@ static inline void leaf_setup(geo_query_ws *ws, int ta, int tb, const double *P[
   *nq = b->tri_normal + 3 * tb;
 }
 
-static double geo_q_leaf(geo_query_ws *ws, int ta, int tb, double pa[3], double pb[3]) {
+static double geo_q_leaf(geo_query_ws *ws, int ta, int tb, double thr, double pa[3],
+                         double pb[3]) {
   const double *P[3], *Q[3], *nq;
   int pid[3], qid[3];
   double np[3];
   leaf_setup(ws, ta, tb, P, pid, np, Q, qid, &nq);
   ws->n_leaf++;
-  return geo_q_tri_dist(P, pid, np, Q, qid, nq, pa, pb);
+  return geo_q_tri_dist(P, pid, np, Q, qid, nq, thr, pa, pb);
 }
 
 // ---------------------------------------------------------------------------------------
 // features, pairs, parallel corners
 
-// feature of point x on triangle T (vertex ids tid, mesh triangle t, edge ids te)
+// feature of point x on triangle T (vertex ids tid, mesh triangle t, edge ids te): the
+// barycentric coordinates from the 2 x 2 Gram system of the edges from T[0]
 static geo_feature classify(const double *const T[3], const int tid[3], int t, const int *te,
                             const double x[3]) {
-  double e1[3], e2[3], n[3], u[3], v[3], c[3], w[3];
+  double e1[3], e2[3], r[3];
   geo_v3_sub(e1, T[1], T[0]);
   geo_v3_sub(e2, T[2], T[0]);
-  geo_v3_cross(n, e1, e2);
-  double nn = geo_v3_dot(n, n);
-  for (int k = 0; k < 3; k++) {
-    geo_v3_sub(u, T[(k + 1) % 3], x);
-    geo_v3_sub(v, T[(k + 2) % 3], x);
-    geo_v3_cross(c, u, v);
-    w[k] = geo_v3_dot(c, n) / nn;
-  }
+  geo_v3_sub(r, x, T[0]);
+  double a = geo_v3_dot(e1, e1), b = geo_v3_dot(e1, e2), c = geo_v3_dot(e2, e2);
+  double p = geo_v3_dot(e1, r), q = geo_v3_dot(e2, r), den = a * c - b * b;
+  double w1 = (c * p - b * q) / den, w2 = (a * q - b * p) / den;
+  double w[3] = {1.0 - w1 - w2, w1, w2};
   int nz = 0, kmax = 0, kzero = 0;
   for (int k = 0; k < 3; k++) {
     if (w[k] > GEO_FEAT_BARY_TOL) {
@@ -560,6 +608,12 @@ static geo_feature classify(const double *const T[3], const int tid[3], int t, c
   return f;
 }
 
+// the merge key of a pair: (fa.type, fa.id, fb.type, fb.id) packed in 64 bits (ids < 2^30)
+static inline unsigned long long feat_key(const geo_pair *r) {
+  return ((unsigned long long)r->fa.type << 62) | ((unsigned long long)r->fa.id << 32) |
+         ((unsigned long long)r->fb.type << 30) | (unsigned long long)r->fb.id;
+}
+
 // store a raw pair (B frame points); counts even when full
 static void push_raw(geo_query_ws *ws, int ta, int tb, const double *P[3], const int pid[3],
                      const double np[3], const double *Q[3], const int qid[3],
@@ -577,6 +631,7 @@ static void push_raw(geo_query_ws *ws, int ta, int tb, const double *P[3], const
   r->tri_b = tb;
   r->fa = classify(P, pid, ta, ws->a->tri_edge + 3 * ta, pa);
   r->fb = classify(Q, qid, tb, ws->b->tri_edge + 3 * tb, pb);
+  ws->key[i] = feat_key(r);
   if (dist == 0.0) {
     flags |= GEO_PAIR_TOUCH;
   }
@@ -693,13 +748,18 @@ static void traverse_prox(geo_query_ws *ws, double thr, double ds, int *cand, do
   while (sp > 0) {
     sp--;
     int ia = ws->stack[sp].a, ib = ws->stack[sp].b;
-    if (geo_q_node_lb(ws, ia, ib, lim) > lim) {
-      continue;
-    }
     const geo_bvh_node *A = &a->node[ia], *B = &b->node[ib];
     if (A->tri >= 0 && B->tri >= 0) {
+      // two triangles: the sphere gap, then the kernel (its plane test is the box test's
+      // face axis, cheaper)
+      double dc[3];
+      geo_v3_sub(dc, B->c, a_centre(ws, ia));
+      double rr = A->r + B->r + lim;
+      if (geo_v3_dot(dc, dc) > rr * rr) {
+        continue;
+      }
       double pa[3], pb[3];
-      double d = geo_q_leaf(ws, A->tri, B->tri, pa, pb);
+      double d = geo_q_leaf(ws, A->tri, B->tri, lim, pa, pb);
       if (d < thr) {
         if (cand != NULL) {
           if (*ncand < cap) {
@@ -713,6 +773,9 @@ static void traverse_prox(geo_query_ws *ws, double thr, double ds, int *cand, do
           close_pair(ws, A->tri, B->tri, d, pa, pb, ds);
         }
       }
+      continue;
+    }
+    if (geo_q_node_lb(ws, ia, ib, lim) > lim) {
       continue;
     }
     if (B->tri >= 0 || (A->tri < 0 && A->r >= B->r)) {
@@ -730,20 +793,13 @@ static void traverse_prox(geo_query_ws *ws, double thr, double ds, int *cand, do
   }
 }
 
-// total order of raw pairs: features, then distance, then leaf pair
-static int raw_less(const geo_pair *x, const geo_pair *y) {
-  if (x->fa.type != y->fa.type) {
-    return x->fa.type < y->fa.type;
+// total order of raw pairs i, j: merge key, then distance, then leaf pair
+static inline int raw_less(const geo_query_ws *ws, int i, int j) {
+  unsigned long long ki = ws->key[i], kj = ws->key[j];
+  if (ki != kj) {
+    return ki < kj;
   }
-  if (x->fa.id != y->fa.id) {
-    return x->fa.id < y->fa.id;
-  }
-  if (x->fb.type != y->fb.type) {
-    return x->fb.type < y->fb.type;
-  }
-  if (x->fb.id != y->fb.id) {
-    return x->fb.id < y->fb.id;
-  }
+  const geo_pair *x = &ws->raw[i], *y = &ws->raw[j];
   if (x->dist != y->dist) {
     return x->dist < y->dist;
   }
@@ -753,53 +809,35 @@ static int raw_less(const geo_pair *x, const geo_pair *y) {
   return x->tri_b < y->tri_b;
 }
 
-static int same_feat(const geo_pair *x, const geo_pair *y) {
-  return x->fa.type == y->fa.type && x->fa.id == y->fa.id && x->fb.type == y->fb.type &&
-         x->fb.id == y->fb.id;
+// heapsort of the index array by raw_less (allocation-free)
+static void sift_down(const geo_query_ws *ws, int *idx, int root, int n) {
+  for (;;) {
+    int child = 2 * root + 1;
+    if (child >= n) {
+      return;
+    }
+    if (child + 1 < n && raw_less(ws, idx[child], idx[child + 1])) {
+      child++;
+    }
+    if (!raw_less(ws, idx[root], idx[child])) {
+      return;
+    }
+    int t = idx[root];
+    idx[root] = idx[child];
+    idx[child] = t;
+    root = child;
+  }
 }
 
-// heapsort of the index array by raw_less (allocation-free)
-static void sort_idx(const geo_pair *raw, int *idx, int n) {
-  for (int start = n / 2 - 1; start >= -0; start--) {
-    int root = start;
-    for (;;) {
-      int child = 2 * root + 1;
-      if (child >= n) {
-        break;
-      }
-      if (child + 1 < n && raw_less(&raw[idx[child]], &raw[idx[child + 1]])) {
-        child++;
-      }
-      if (!raw_less(&raw[idx[root]], &raw[idx[child]])) {
-        break;
-      }
-      int t = idx[root];
-      idx[root] = idx[child];
-      idx[child] = t;
-      root = child;
-    }
+static void sort_idx(const geo_query_ws *ws, int *idx, int n) {
+  for (int start = n / 2 - 1; start >= 0; start--) {
+    sift_down(ws, idx, start, n);
   }
   for (int end = n - 1; end > 0; end--) {
     int t = idx[0];
     idx[0] = idx[end];
     idx[end] = t;
-    int root = 0;
-    for (;;) {
-      int child = 2 * root + 1;
-      if (child >= end) {
-        break;
-      }
-      if (child + 1 < end && raw_less(&raw[idx[child]], &raw[idx[child + 1]])) {
-        child++;
-      }
-      if (!raw_less(&raw[idx[root]], &raw[idx[child]])) {
-        break;
-      }
-      int u = idx[root];
-      idx[root] = idx[child];
-      idx[child] = u;
-      root = child;
-    }
+    sift_down(ws, idx, 0, end);
   }
 }
 
@@ -865,7 +903,7 @@ int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const 
       }
       double pa[3], pb[3];
       int ta = cache->cand[2 * i], tb = cache->cand[2 * i + 1];
-      double d = geo_q_leaf(ws, ta, tb, pa, pb);
+      double d = geo_q_leaf(ws, ta, tb, ds + ws->slack, pa, pb);
       if (d < ds) {
         close_pair(ws, ta, tb, d, pa, pb, ds);
       }
@@ -894,12 +932,12 @@ int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const 
   for (int i = 0; i < n; i++) {
     ws->idx[i] = i;
   }
-  sort_idx(ws->raw, ws->idx, n);
+  sort_idx(ws, ws->idx, n);
   int m = 0;
   for (int i = 0; i < n;) {
     const geo_pair *keep = &ws->raw[ws->idx[i]];
     int flags = 0, j = i;
-    while (j < n && same_feat(keep, &ws->raw[ws->idx[j]])) {
+    while (j < n && ws->key[ws->idx[j]] == ws->key[ws->idx[i]]) {
       flags |= ws->raw[ws->idx[j]].flags;
       j++;
     }
@@ -944,7 +982,7 @@ static void geo_q_min_traverse(geo_query_ws *ws, double *best, int *bta, int *bt
     const geo_bvh_node *A = &a->node[ia], *B = &b->node[ib];
     if (A->tri >= 0 && B->tri >= 0) {
       double qa[3], qb[3];
-      double d = geo_q_leaf(ws, A->tri, B->tri, qa, qb);
+      double d = geo_q_leaf(ws, A->tri, B->tri, *best + ws->slack, qa, qb);
       if (better(d, A->tri, B->tri, *best, *bta, *btb)) {
         *best = d;
         *bta = A->tri;
@@ -1004,7 +1042,7 @@ int geo_min_distance(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
   if (cache != NULL && cache->best_valid) {
     bta = cache->best_ta;
     btb = cache->best_tb;
-    best = geo_q_leaf(ws, bta, btb, pa, pb);
+    best = geo_q_leaf(ws, bta, btb, INFINITY, pa, pb);
   }
   geo_q_min_traverse(ws, &best, &bta, &btb, pa, pb);
   if (cache != NULL) {
@@ -1051,7 +1089,7 @@ static int traverse_touch(geo_query_ws *ws) {
     const geo_bvh_node *A = &a->node[ia], *B = &b->node[ib];
     if (A->tri >= 0 && B->tri >= 0) {
       double pa[3], pb[3];
-      if (geo_q_leaf(ws, A->tri, B->tri, pa, pb) == 0.0) {
+      if (geo_q_leaf(ws, A->tri, B->tri, ws->slack, pa, pb) == 0.0) {
         return 1;
       }
       continue;
