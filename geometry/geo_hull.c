@@ -99,9 +99,18 @@ static int grow_expansion(double *e, int n, double b) {
   return m;
 }
 
+static int same_point(const double *a, const double *b) {
+  return a[0] == b[0] && a[1] == b[1] && a[2] == b[2];
+}
+
 // exact sign of det[p1 - o; p2 - o; p3 - o] (rows), i.e. of ((p1-o) x (p2-o)) . (p3-o):
 // floating-point with Shewchuk's error bound, exact expansion arithmetic when uncertain.
 static int orient_sign(const double *o, const double *p1, const double *p2, const double *p3) {
+  // a repeated point makes the determinant exactly zero (common in the corner test)
+  if (same_point(o, p1) || same_point(o, p2) || same_point(o, p3) || same_point(p1, p2) ||
+      same_point(p1, p3) || same_point(p2, p3)) {
+    return 0;
+  }
   double A[3], B[3], C[3];
   geo_v3_sub(A, p1, o);
   geo_v3_sub(B, p2, o);
@@ -160,7 +169,7 @@ static int face_side(const qh *q, const qh_face *f, int pt) {
 // precision: the cross product of a sliver's edges cancels badly in double.
 static void face_plane(const double *a, const double *b, const double *c, double n[3],
                        double *d) {
-  long double e1[3], e2[3], m[3], len = 0.0L, off = 0.0L;
+  long double e1[3], e2[3], m[3], off = 0.0L;
   for (int k = 0; k < 3; k++) {
     e1[k] = (long double)b[k] - a[k];
     e2[k] = (long double)c[k] - a[k];
@@ -168,11 +177,12 @@ static void face_plane(const double *a, const double *b, const double *c, double
   m[0] = e1[1] * e2[2] - e1[2] * e2[1];
   m[1] = e1[2] * e2[0] - e1[0] * e2[2];
   m[2] = e1[0] * e2[1] - e1[1] * e2[0];
-  len = sqrtl(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]);
+  // the cancellation is in the cross product; normalising in double loses nothing
+  double nd[3] = {(double)m[0], (double)m[1], (double)m[2]};
+  double l2 = sqrt(nd[0] * nd[0] + nd[1] * nd[1] + nd[2] * nd[2]);
   for (int k = 0; k < 3; k++) {
-    m[k] = len > 0.0L ? m[k] / len : 0.0L;
-    off += m[k] * (((long double)a[k] + b[k] + c[k]) / 3.0L);
-    n[k] = (double)m[k];
+    n[k] = l2 > 0.0 ? nd[k] / l2 : 0.0;
+    off += (long double)n[k] * (((long double)a[k] + b[k] + c[k]) / 3.0L);
   }
   *d = (double)off;
 }
@@ -190,7 +200,15 @@ static int add_face(qh *q, int a, int b, int c) {
   f->adj[0] = f->adj[1] = f->adj[2] = -1;
   f->out_head = -1;
   f->alive = 1;
-  face_plane(q->p + 3 * a, q->p + 3 * b, q->p + 3 * c, f->n, &f->d);
+  // a working plane in double (only ranks points; visibility is exact); the output planes
+  // are recomputed in extended precision
+  const double *pa = q->p + 3 * a, *pb = q->p + 3 * b, *pc = q->p + 3 * c;
+  double e1[3], e2[3];
+  geo_v3_sub(e1, pb, pa);
+  geo_v3_sub(e2, pc, pa);
+  geo_v3_cross(f->n, e1, e2);
+  geo_v3_normalize(f->n);
+  f->d = geo_v3_dot(f->n, pa);
   return q->nf++;
 }
 
@@ -461,31 +479,32 @@ static size_t layout(geo_hull *h, char *base) {
   return off;
 }
 
-static int cmp_int(const void *a, const void *b) {
-  int x = *(const int *)a, y = *(const int *)b;
-  return (x > y) - (x < y);
-}
 
 // compact output from faces given as input point ids with adjacency (fv, fa: nf x 3).
-static geo_hull *finish(const double *p, const int *fv, const int *fa, const double *fpl,
-                        int nf, int flat, double tol, char *err, size_t err_sz) {
-  // vertices: the used input points in increasing input order
-  int *ids = malloc(sizeof(int) * (size_t)(3 * nf));
-  if (!ids) {
+static geo_hull *finish(const double *p, int n, const int *fv, const int *fa,
+                        const double *fpl, int nf, int flat, double tol, char *err,
+                        size_t err_sz) {
+  // vertices: the used input points in increasing input order (map: input -> hull id)
+  int *map = malloc(sizeof(int) * (size_t)n);
+  if (!map) {
     set_err(err, err_sz, "hull: out of memory");
     return NULL;
   }
-  memcpy(ids, fv, sizeof(int) * (size_t)(3 * nf));
-  qsort(ids, (size_t)(3 * nf), sizeof(int), cmp_int);
-  int nv = 0;
+  for (int i = 0; i < n; i++) {
+    map[i] = -1;
+  }
   for (int i = 0; i < 3 * nf; i++) {
-    if (nv == 0 || ids[nv - 1] != ids[i]) {
-      ids[nv++] = ids[i];
+    map[fv[i]] = 0;
+  }
+  int nv = 0;
+  for (int i = 0; i < n; i++) {
+    if (map[i] == 0) {
+      map[i] = nv++;
     }
   }
   int ne = 3 * nf / 2;
   if (nv - ne + nf != 2 || 3 * nf != 2 * ne) {
-    free(ids);
+    free(map);
     set_err(err, err_sz, "hull: numerical failure (V - E + F = %d)", nv - ne + nf);
     return NULL;
   }
@@ -497,7 +516,7 @@ static geo_hull *finish(const double *p, const int *fv, const int *fa, const dou
   size_t bytes = layout(&tmp, NULL);
   char *blk = calloc(1, bytes);
   if (!blk) {
-    free(ids);
+    free(map);
     set_err(err, err_sz, "hull: out of memory");
     return NULL;
   }
@@ -507,19 +526,27 @@ static geo_hull *finish(const double *p, const int *fv, const int *fa, const dou
   h->bytes = bytes;
   h->flat = flat;
   h->tol = tol;
-  for (int i = 0; i < nv; i++) {
-    h->src[i] = ids[i];
-    geo_v3_copy(h->vert + 3 * i, p + 3 * ids[i]);
+  for (int i = 0; i < n; i++) {
+    if (map[i] >= 0) {
+      h->src[map[i]] = i;
+      geo_v3_copy(h->vert + 3 * map[i], p + 3 * i);
+    }
   }
-  free(ids);
-  // faces renumbered to hull vertex ids (binary search in src)
   for (int i = 0; i < 3 * nf; i++) {
-    const int *hit = bsearch(&fv[i], h->src, (size_t)nv, sizeof(int), cmp_int);
-    h->face[i] = (int)(hit - h->src);
+    h->face[i] = map[fv[i]];
     h->fadj[i] = fa[i];
     h->fedge[i] = -1;
   }
-  memcpy(h->plane, fpl, sizeof(double) * 4 * (size_t)nf);
+  free(map);
+  for (int f = 0; f < nf; f++) {
+    if (flat) {
+      memcpy(h->plane + 4 * f, fpl + 4 * f, 4 * sizeof(double));
+    } else {
+      const int *v = h->face + 3 * f;
+      face_plane(h->vert + 3 * v[0], h->vert + 3 * v[1], h->vert + 3 * v[2], h->plane + 4 * f,
+                 h->plane + 4 * f + 3);
+    }
+  }
   // edges, and a check that adjacency is symmetric and consistent
   int eid = 0;
   for (int f = 0; f < nf; f++) {
@@ -760,7 +787,7 @@ static geo_hull *flat_hull(const double *p, int n, int i0, int i1, int i2, doubl
   }
   free(fp);
   free(hull);
-  geo_hull *h = finish(p, fv, fa, fpl, nf, 1, tol, err, err_sz);
+  geo_hull *h = finish(p, n, fv, fa, fpl, nf, 1, tol, err, err_sz);
   free(fv);
   free(fa);
   free(fpl);
@@ -982,7 +1009,7 @@ static geo_hull *hull_build(const double *pts, int n, char *err, size_t err_sz) 
   }
   qh_free(&q);
   free(newid);
-  geo_hull *h = finish(pts, fv, fa, fpl, nf, 0, tol, err, err_sz);
+  geo_hull *h = finish(pts, n, fv, fa, fpl, nf, 0, tol, err, err_sz);
   free(fv);
   free(fa);
   free(fpl);
