@@ -407,6 +407,132 @@ static void test_bad_input(void **state) {
   assert_int_equal(sim_lcp_status_ccsim(SIM_LCP_EINVAL), CCSIM_EINVAL);
 }
 
+// The velocity-level frictional LCP of Tan et al. (eq. 14, E and mu scaled by dt) for a
+// box (mass m, half extents hx, hy, hz) resting on the plane z = 0 on its 4 bottom corners,
+// d friction directions per contact, gravity g and a horizontal push Fx at the centre of
+// mass, starting at rest. Unknowns (f_n (4), f_d (4d), lambda (4)); column-major A (n x n).
+// Returns n = 4 (d + 2); fills minv (6: inverse generalised mass), Nm (6 x 4), Bm
+// (6 x 4d) and tau (6, M^-1 tau*) for reconstructing the velocity.
+#define BOX_D 4
+#define BOX_N (4 * (BOX_D + 2))
+typedef struct box_lcp {
+  double m, g, dt, mu, fx;
+  double minv[6], Nm[6 * 4], Bm[6 * 4 * BOX_D], vfree[6];
+} box_lcp;
+
+static int build_box_lcp(box_lcp *b, double *A, double *q) {
+  const double hx = 0.5, hy = 0.3, hz = 0.25, m = b->m, dt = b->dt;
+  const int p = 4, nd = p * BOX_D, n = p + nd + p;
+  double I[3] = {m * (hy * hy + hz * hz) / 3.0, m * (hx * hx + hz * hz) / 3.0,
+                 m * (hx * hx + hy * hy) / 3.0};
+  for (int k = 0; k < 3; k++) {
+    b->minv[k] = 1.0 / m;
+    b->minv[3 + k] = 1.0 / I[k];
+  }
+  // columns [u; r x u] for contact point r and direction u
+  for (int c = 0; c < p; c++) {
+    double r[3] = {(c & 1) ? hx : -hx, (c & 2) ? hy : -hy, -hz};
+    double nvec[3] = {0, 0, 1};
+    double *col = b->Nm + 6 * c;
+    col[0] = nvec[0], col[1] = nvec[1], col[2] = nvec[2];
+    col[3] = r[1] * nvec[2] - r[2] * nvec[1];
+    col[4] = r[2] * nvec[0] - r[0] * nvec[2];
+    col[5] = r[0] * nvec[1] - r[1] * nvec[0];
+    for (int k = 0; k < BOX_D; k++) {
+      double ang = 6.283185307179586 * k / BOX_D;
+      double u[3] = {cos(ang), sin(ang), 0};
+      double *bc = b->Bm + 6 * (c * BOX_D + k);
+      bc[0] = u[0], bc[1] = u[1], bc[2] = u[2];
+      bc[3] = r[1] * u[2] - r[2] * u[1];
+      bc[4] = r[2] * u[0] - r[0] * u[2];
+      bc[5] = r[0] * u[1] - r[1] * u[0];
+    }
+  }
+  // M^-1 tau* with tau* = M v + dt f_ext, v = 0: the velocity without contact
+  b->vfree[0] = dt * b->fx / m;
+  b->vfree[1] = 0.0;
+  b->vfree[2] = -dt * b->g;
+  b->vfree[3] = b->vfree[4] = b->vfree[5] = 0.0;
+  memset(A, 0, sizeof(double) * n * n);
+  // J = [N B] (6 x (p + nd)); the top-left block is dt J^T M^-1 J
+  for (int j = 0; j < p + nd; j++) {
+    const double *cj = j < p ? b->Nm + 6 * j : b->Bm + 6 * (j - p);
+    for (int i = 0; i < p + nd; i++) {
+      const double *ci = i < p ? b->Nm + 6 * i : b->Bm + 6 * (i - p);
+      double s = 0.0;
+      for (int k = 0; k < 6; k++) s += ci[k] * b->minv[k] * cj[k];
+      A[i + j * n] = dt * s;
+    }
+  }
+  for (int i = 0; i < p + nd; i++) {
+    const double *ci = i < p ? b->Nm + 6 * i : b->Bm + 6 * (i - p);
+    double s = 0.0;
+    for (int k = 0; k < 6; k++) s += ci[k] * b->vfree[k];
+    q[i] = s;
+  }
+  // E (dt-scaled) couples each contact's d directions to its lambda; the last rows hold
+  // mu f_n - E^T f_d (dt-scaled)
+  for (int c = 0; c < p; c++) {
+    int lam = p + nd + c;
+    for (int k = 0; k < BOX_D; k++) {
+      int fd = p + c * BOX_D + k;
+      A[fd + lam * n] = dt;
+      A[lam + fd * n] = -dt;
+    }
+    A[lam + c * n] = dt * b->mu;
+    q[lam] = 0.0;
+  }
+  return n;
+}
+
+// velocity after the step: v+ = vfree + dt M^-1 (N f_n + B f_d)
+static void box_velocity(const box_lcp *b, const double *z, double *v) {
+  for (int k = 0; k < 6; k++) {
+    double s = 0.0;
+    for (int c = 0; c < 4; c++) s += b->Nm[6 * c + k] * z[c];
+    for (int j = 0; j < 4 * BOX_D; j++) s += b->Bm[6 * j + k] * z[4 + j];
+    v[k] = b->vfree[k] + b->dt * b->minv[k] * s;
+  }
+}
+
+// frictional contact (Tan et al. eq. 14): a box at rest carries its weight; pushed below
+// mu m g it sticks with friction equal to the push; above, it slides with mu m g against
+// it (the pyramid's directions include the push direction, so that is exact)
+static void test_friction_box(void **state) {
+  fixture *fx = *state;
+  const double pushes[3] = {0.0, 0.4, 1.5};
+  for (int t = 0; t < 3; t++) {
+    box_lcp b = {.m = 2.0, .g = 9.81, .dt = 1e-3, .mu = 0.5};
+    b.fx = pushes[t] * b.mu * b.m * b.g;
+    double A[BOX_N * BOX_N], q[BOX_N], z[BOX_N], w[BOX_N], v[6];
+    int n = build_box_lcp(&b, A, q);
+    sim_lcp_info info;
+    sim_lcp_status st = sim_lemke_solve(fx->lk, n, A, q, z, w, &info);
+    report(n, "friction box", st, &info);
+    assert_int_equal(st, SIM_LCP_SOLVED);
+    assert_lcp_solution(n, A, q, z);
+    box_velocity(&b, z, v);
+    double fn = z[0] + z[1] + z[2] + z[3], ftx = 0.0;
+    for (int c = 0; c < 4; c++) {
+      for (int k = 0; k < BOX_D; k++) {
+        ftx += z[4 + c * BOX_D + k] * cos(6.283185307179586 * k / BOX_D);
+      }
+    }
+    print_message("push %.2f mu m g: %d pivots, sum f_n = %.9g N (m g = %.9g), friction x = %.6g N,"
+                  " v+ = (%.3g, %.3g, %.3g)\n",
+                  pushes[t], info.pivots, fn, b.m * b.g, ftx, v[0], v[1], v[2]);
+    assert_double_rel(fn, b.m * b.g, 1e-6, 1e-9);
+    assert_double_near(v[2], 0.0, 1e-9);
+    if (pushes[t] < 1.0) {
+      assert_double_near(v[0], 0.0, 1e-9);
+      assert_double_near(ftx, -b.fx, 1e-6 * b.m * b.g);
+    } else {
+      assert_double_rel(v[0], b.dt * (b.fx - b.mu * b.m * b.g) / b.m, 1e-6, 1e-12);
+      assert_double_near(ftx, -b.mu * b.m * b.g, 1e-6 * b.m * b.g);
+    }
+  }
+}
+
 // solving allocates nothing: solved, degenerate, ray and capped solves
 static void test_no_allocation(void **state) {
   fixture *fx = *state;
@@ -436,7 +562,7 @@ int main(void) {
       cmocka_unit_test(test_spd_psd_sweep), cmocka_unit_test(test_degenerate),
       cmocka_unit_test(test_murty),     cmocka_unit_test(test_rays),
       cmocka_unit_test(test_pivot_cap), cmocka_unit_test(test_bad_input),
-      cmocka_unit_test(test_no_allocation),
+      cmocka_unit_test(test_no_allocation), cmocka_unit_test(test_friction_box),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
