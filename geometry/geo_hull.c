@@ -833,7 +833,7 @@ static geo_hull *hull_build(const double *pts, int n, char *err, size_t err_sz) 
   }
   // rounding level of plane distances from the coordinate magnitudes (qhull's DISTround);
   // it only decides flatness here, visibility is exact
-  double tol = 8.0 * DBL_EPSILON * (mag[0] + mag[1] + mag[2]);
+  double tol = 16.0 * DBL_EPSILON * (mag[0] + mag[1] + mag[2]);
   // initial simplex: the farthest pair among the axis extremes, the point farthest from
   // their line, the point farthest from their plane
   int ext[6];
@@ -895,7 +895,9 @@ static geo_hull *hull_build(const double *pts, int n, char *err, size_t err_sz) 
   }
   int i3 = -1;
   double side = 0.0;
-  for (int i = 0; i < n && best > tol; i++) {
+  // flat unless clearly thicker than the plane tolerance: the rim faces of a slab only a few
+  // tol thick are needles whose planes are themselves uncertain by about tol
+  for (int i = 0; i < n && best > 4.0 * tol; i++) {
     double d = geo_v3_dot(nrm, pts + 3 * i) - off;
     if (fabs(d) >= best - tol && (i3 < 0 || (d > 0) == (side > 0)) &&
         (i3 < 0 || lex_greater(pts + 3 * i, pts + 3 * i3))) {
@@ -904,7 +906,8 @@ static geo_hull *hull_build(const double *pts, int n, char *err, size_t err_sz) 
     }
   }
   if (i3 < 0) {
-    return flat_hull(pts, n, i0, i1, i2, tol, err, err_sz);
+    // the flat hull's two planes hold every input within the measured thickness
+    return flat_hull(pts, n, i0, i1, i2, tol + best, err, err_sz);
   }
   // tetrahedron, oriented so the base faces away from i3
   qh q;

@@ -9,7 +9,8 @@
 // without vertices that are exactly in a flat region or on a straight edge (grids, boxes with
 // points on their sides), so h->nvert counts true corners. Coplanar faces stay separate
 // triangles (a flat square side is two faces).
-// Coplanar input (all points within tol of one plane) gives a FLAT hull (h->flat = 1): the
+// Coplanar input (all points within 4 tol of one plane; tol then grows by that thickness)
+// gives a FLAT hull (h->flat = 1): the
 // 2D convex polygon stored as a closed double-sided surface, a fan of triangles facing +n and
 // a fan facing -n (V - E + F = 2 still holds). Collinear or coincident input (fewer than
 // three affinely independent points) is an error: NULL with a message.
@@ -32,7 +33,8 @@ struct geo_hull {
   int nedge;        // number of undirected edges (nvert - nedge + nface = 2)
   int flat;         // 1 when the input was coplanar (double-sided polygon), else 0
   double tol;       // plane tolerance [m]: n . p - d <= tol for every input p, evaluated in
-                    // double (8 DBL_EPSILON x the sum of the coordinate magnitudes)
+                    // double (16 DBL_EPSILON x the sum of the coordinate magnitudes; the
+                    // worst seen on adversarial near-flat clouds is 0.8 of it)
   double center[3]; // mean of the hull vertices [m] (an interior point)
   double radius;    // max distance of a vertex from center [m] (bounding sphere)
   double *vert;     // vertex coordinates [m] (nvert x 3); borrowed, in this block
