@@ -1,5 +1,6 @@
 // Lemke's complementary pivot algorithm with an explicit basis inverse (revised form),
-// lexicographic tie-breaking and a verified, refactorised final solution.
+// lexicographic tie-breaking and a verified final solution (refactorised from the
+// original data when the tableau's values fail the check).
 //
 // Variables are numbered 0..n-1 for w, n..2n-1 for z and 2n for the artificial z0. The
 // system is  I w - M z - e z0 = q;  the basis starts as {w}, so B^-1 = I and x_B = q.
@@ -13,7 +14,7 @@
 struct sim_lemke {
   int n_max;            // capacity
   sim_lemke_opts opts;  // tolerances and the pivot cap
-  double *binv;         // basis inverse, row-major with row stride n (n_max x n_max)
+  double *binv;         // basis inverse, column-major with leading dimension n (n_max^2)
   double *xb;           // values of the basic variables, by basis row (n_max)
   double *col;          // entering column B^-1 a (n_max)
   double *lu;           // final-basis LU, column-major (n_max x n_max)
@@ -88,43 +89,42 @@ void sim_lemke_destroy(sim_lemke **lk) {
 
 int sim_lemke_n_max(const sim_lemke *lk) { return lk ? lk->n_max : 0; }
 
-// d = B^-1 a for the column a of variable v in [I, -M, -e].
+// d = B^-1 a for the column a of variable v in [I, -M, -e]; a sum of columns of B^-1,
+// skipping zero entries of a (the LCPs of contact problems are sparse)
 static void entering_column(const sim_lemke *lk, int n, const double *M, int v, double *d) {
   const double *B = lk->binv;
   if (v < n) {
-    for (int i = 0; i < n; i++) d[i] = B[(size_t)i * n + v];
-  } else if (v < 2 * n) {
-    const double *mc = M + (size_t)(v - n) * n;
-    for (int i = 0; i < n; i++) {
-      const double *row = B + (size_t)i * n;
-      double s = 0.0;
-      for (int k = 0; k < n; k++) s += row[k] * mc[k];
-      d[i] = -s;
-    }
-  } else {
-    for (int i = 0; i < n; i++) {
-      const double *row = B + (size_t)i * n;
-      double s = 0.0;
-      for (int k = 0; k < n; k++) s += row[k];
-      d[i] = -s;
-    }
+    memcpy(d, B + (size_t)v * n, (size_t)n * sizeof(double));
+    return;
+  }
+  for (int i = 0; i < n; i++) d[i] = 0.0;
+  const double *mc = v < 2 * n ? M + (size_t)(v - n) * n : NULL;
+  for (int k = 0; k < n; k++) {
+    double ak = mc ? mc[k] : 1.0;
+    if (ak == 0.0) continue;
+    const double *bk = B + (size_t)k * n;
+    for (int i = 0; i < n; i++) d[i] -= ak * bk[i];
   }
 }
 
-// basis change: variable v enters at row r with column d (d[r] != 0)
-static void pivot(sim_lemke *lk, int n, int r, const double *d, int v) {
+// basis change: variable v enters at row r with column d (d[r] != 0). B^-1 <- E B^-1 with
+// the elementary matrix E of the pivot, applied column by column (zero entries of the
+// pivot row skip a column)
+static void pivot(sim_lemke *lk, int n, int r, double *d, int v) {
   double *B = lk->binv;
-  double *br = B + (size_t)r * n;
-  double inv = 1.0 / d[r];
-  for (int k = 0; k < n; k++) br[k] *= inv;
-  lk->xb[r] *= inv;
-  for (int i = 0; i < n; i++) {
-    double f = d[i];
-    if (i == r || f == 0.0) continue;
-    double *bi = B + (size_t)i * n;
-    for (int k = 0; k < n; k++) bi[k] -= f * br[k];
-    lk->xb[i] -= f * lk->xb[r];
+  const double dr = d[r], inv = 1.0 / dr;
+  d[r] = 0.0;  // row r is scaled, not eliminated
+  for (int k = 0; k < n; k++) {
+    double *bk = B + (size_t)k * n;
+    double brk = bk[r] * inv;
+    if (brk == 0.0) continue;
+    for (int i = 0; i < n; i++) bk[i] -= d[i] * brk;
+    bk[r] = brk;
   }
+  double xr = lk->xb[r] * inv;
+  for (int i = 0; i < n; i++) lk->xb[i] -= d[i] * xr;
+  lk->xb[r] = xr;
+  d[r] = dr;
   lk->where[lk->basis[r]] = -1;
   lk->basis[r] = v;
   lk->where[v] = r;
@@ -164,17 +164,16 @@ static int ratio_test(sim_lemke *lk, int n, const double *d, int z0) {
   // that is zero in exact arithmetic counts as a tie, not as a decision
   double bs = 0.0;
   for (int s = 0; s < ns; s++) {
-    const double *row = lk->binv + (size_t)S[s] * n;
-    for (int k = 0; k < n; k++) bs = fmax(bs, fabs(row[k]));
+    for (int k = 0; k < n; k++) bs = fmax(bs, fabs(lk->binv[S[s] + (size_t)k * n]));
   }
   for (int k = 0; k < n && ns > 1; k++) {
+    const double *bk = lk->binv + (size_t)k * n;
     double mn = INFINITY;
-    for (int s = 0; s < ns; s++) mn = fmin(mn, lk->binv[(size_t)S[s] * n + k] / d[S[s]]);
+    for (int s = 0; s < ns; s++) mn = fmin(mn, bk[S[s]] / d[S[s]]);
     m = 0;
     for (int s = 0; s < ns; s++) {
       int i = S[s];
-      double b = lk->binv[(size_t)i * n + k];
-      if (b - mn * d[i] <= tie * (fabs(mn) * d[i] + bs)) S[m++] = i;
+      if (bk[i] - mn * d[i] <= tie * (fabs(mn) * d[i] + bs)) S[m++] = i;
     }
     ns = m;
   }
@@ -337,15 +336,12 @@ sim_lcp_status sim_lemke_solve(sim_lemke *lk, int n, const double *M, const doub
     return st;
   }
 
-  // final basis: refactorise from the original data, then verify; fall back to the
-  // tableau values if the fresh solve is singular or fails the check
-  int ok = 0;
-  if (refactor_solve(lk, n, M, q, lk->x) == 0) {
+  // verify the tableau's z; if rounding spoiled it, refactorise the final basis from the
+  // original data (fresh LU) and verify that z instead
+  extract_z(lk, n, lk->xb, z);
+  int ok = sim_lcp_verify(n, M, q, z, w, vtol, &inf.check);
+  if (!ok && refactor_solve(lk, n, M, q, lk->x) == 0) {
     extract_z(lk, n, lk->x, z);
-    ok = sim_lcp_verify(n, M, q, z, w, vtol, &inf.check);
-  }
-  if (!ok) {
-    extract_z(lk, n, lk->xb, z);
     ok = sim_lcp_verify(n, M, q, z, w, vtol, &inf.check);
   }
   if (info) *info = inf;

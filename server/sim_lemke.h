@@ -2,9 +2,10 @@
 // column-major). Covering vector e = (1, ..., 1); the artificial variable z0 leaves the
 // basis whenever it ties in the ratio test; remaining ties are broken lexicographically
 // on the rows of the basis inverse (which rules out cycling), with ties detected by a
-// relative tolerance. On termination the final basis is refactorised from the original
-// data (fresh LU) and the solution is verified with sim_lcp_verify before SOLVED is
-// reported. Standard form and use for friction: Tan et al. eq. 13-14.
+// relative tolerance. On termination the solution is verified with sim_lcp_verify
+// against the original data before SOLVED is reported; if the tableau's values fail, the
+// final basis is refactorised from the original data (fresh LU, O(n^3)) and verified
+// again. Standard form and use for friction: Tan et al. eq. 13-14.
 //
 // A workspace (sim_lemke) is created once for a capacity n_max; solving allocates
 // nothing. One workspace serves one thread at a time.

@@ -162,6 +162,152 @@ static double median(double *v, int m) {
     (out) = best_;                      \
   } while (0)
 
+// The velocity-level frictional LCP of Tan et al. (eq. 14, E and mu scaled by dt) for one
+// rigid body at rest on p contacts (points r_i relative to the centre of mass, normals
+// n_i), d friction directions, gravity along -z, starting at rest. Unknowns (f_n (p),
+// f_d (p d), lambda (p)); column-major A. Returns n = p (d + 2). J (6 x (p + p d)) is
+// kept for the velocity check.
+typedef struct fric_body {
+  double m, inv[6], dt, mu, g;
+  int p, d;
+  double *J;      // 6 x (p + p d), column-major
+  double vfree[6];
+} fric_body;
+
+static int build_friction_lcp(fric_body *b, const double *r, const double *nrm, double *A,
+                              double *q) {
+  const int p = b->p, d = b->d, nj = p + p * d, n = p * (d + 2);
+  for (int c = 0; c < p; c++) {
+    const double *ri = r + 3 * c, *ni = nrm + 3 * c;
+    // tangent basis t1, t2 of the contact plane
+    double t1[3] = {0, 0, 0}, t2[3];
+    if (fabs(ni[2]) < 0.9) {
+      t1[0] = -ni[1], t1[1] = ni[0];
+    } else {
+      t1[1] = -ni[2], t1[2] = ni[1];
+    }
+    double l = sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2]);
+    for (int k = 0; k < 3; k++) t1[k] /= l;
+    t2[0] = ni[1] * t1[2] - ni[2] * t1[1];
+    t2[1] = ni[2] * t1[0] - ni[0] * t1[2];
+    t2[2] = ni[0] * t1[1] - ni[1] * t1[0];
+    for (int k = -1; k < d; k++) {
+      double u[3];
+      if (k < 0) {
+        for (int e = 0; e < 3; e++) u[e] = ni[e];
+      } else {
+        double ang = 6.283185307179586 * k / d;
+        for (int e = 0; e < 3; e++) u[e] = cos(ang) * t1[e] + sin(ang) * t2[e];
+      }
+      double *col = b->J + 6 * (k < 0 ? c : p + c * d + k);
+      col[0] = u[0], col[1] = u[1], col[2] = u[2];
+      col[3] = ri[1] * u[2] - ri[2] * u[1];
+      col[4] = ri[2] * u[0] - ri[0] * u[2];
+      col[5] = ri[0] * u[1] - ri[1] * u[0];
+    }
+  }
+  for (int k = 0; k < 6; k++) b->vfree[k] = 0.0;
+  b->vfree[2] = -b->dt * b->g;
+  memset(A, 0, sizeof(double) * (size_t)n * n);
+  for (int j = 0; j < nj; j++) {
+    for (int i = 0; i < nj; i++) {
+      double s = 0.0;
+      for (int k = 0; k < 6; k++) s += b->J[6 * i + k] * b->inv[k] * b->J[6 * j + k];
+      A[i + (size_t)j * n] = b->dt * s;
+    }
+    double s = 0.0;
+    for (int k = 0; k < 6; k++) s += b->J[6 * j + k] * b->vfree[k];
+    q[j] = s;
+  }
+  for (int c = 0; c < p; c++) {
+    int lam = nj + c;
+    for (int k = 0; k < d; k++) {
+      int fd = p + c * d + k;
+      A[fd + (size_t)lam * n] = b->dt;
+      A[lam + (size_t)fd * n] = -b->dt;
+    }
+    A[lam + (size_t)c * n] = b->dt * b->mu;
+    q[lam] = 0.0;
+  }
+  return n;
+}
+
+// largest |v+| component after the step, v+ = vfree + dt M^-1 J f
+static double friction_residual_velocity(const fric_body *b, const double *z) {
+  double worst = 0.0;
+  for (int k = 0; k < 6; k++) {
+    double s = 0.0;
+    for (int j = 0; j < b->p * (b->d + 1); j++) s += b->J[6 * j + k] * z[j];
+    worst = fmax(worst, fabs(b->vfree[k] + b->dt * b->inv[k] * s));
+  }
+  return worst;
+}
+
+// Lemke on resting frictional contact: a box on its 4 corners and a torus-like ring of p
+// contacts on a cone (normals tilted 30 degrees from vertical), d = 4, mu = 0.5, dt = 1 ms
+static void bench_friction(sim_lemke *lk) {
+  const int ps[] = {4, 25, 50, 100};
+  printf("\nLemke on the frictional LCP (Tan et al. eq. 14, d = 4) of one body at rest\n");
+  printf("%8s %5s %6s %12s %8s %14s %8s\n", "contacts", "n", "runs", "lemke_us", "pivots",
+         "max|v+| m/s", "status");
+  for (int t = 0; t < 4; t++) {
+    int p = ps[t], d = 4, n = p * (d + 2);
+    if (n > 600) break;
+    fric_body b = {.m = 2.0, .dt = 1e-3, .mu = 0.5, .g = 9.81, .p = p, .d = d};
+    double *r = malloc(sizeof(double) * 3 * p), *nr = malloc(sizeof(double) * 3 * p);
+    double *A = malloc(sizeof(double) * (size_t)n * n), *q = malloc(sizeof(double) * n);
+    double *z = malloc(sizeof(double) * n);
+    b.J = malloc(sizeof(double) * 6 * (size_t)p * (d + 1));
+    if (!r || !nr || !A || !q || !z || !b.J) return;
+    if (p == 4) {
+      // box 1 x 0.6 x 0.5 m on its bottom corners
+      for (int c = 0; c < 4; c++) {
+        r[3 * c] = (c & 1) ? 0.5 : -0.5;
+        r[3 * c + 1] = (c & 2) ? 0.3 : -0.3;
+        r[3 * c + 2] = -0.25;
+        nr[3 * c] = nr[3 * c + 1] = 0.0;
+        nr[3 * c + 2] = 1.0;
+      }
+      b.inv[3] = 3.0 / (b.m * (0.09 + 0.0625));
+      b.inv[4] = 3.0 / (b.m * (0.25 + 0.0625));
+      b.inv[5] = 3.0 / (b.m * (0.25 + 0.09));
+    } else {
+      // ring of radius 0.3 m, 0.1 m below the centre of mass; normals tilted inward
+      for (int c = 0; c < p; c++) {
+        double th = 6.283185307179586 * c / p, tilt = 0.5235987755982988;
+        r[3 * c] = 0.3 * cos(th);
+        r[3 * c + 1] = 0.3 * sin(th);
+        r[3 * c + 2] = -0.1;
+        nr[3 * c] = -sin(tilt) * cos(th);
+        nr[3 * c + 1] = -sin(tilt) * sin(th);
+        nr[3 * c + 2] = cos(tilt);
+      }
+      b.inv[3] = b.inv[4] = 1.0 / (b.m * 0.05);
+      b.inv[5] = 1.0 / (b.m * 0.09);
+    }
+    b.inv[0] = b.inv[1] = b.inv[2] = 1.0 / b.m;
+    build_friction_lcp(&b, r, nr, A, q);
+    int runs = n <= 150 ? 20 : 3;
+    double tm[20];
+    sim_lcp_info info;
+    sim_lcp_status st = SIM_LCP_SOLVED;
+    for (int k = 0; k < runs; k++) {
+      double t0 = now();
+      st = sim_lemke_solve(lk, n, A, q, z, NULL, &info);
+      tm[k] = now() - t0;
+    }
+    printf("%8d %5d %6d %12.1f %8d %14.2e %8s\n", p, n, runs, 1e6 * median(tm, runs),
+           info.pivots, st == SIM_LCP_SOLVED ? friction_residual_velocity(&b, z) : NAN,
+           st == SIM_LCP_SOLVED && is_solution(n, A, q, z) ? "ok" : sim_lcp_status_name(st));
+    free(r);
+    free(nr);
+    free(A);
+    free(q);
+    free(z);
+    free(b.J);
+  }
+}
+
 int main(int argc, char **argv) {
   int scale = argc > 1 ? atoi(argv[1]) : 1;
   if (scale < 1) scale = 1;
@@ -176,7 +322,7 @@ int main(int argc, char **argv) {
   double *tl = malloc(sizeof(double) * 1000), *rd = malloc(sizeof(double) * 1000);
   double *pv = malloc(sizeof(double) * 1000);
   sim_dantzig *dz = sim_dantzig_new(nmax, NULL, NULL, 0);
-  sim_lemke *lk = sim_lemke_new(nmax, NULL, NULL, 0);
+  sim_lemke *lk = sim_lemke_new(600, NULL, NULL, 0);
   if (!G || !M || !L || !q || !z || !w || !x || !td || !tc || !tl || !rd || !pv || !dz || !lk) {
     fprintf(stderr, "bench_lcp: out of memory\n");
     return 1;
@@ -230,6 +376,8 @@ int main(int argc, char **argv) {
   printf("  lemke:   %d wrong answers; solved %d, ray %d, pivot limit %d, numerical %d\n",
          lk_wrong, lk_status[SIM_LCP_SOLVED], lk_status[SIM_LCP_RAY],
          lk_status[SIM_LCP_PIVOT_LIMIT], lk_status[SIM_LCP_NUMERICAL]);
+
+  bench_friction(lk);
 
   sim_dantzig_destroy(&dz);
   sim_lemke_destroy(&lk);
