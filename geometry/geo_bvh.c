@@ -168,12 +168,14 @@ static void fit_node(build_ctx *cx, geo_bvh_node *nd) {
   for (int a = 0; a < 3; a++) {
     geo_v3_madd(c, c, 0.5 * (lo[a] + hi[a]), ax + 3 * a);
   }
-  double ext = 0.0;
+  double ext = 0.0, mag = 0.0;
   for (int a = 0; a < 3; a++) {
     ext = fmax(ext, hi[a] - lo[a]);
+    mag = fmax(mag, fmax(fabs(lo[a]), fabs(hi[a])));
   }
-  // inflate by a relative hair so rounding in the query transform never un-contains a vertex
-  double pad = 1e-12 * ext + 1e-300;
+  // inflate by a relative hair (of the size and of the distance from the origin, the
+  // rounding of the centre) so rounding never un-contains a vertex
+  double pad = 1e-12 * ext + 1e-13 * mag + 1e-300;
   for (int a = 0; a < 3; a++) {
     nd->h[a] = 0.5 * (hi[a] - lo[a]) + pad;
   }
