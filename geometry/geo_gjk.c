@@ -217,9 +217,26 @@ static void closest(gjk_simplex *S, double v[3]) {
   }
 }
 
+// coordinates of local vertex i of a set
+static inline const double *cvx_vert(const geo_convex *c, int i) {
+  return c->kind == GEO_CONVEX_INDEXED ? c->pts + 3 * c->idx[i] : c->pts + 3 * i;
+}
+
 static int support(const geo_convex *c, const double d[3], int seed) {
   if (c->kind == GEO_CONVEX_HULL && c->hull->nvert > GEO_GJK_CLIMB_MIN) {
     return geo_hull_support_climb(c->hull, d, seed);
+  }
+  if (c->kind == GEO_CONVEX_INDEXED) {
+    int best = 0;
+    double bd = geo_v3_dot(c->pts + 3 * c->idx[0], d);
+    for (int i = 1; i < c->n; i++) {
+      double x = geo_v3_dot(c->pts + 3 * c->idx[i], d);
+      if (x > bd) {
+        bd = x;
+        best = i;
+      }
+    }
+    return best;
   }
   int best = 0;
   double bd = geo_v3_dot(c->pts, d);
@@ -238,8 +255,8 @@ static void make_vtx(gjk_vtx *x, const geo_convex *A, const geo_convex *B, const
                      int ia, int ib) {
   x->ia = ia;
   x->ib = ib;
-  geo_v3_copy(x->a, A->pts + 3 * ia);
-  geo_xform_point(x->b, rel, B->pts + 3 * ib);
+  geo_v3_copy(x->a, cvx_vert(A, ia));
+  geo_xform_point(x->b, rel, cvx_vert(B, ib));
   geo_v3_sub(x->w, x->a, x->b);
 }
 
@@ -375,6 +392,17 @@ int geo_gjk(const geo_convex *A, const geo_xform *XA, const geo_convex *B,
     }
   }
   if (S.n == 0) {
+    // cold: the vertices facing each other along the line between the sets' centres
+    double ca[3], cb[3], d[3], db[3];
+    geo_v3_copy(ca, A->kind == GEO_CONVEX_HULL ? A->hull->center : cvx_vert(A, 0));
+    geo_xform_point(cb, &rel, B->kind == GEO_CONVEX_HULL ? B->hull->center : cvx_vert(B, 0));
+    geo_v3_sub(d, cb, ca);
+    if (geo_v3_norm2(d) > 0.0) {
+      seed_a = support(A, d, seed_a);
+      geo_v3_scale(d, d, -1.0);
+      geo_m3_tmulv(db, rel.R, d);
+      seed_b = support(B, db, seed_b);
+    }
     make_vtx(&S.v[0], A, B, &rel, seed_a, seed_b);
     S.n = 1;
   }
@@ -460,6 +488,19 @@ int geo_gjk(const geo_convex *A, const geo_xform *XA, const geo_convex *B,
   r->nvb = side_vertices(&S, 1, r->vb);
   r->fa = feature_of(A, r->va, r->nva);
   r->fb = feature_of(B, r->vb, r->nvb);
+  // indexed sets answer in their listed ids
+  for (int i = 0; i < r->nva && A->kind == GEO_CONVEX_INDEXED; i++) {
+    r->va[i] = A->idx[r->va[i]];
+  }
+  for (int i = 0; i < r->nvb && B->kind == GEO_CONVEX_INDEXED; i++) {
+    r->vb[i] = B->idx[r->vb[i]];
+  }
+  if (A->kind == GEO_CONVEX_INDEXED && r->fa.type == GEO_CF_VERTEX) {
+    r->fa.id = r->va[0];
+  }
+  if (B->kind == GEO_CONVEX_INDEXED && r->fb.type == GEO_CF_VERTEX) {
+    r->fb.id = r->vb[0];
+  }
   if (cache) {
     cache->n = S.n;
     for (int i = 0; i < S.n; i++) {

@@ -18,28 +18,39 @@
 
 enum {
   GEO_CONVEX_POINTS = 0,  // the convex hull of n points (1 point, 2 segment, 3 triangle)
-  GEO_CONVEX_HULL = 1     // a geo_hull
+  GEO_CONVEX_HULL = 1,    // a geo_hull
+  GEO_CONVEX_INDEXED = 2  // the convex hull of the points pts[idx[i]] (e.g. mesh vertices
+                          // listed by id: a BVH node's hull vertex set, a mesh triangle)
 };
 
-// A convex set in its local frame. Vertex ids are the point indices (POINTS) or the hull's
-// vertex ids (HULL; h->src maps them to input points). For n = 2 and n = 3 point sets the
-// edges and the face follow the triangle convention of geo_tritri.h (edge k joins k, k+1).
+// A convex set in its local frame. Vertex ids are the point indices (POINTS), the hull's
+// vertex ids (HULL; h->src maps them to input points) or the listed ids idx[i] (INDEXED, so
+// mesh vertex ids come back as they are). For sets of 2 and 3 points the edges and the face
+// follow the triangle convention of geo_tritri.h (edge k joins points k and k+1, in list
+// order); other point sets report edge and face ids as -1 (the vertex ids still name them).
 typedef struct geo_convex {
-  int kind;               // GEO_CONVEX_POINTS or GEO_CONVEX_HULL
-  int n;                  // number of points (POINTS) or vertices (HULL)
-  const double *pts;      // local vertex coordinates [m] (n x 3); borrowed
+  int kind;               // GEO_CONVEX_POINTS, GEO_CONVEX_HULL or GEO_CONVEX_INDEXED
+  int n;                  // number of points (POINTS, INDEXED) or vertices (HULL)
+  const double *pts;      // vertex coordinates [m] (n x 3, INDEXED: any x 3); borrowed
   const geo_hull *hull;   // the hull (HULL), else NULL; borrowed
+  const int *idx;         // point ids into pts (INDEXED: n), else NULL; borrowed
 } geo_convex;
 
 // The convex hull of n points pts (n x 3, borrowed: must outlive the queries).
 static inline geo_convex geo_convex_points(const double *pts, int n) {
-  geo_convex c = {GEO_CONVEX_POINTS, n, pts, NULL};
+  geo_convex c = {GEO_CONVEX_POINTS, n, pts, NULL, NULL};
   return c;
 }
 
 // The hull h (borrowed: must outlive the queries).
 static inline geo_convex geo_convex_of_hull(const geo_hull *h) {
-  geo_convex c = {GEO_CONVEX_HULL, h->nvert, h->vert, h};
+  geo_convex c = {GEO_CONVEX_HULL, h->nvert, h->vert, h, NULL};
+  return c;
+}
+
+// The convex hull of the n points pts[3 idx[i] ..] (both borrowed; ids must be valid).
+static inline geo_convex geo_convex_indexed(const double *pts, const int *idx, int n) {
+  geo_convex c = {GEO_CONVEX_INDEXED, n, pts, NULL, idx};
   return c;
 }
 
@@ -80,7 +91,7 @@ typedef struct geo_gjk_result {
   geo_cfeat fa;     // feature of A that pa lies on (id -1 if A has no such feature id)
   geo_cfeat fb;     // feature of B that pb lies on
   int nva, nvb;     // number of vertices of A / B spanning the witness (1..3)
-  int va[3], vb[3]; // those vertex ids (ascending)
+  int va[3], vb[3]; // those vertex ids (the sets' own ids, see geo_convex)
   int iters;        // GJK iterations used
 } geo_gjk_result;
 

@@ -357,6 +357,78 @@ static void test_primitives_vs_closed_form(void **state) {
   assert_double_near(r.dist, 0.0, 0.0);
 }
 
+static void test_indexed_sets(void **state) {
+  (void)state;
+  // a pool of 50 points; sets are id lists into it; answers come back in pool ids
+  double pool[50 * 3];
+  for (int i = 0; i < 150; i++) {
+    pool[i] = 2 * urand() - 1;
+  }
+  for (int i = 25; i < 50; i++) {
+    pool[3 * i] += 3.0;
+  }
+  geo_xform I;
+  geo_xform_identity(&I);
+  for (int t = 0; t < 300; t++) {
+    // triangle vs triangle by ids, against the same triangles copied out
+    int ia[3] = {(int)(urand() * 25), 0, 0}, ib[3] = {25 + (int)(urand() * 25), 0, 0};
+    ia[1] = (ia[0] + 1 + (int)(urand() * 23)) % 25;
+    ia[2] = (ia[1] + 1) % 25 == ia[0] ? (ia[1] + 2) % 25 : (ia[1] + 1) % 25;
+    ib[1] = 25 + (ib[0] - 25 + 1 + (int)(urand() * 23)) % 25;
+    ib[2] = 25 + ((ib[1] - 25 + 1) % 25 == ib[0] - 25 ? (ib[1] - 25 + 2) % 25
+                                                       : (ib[1] - 25 + 1) % 25);
+    double P[9], Q[9];
+    for (int k = 0; k < 3; k++) {
+      geo_v3_copy(P + 3 * k, pool + 3 * ia[k]);
+      geo_v3_copy(Q + 3 * k, pool + 3 * ib[k]);
+    }
+    geo_convex a = geo_convex_indexed(pool, ia, 3), b = geo_convex_indexed(pool, ib, 3);
+    geo_gjk_result r;
+    geo_tt_result tt;
+    assert_int_equal(geo_gjk(&a, &I, &b, &I, NULL, NULL, &r), GEO_GJK_OK);
+    assert_double_rel(r.dist, geo_tritri_dist(P, Q, &tt), 1e-9, 1e-13);
+    if (!tt.intersect) {
+      assert_int_equal(r.fa.type, tt.fa.type);
+      assert_int_equal(r.fb.type, tt.fb.type);
+      if (tt.fa.type == GEO_CF_VERTEX) {
+        assert_int_equal(r.fa.id, ia[tt.fa.id]);
+      } else {
+        assert_int_equal(r.fa.id, tt.fa.id);
+      }
+      for (int i = 0; i < r.nvb; i++) {
+        assert_true(r.vb[i] == ib[0] || r.vb[i] == ib[1] || r.vb[i] == ib[2]);
+      }
+    }
+  }
+  // the two halves of the pool as indexed sets = the hulls of the halves
+  int ha[25], hb[25];
+  for (int i = 0; i < 25; i++) {
+    ha[i] = 24 - i;
+    hb[i] = 25 + i;
+  }
+  geo_hull *A = geo_hull_new(pool, 25, NULL, 0), *B = geo_hull_new(pool + 75, 25, NULL, 0);
+  assert_non_null(A);
+  assert_non_null(B);
+  geo_convex ca = geo_convex_indexed(pool, ha, 25), cb = geo_convex_indexed(pool, hb, 25);
+  geo_convex hA = geo_convex_of_hull(A), hB = geo_convex_of_hull(B);
+  for (int t = 0; t < 50; t++) {
+    geo_xform XA, XB;
+    rand_xform(&XA, 1.0);
+    rand_xform(&XB, 1.0);
+    geo_gjk_result r1, r2;
+    geo_gjk(&ca, &XA, &cb, &XB, NULL, NULL, &r1);
+    geo_gjk(&hA, &XA, &hB, &XB, NULL, NULL, &r2);
+    assert_int_equal(r1.intersect, r2.intersect);
+    assert_double_rel(r1.dist, r2.dist, 1e-12, 1e-15);
+    if (!r1.intersect && r1.fa.type == GEO_CF_VERTEX) {
+      // pool id of the witness vertex = the hull vertex's input index
+      assert_int_equal(r1.fa.id, A->src[r2.fa.id]);
+    }
+  }
+  geo_hull_destroy(&A);
+  geo_hull_destroy(&B);
+}
+
 static void test_warm_start(void **state) {
   (void)state;
   int cold_it = 0, warm_it = 0;
@@ -460,6 +532,7 @@ int main(void) {
       cmocka_unit_test(test_nested_cubes),
       cmocka_unit_test(test_parallel_and_crossed_edges),
       cmocka_unit_test(test_primitives_vs_closed_form),
+      cmocka_unit_test(test_indexed_sets),
       cmocka_unit_test(test_warm_start),
       cmocka_unit_test(test_climb_matches_brute_support),
       cmocka_unit_test(test_early_exits),
