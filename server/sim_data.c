@@ -24,8 +24,16 @@ struct sim_data {
   double *kin_quat;    // (nbody x 4)
   double *kin_vel;     // (nbody x 3) their twist (world) [m/s]
   double *kin_omega;   // (nbody x 3) [rad/s]
+  double kin_t0;       // time at which kin_pos/kin_quat hold [s] (= time between steps)
+  double *kin_target;  // (nbody x 7) pose a kinematic body reaches at the step's end
+  int *kin_has_target; // (nbody) 1 when kin_target is set for the coming step
   double *force_in;    // (nbody x 3) held world-frame force at the COM [N]
   double *torque_in;   // (nbody x 3) held world-frame torque [N m]
+  // scratch of one evaluation: every body's placement and motion (see sim_kinematics)
+  double *x_pos, *x_quat, *x_com, *x_vel, *x_omega;  // (nbody x 3/4/3/3/3)
+  double *wrench;      // (nbody x 6) contact force and torque about the COM, world
+  sim_collider *col;   // contact queries; NULL when fewer than two bodies have geometry
+  double contact_time; // time of the contacts held by col (NAN: none evaluated)
   SUNContext ctx;      // one per session: SUNDIALS contexts are not thread-safe
   void *cvode;
   N_Vector y;          // (nstate) the integrated state, SIM_NQ per free body
@@ -61,13 +69,88 @@ static void quat_rate(double out[4], const double q[4], const double w[3]) {
   out[3] = q[0] * w[2] + q[1] * w[1] - q[2] * w[0];
 }
 
+// Pose of kinematic body b at time t: it moves with its held twist from kin_t0.
+static void kinematic_pose(const sim_data *d, int b, double t, double pos[3], double quat[4]) {
+  double h = t - d->kin_t0;
+  const double *w = d->kin_omega + 3 * b;
+  geo_v3_madd(pos, d->kin_pos + 3 * b, h, d->kin_vel + 3 * b);
+  double wn = geo_v3_norm(w), dq[4] = {1, 0, 0, 0};
+  if (wn * h != 0) {
+    double half = 0.5 * wn * h, s = sin(half) / wn;
+    dq[0] = cos(half), dq[1] = w[0] * s, dq[2] = w[1] * s, dq[3] = w[2] * s;
+  }
+  geo_quat_mul(quat, dq, d->kin_quat + 4 * b);  // world-frame rotation: left multiply
+  geo_quat_normalize(quat);
+}
+
+// Every body's placement and motion at time t and state y, into d's scratch.
+static void fill_kinematics(const sim_model *m, sim_data *d, double t, const double *y,
+                            sim_kinematics *k) {
+  for (int b = 0; b < m->nbody; b++) {
+    double *pos = d->x_pos + 3 * b, *q = d->x_quat + 4 * b, *com = d->x_com + 3 * b;
+    double *vel = d->x_vel + 3 * b, *om = d->x_omega + 3 * b, R[9], rc[3];
+    int s = m->state_index[b];
+    if (s >= 0) {
+      memcpy(q, y + s + 3, 4 * sizeof(double));
+      if (geo_quat_normalize(q) == 0) q[0] = 1;
+      geo_quat_to_mat(R, q);
+      geo_v3_copy(com, y + s);
+      geo_m3_mulv(rc, R, m->com + 3 * b);
+      geo_v3_sub(pos, com, rc);
+      geo_v3_copy(vel, y + s + 7);
+      geo_m3_mulv(om, R, y + s + 10);
+      continue;
+    }
+    if (m->type[b] == SIM_BODY_KINEMATIC) {
+      kinematic_pose(d, b, t, pos, q);
+    } else {
+      geo_v3_copy(pos, d->kin_pos + 3 * b);
+      memcpy(q, d->kin_quat + 4 * b, 4 * sizeof(double));
+    }
+    geo_quat_to_mat(R, q);
+    geo_m3_mulv(rc, R, m->com + 3 * b);
+    geo_v3_add(com, pos, rc);
+    geo_v3_copy(om, d->kin_omega + 3 * b);
+    double wxr[3];
+    geo_v3_cross(wxr, om, rc);
+    geo_v3_add(vel, d->kin_vel + 3 * b, wxr);
+  }
+  k->pos = d->x_pos, k->quat = d->x_quat, k->com = d->x_com;
+  k->vel = d->x_vel, k->omega = d->x_omega;
+}
+
+// Contacts at (t, y) into d->wrench. Returns 0, 1 (recoverable: retry smaller) or -1.
+static int eval_contacts(const sim_model *m, sim_data *d, double t, const double *y,
+                         sim_kinematics *k) {
+  fill_kinematics(m, d, t, y, k);
+  memset(d->wrench, 0, sizeof(double) * 6 * (size_t)m->nbody);
+  d->contact_time = NAN;
+  if (!d->col) return 0;
+  ccsim_status st = sim_collide(m, d->col, k, d->wrench);
+  d->stats.geometry_ns = sim_collider_geometry_ns(d->col);
+  if (st == CCSIM_ESOLVER) {
+    d->stats.penetrations++;
+    return 1;
+  }
+  if (st != CCSIM_OK) {
+    return -1;
+  }
+  d->contact_time = t;
+  return 0;
+}
+
 // Newton-Euler equations of every free body: state (p, q, v, w_body) -> its rate.
 static int rhs(sunrealtype t, N_Vector yv, N_Vector ydotv, void *user) {
-  (void)t;
   sim_data *d = user;
   const sim_model *m = d->m;
   const double *y = N_VGetArrayPointer(yv);
   double *yd = N_VGetArrayPointer(ydotv);
+  for (int i = 0; i < d->nstate; i++) {
+    if (!isfinite(y[i])) return 1;  // recoverable: CVODE retries with a smaller step
+  }
+  sim_kinematics k;
+  int rc = eval_contacts(m, d, t, y, &k);
+  if (rc != 0) return rc;
   for (int b = 0; b < m->nbody; b++) {
     int s = m->state_index[b];
     if (s < 0) {
@@ -75,30 +158,26 @@ static int rhs(sunrealtype t, N_Vector yv, N_Vector ydotv, void *user) {
     }
     const double *q = y + s + 3, *v = y + s + 7, *w = y + s + 10;
     double *pd = yd + s, *qd = yd + s + 3, *vd = yd + s + 7, *wd = yd + s + 10;
-    if (!isfinite(q[0]) || !isfinite(w[0]) || !isfinite(v[0])) {
-      return 1;  // recoverable: CVODE retries with a smaller step
-    }
     // the rotation uses q/|q|: drift of |q| never distorts the body
-    double qn[4] = {q[0], q[1], q[2], q[3]}, R[9];
-    if (geo_quat_normalize(qn) == 0) {
-      return 1;
-    }
-    geo_quat_to_mat(R, qn);
+    double R[9];
+    geo_quat_to_mat(R, d->x_quat + 4 * b);
     geo_v3_copy(pd, v);
     // qdot = 1/2 q (x) (0, w), linear in q so |q| is conserved by the exact flow
     quat_rate(qd, q, w);
-    for (int k = 0; k < 4; k++) {
-      qd[k] *= 0.5;
+    for (int j = 0; j < 4; j++) {
+      qd[j] *= 0.5;
     }
     const double *f = d->force_in + 3 * b, *tau = d->torque_in + 3 * b;
+    const double *cw = d->wrench + 6 * b;
     double im = 1.0 / m->mass[b];
-    for (int k = 0; k < 3; k++) {
-      vd[k] = m->gravity[k] + f[k] * im;
+    for (int j = 0; j < 3; j++) {
+      vd[j] = m->gravity[j] + (f[j] + cw[j]) * im;
     }
     // Euler: I wdot = R^T tau - w x (I w), body frame
     const double *I = m->inertia + 9 * b, *Ii = m->inertia_inv + 9 * b;
-    double taub[3], Iw[3], gyro[3], rhs3[3];
-    geo_m3_tmulv(taub, R, tau);
+    double tw[3], taub[3], Iw[3], gyro[3], rhs3[3];
+    geo_v3_add(tw, tau, cw + 3);
+    geo_m3_tmulv(taub, R, tw);
     geo_m3_mulv(Iw, I, w);
     geo_v3_cross(gyro, w, Iw);
     geo_v3_sub(rhs3, taub, gyro);
@@ -114,16 +193,85 @@ static void skew(double S[9], const double a[3]) {
   S[6] = -a[1], S[7] = a[0], S[8] = 0;
 }
 
-// Analytic Jacobian of rhs. Held inputs are constant; the torque's dependence on q
-// through R^T is left out (a Newton Jacobian may be approximate; CVODE's error control
-// never sees it).
-static int jac(sunrealtype t, N_Vector yv, N_Vector fy, SUNMatrix J, void *user, N_Vector t1,
+// E(q), 3 x 4 row-major: the body-frame rotation dtheta = E dq of a change dq of the
+// unit quaternion q (from dq = 1/2 q (x) (0, dtheta), so dtheta = 2 vec(q* (x) dq)).
+static void quat_dtheta(double E[12], const double q[4]) {
+  const double e[12] = {-q[1], q[0],  q[3],  -q[2], -q[2], -q[3],
+                        q[0],  q[1],  -q[3], q[2],  -q[1], q[0]};
+  for (int i = 0; i < 12; i++) E[i] = 2 * e[i];
+}
+
+// The contact springs' share of the Jacobian, with the witness points frozen on their
+// bodies and the normals frozen in the world. Contact i's force F_i(delta, delta') acts
+// on the bodies' generalised coordinates through J_i = [-n, -(r_A x n), n, r_B x n]:
+// d(gen. force)/d(displacement) = -dF/ddelta J J^T and d/d(velocity) = -dF/ddelta' J J^T.
+// Mapping displacements to (p, q) and velocities to (v, w_body), and generalised forces
+// to accelerations, every block is an outer product u_a w_b^T.
+static void add_contact_jacobian(const sim_model *m, const sim_data *d, SUNMatrix J) {
+  int n = 0;
+  const sim_contact *c = d->col ? sim_collider_contacts(d->col, &n) : NULL;
+  for (int i = 0; i < n; i++) {
+    const sim_contact *ct = &c[i];
+    if (ct->dF_ddepth == 0 && ct->dF_drate == 0) continue;
+    int body[2] = {ct->body_a, ct->body_b};
+    const double *wp[2] = {ct->pa, ct->pb};
+    double u[2][6], wpos[2][7], wvel[2][6];
+    for (int side = 0; side < 2; side++) {
+      int b = body[side];
+      if (m->state_index[b] < 0) continue;
+      double sign = side == 0 ? -1.0 : 1.0, r[3], rxn[3], jl[3], ja[3], R[9], t3[3];
+      geo_v3_sub(r, wp[side], d->x_com + 3 * b);
+      geo_v3_cross(rxn, r, ct->normal);
+      geo_v3_scale(jl, ct->normal, sign);
+      geo_v3_scale(ja, rxn, sign);
+      const double *q = d->x_quat + 4 * b;
+      geo_quat_to_mat(R, q);
+      geo_m3_tmulv(t3, R, ja);  // R^T J_ang
+      // u = M^-1 J: linear / m, angular I^-1 R^T J_ang
+      for (int j = 0; j < 3; j++) u[side][j] = jl[j] / m->mass[b];
+      geo_m3_mulv(u[side] + 3, m->inertia_inv + 9 * b, t3);
+      // wpos = (J_lin, E^T R^T J_ang) with dtheta_body = E(q) dq
+      double E[12];
+      quat_dtheta(E, q);
+      for (int j = 0; j < 3; j++) wpos[side][j] = jl[j];
+      for (int j = 0; j < 4; j++) {
+        wpos[side][3 + j] = E[j] * t3[0] + E[4 + j] * t3[1] + E[8 + j] * t3[2];
+      }
+      // wvel = (J_lin, R^T J_ang)
+      for (int j = 0; j < 3; j++) {
+        wvel[side][j] = jl[j];
+        wvel[side][3 + j] = t3[j];
+      }
+    }
+    for (int sa = 0; sa < 2; sa++) {
+      int ra = m->state_index[body[sa]];
+      if (ra < 0) continue;
+      for (int sb = 0; sb < 2; sb++) {
+        int cb = m->state_index[body[sb]];
+        if (cb < 0) continue;
+        for (int j = 0; j < 6; j++) {
+          double kp = -ct->dF_ddepth * u[sa][j], kv = -ct->dF_drate * u[sa][j];
+          for (int l = 0; l < 7; l++) SM_ELEMENT_D(J, ra + 7 + j, cb + l) += kp * wpos[sb][l];
+          for (int l = 0; l < 6; l++) SM_ELEMENT_D(J, ra + 7 + j, cb + 7 + l) += kv * wvel[sb][l];
+        }
+      }
+    }
+  }
+}
+
+// Analytic Jacobian of rhs: rigid-body terms exactly, contact springs with frozen
+// witness points and normals (above). A Newton Jacobian may be approximate: CVODE's
+// error control never sees it.
+static int jac_fn(sunrealtype t, N_Vector yv, N_Vector fy, SUNMatrix J, void *user, N_Vector t1,
                N_Vector t2, N_Vector t3) {
-  (void)t, (void)fy, (void)t1, (void)t2, (void)t3;
+  (void)fy, (void)t1, (void)t2, (void)t3;
   sim_data *d = user;
   const sim_model *m = d->m;
   const double *y = N_VGetArrayPointer(yv);
   SUNMatZero(J);
+  sim_kinematics k;
+  int rc = eval_contacts(m, d, t, y, &k);
+  if (rc != 0) return rc;
 #define JE(i, j) SM_ELEMENT_D(J, (i), (j))
   for (int b = 0; b < m->nbody; b++) {
     int s = m->state_index[b];
@@ -132,8 +280,8 @@ static int jac(sunrealtype t, N_Vector yv, N_Vector fy, SUNMatrix J, void *user,
     }
     const double *q = y + s + 3, *w = y + s + 10;
     int P = s, Q = s + 3, V = s + 7, W = s + 10;
-    for (int k = 0; k < 3; k++) {
-      JE(P + k, V + k) = 1.0;
+    for (int j = 0; j < 3; j++) {
+      JE(P + j, V + j) = 1.0;
     }
     // d(qdot)/dq = 1/2 W(w): right multiplication by (0, w)
     const double Wm[16] = {0,    -w[0], -w[1], -w[2], w[0], 0,    w[2],  -w[1],
@@ -156,17 +304,34 @@ static int jac(sunrealtype t, N_Vector yv, N_Vector fy, SUNMatrix J, void *user,
     skew(Sw, w);
     skew(SIw, Iw);
     geo_m3_mul(A, Sw, I);
-    for (int k = 0; k < 9; k++) {
-      A[k] -= SIw[k];
+    for (int j = 0; j < 9; j++) {
+      A[j] -= SIw[j];
     }
     geo_m3_mul(B, Ii, A);
     for (int i = 0; i < 3; i++) {
       for (int j = 0; j < 3; j++) {
-        JE(W + i, W + j) = -B[3 * i + j];
+        JE(W + i, W + j) += -B[3 * i + j];
+      }
+    }
+    // d(wdot)/dq through R^T tau: a body rotation dtheta turns R^T tau by
+    // [R^T tau]x dtheta, and dtheta = E(q) dq
+    const double *qh = d->x_quat + 4 * b, *cw = d->wrench + 6 * b;
+    double R[9], tw[3], tb[3], St[9], IiSt[9], E[12];
+    geo_quat_to_mat(R, qh);
+    geo_v3_add(tw, d->torque_in + 3 * b, cw + 3);
+    geo_m3_tmulv(tb, R, tw);
+    skew(St, tb);
+    geo_m3_mul(IiSt, Ii, St);
+    quat_dtheta(E, qh);
+    for (int i = 0; i < 3; i++) {
+      for (int j = 0; j < 4; j++) {
+        JE(W + i, Q + j) += IiSt[3 * i] * E[j] + IiSt[3 * i + 1] * E[4 + j] +
+                            IiSt[3 * i + 2] * E[8 + j];
       }
     }
   }
 #undef JE
+  add_contact_jacobian(m, d, J);
   return 0;
 }
 
@@ -239,8 +404,10 @@ static void load_initial(const sim_model *m, sim_data *d) {
     int moving = m->type[b] != SIM_BODY_FIXED;
     put_body(m, d, b, m->pos0 + 3 * b, m->quat0 + 4 * b, moving ? m->vel0 + 3 * b : zero,
              moving ? m->omega0 + 3 * b : zero);
+    d->kin_has_target[b] = 0;
   }
   d->time = 0;
+  d->kin_t0 = 0;
 }
 
 // ---- lifecycle ---------------------------------------------------------------------
@@ -271,7 +438,7 @@ static int cvode_setup(const sim_model *m, sim_data *d, char *err, size_t err_sz
       CVodeSetUserData(d->cvode, d) != CV_SUCCESS ||
       CVodeSStolerances(d->cvode, m->rtol, m->atol) != CV_SUCCESS ||
       CVodeSetLinearSolver(d->cvode, d->ls, d->J) != CV_SUCCESS ||
-      CVodeSetJacFn(d->cvode, jac) != CV_SUCCESS ||
+      CVodeSetJacFn(d->cvode, jac_fn) != CV_SUCCESS ||
       CVodeSetMaxNumSteps(d->cvode, 100000) != CV_SUCCESS ||
       (m->max_step > 0 && CVodeSetMaxStep(d->cvode, m->max_step) != CV_SUCCESS)) {
     set_err(err, err_sz, "CVODE set-up failed: %s", d->err);
@@ -319,9 +486,24 @@ sim_data *sim_data_new(const sim_model *m, char *err, size_t err_sz) {
   d->kin_omega = calloc(nb * 3, sizeof(double));
   d->force_in = calloc(nb * 3, sizeof(double));
   d->torque_in = calloc(nb * 3, sizeof(double));
+  d->kin_target = calloc(nb * 7, sizeof(double));
+  d->kin_has_target = calloc(nb, sizeof(int));
+  d->x_pos = calloc(nb * 3, sizeof(double));
+  d->x_quat = calloc(nb * 4, sizeof(double));
+  d->x_com = calloc(nb * 3, sizeof(double));
+  d->x_vel = calloc(nb * 3, sizeof(double));
+  d->x_omega = calloc(nb * 3, sizeof(double));
+  d->wrench = calloc(nb * 6, sizeof(double));
+  d->contact_time = NAN;
   if (!d->kin_pos || !d->kin_quat || !d->kin_vel || !d->kin_omega || !d->force_in ||
-      !d->torque_in) {
+      !d->torque_in || !d->kin_target || !d->kin_has_target || !d->x_pos || !d->x_quat ||
+      !d->x_com || !d->x_vel || !d->x_omega || !d->wrench) {
     set_err(err, err_sz, "out of memory");
+    sim_data_destroy(&d);
+    return NULL;
+  }
+  d->col = sim_collider_new(m, 0, err, err_sz);
+  if (!d->col) {
     sim_data_destroy(&d);
     return NULL;
   }
@@ -348,6 +530,15 @@ void sim_data_destroy(sim_data **pd) {
   free(d->kin_omega);
   free(d->force_in);
   free(d->torque_in);
+  free(d->kin_target);
+  free(d->kin_has_target);
+  free(d->x_pos);
+  free(d->x_quat);
+  free(d->x_com);
+  free(d->x_vel);
+  free(d->x_omega);
+  free(d->wrench);
+  sim_collider_destroy(&d->col);
   free(d);
   *pd = NULL;
 }
@@ -410,18 +601,60 @@ static void read_base(sim_data *d, long base[5]) {
   CVodeGetNumErrTestFails(d->cvode, &base[4]);
 }
 
+// Conservative advancement (Drumwright): the longest stretch from time t, within the
+// horizon, over which no pair of bodies can close more than half its standoff, from the
+// velocities at t plus what gravity and held forces can add. INFINITY when no pair is
+// near. CVODE clamps its next step to a stop time but not to a new maximum step, so
+// sim_step integrates such stretches one stop time at a time.
+static double step_bound(const sim_model *m, sim_data *d, double t, double horizon) {
+  if (!d->col) return INFINITY;
+  sim_kinematics k;
+  const double *y = d->nstate ? N_VGetArrayPointer(d->y) : NULL;
+  fill_kinematics(m, d, t, y, &k);
+  double acc = geo_v3_norm(m->gravity);
+  for (int b = 0; b < m->nbody; b++) {
+    if (m->state_index[b] >= 0) {
+      double a = geo_v3_norm(d->force_in + 3 * b) / m->mass[b];
+      if (a > acc) acc = a;
+    }
+  }
+  double h = sim_collider_time_bound(m, d->col, &k, 2 * acc * horizon, horizon);
+  // a floor against pathological inputs (tunnelling would need > 5 km/s at d_s = 1 mm)
+  return isfinite(h) ? fmax(h, 1e-7) : INFINITY;
+}
+
+// Kinematic bodies reach time t: their pose advances with their twist (or snaps to the
+// target the step asked for when t is the step's end).
+static void advance_kinematic(const sim_model *m, sim_data *d, double t, int reached_end) {
+  for (int b = 0; b < m->nbody; b++) {
+    if (m->type[b] != SIM_BODY_KINEMATIC) continue;
+    double pos[3], q[4];
+    if (reached_end && d->kin_has_target[b]) {
+      memcpy(pos, d->kin_target + 7 * b, 3 * sizeof(double));
+      memcpy(q, d->kin_target + 7 * b + 3, 4 * sizeof(double));
+    } else {
+      kinematic_pose(d, b, t, pos, q);
+    }
+    geo_v3_copy(d->kin_pos + 3 * b, pos);
+    memcpy(d->kin_quat + 4 * b, q, sizeof q);
+    d->kin_has_target[b] = 0;
+  }
+  d->kin_t0 = t;
+}
+
 ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out) {
-  (void)m;
   if (!isfinite(t_out) || !(t_out > d->time)) {
     snprintf(d->err, sizeof d->err, "step: target time %g must be finite and after %g", t_out,
              d->time);
     return CCSIM_EINVAL;
   }
+  uint64_t t0 = now_ns();
   if (d->nstate == 0) {
+    advance_kinematic(m, d, t_out, 1);
     d->time = t_out;
+    d->stats.physics_ns += now_ns() - t0;
     return CCSIM_OK;
   }
-  uint64_t t0 = now_ns();
   if (d->need_reinit) {
     if (CVodeReInit(d->cvode, d->time, d->y) != CV_SUCCESS) {
       return CCSIM_ESOLVER;
@@ -430,24 +663,137 @@ ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out) {
   }
   long base[5];
   read_base(d, base);
-  CVodeSetStopTime(d->cvode, t_out);
-  double tret = d->time;
-  int flag = CVode(d->cvode, t_out, d->y, &tret, CV_NORMAL);
+  uint64_t pen0 = d->stats.penetrations;
+  double t = d->time, tret = d->time;
+  int flag = CV_SUCCESS;
+  while (t < t_out) {
+    double h = step_bound(m, d, t, t_out - t);
+    double t_next = isfinite(h) && t + h < t_out ? t + h : t_out;
+    CVodeSetStopTime(d->cvode, t_next);
+    flag = CVode(d->cvode, t_next, d->y, &tret, CV_NORMAL);
+    if (flag < 0) break;
+    t = t_next;  // CV_TSTOP_RETURN: exactly there
+  }
   harvest_stats(d, base);
-  d->stats.physics_ns += now_ns() - t0;
   if (flag < 0) {
     // CVODE leaves y at its last accepted step (tret); restart from there next time
     char why[160];
-    memcpy(why, d->err, sizeof why - 1);
-    why[sizeof why - 1] = 0;
+    if (d->stats.penetrations > pen0 && d->col) {
+      snprintf(why, sizeof why, "%s", sim_collider_errmsg(d->col));
+    } else {
+      memcpy(why, d->err, sizeof why - 1);
+      why[sizeof why - 1] = 0;
+    }
     snprintf(d->err, sizeof d->err, "integration failed at t = %.9g (flag %d): %s", tret, flag,
              why);
+    advance_kinematic(m, d, tret, 0);
     d->time = tret;
     d->need_reinit = 1;
+    d->stats.physics_ns += now_ns() - t0;
     return CCSIM_ESOLVER;
   }
-  d->time = t_out;  // CV_TSTOP_RETURN: exactly t_out
+  advance_kinematic(m, d, t_out, 1);
+  d->time = t_out;
+  d->stats.physics_ns += now_ns() - t0;
   return CCSIM_OK;
+}
+
+ccsim_status sim_set_kinematic(const sim_model *m, sim_data *d, int b, const double *pos,
+                               const double *quat, const double vel[3], const double omega[3],
+                               double dt) {
+  if (b < 0 || b >= m->nbody || m->type[b] != SIM_BODY_KINEMATIC) {
+    snprintf(d->err, sizeof d->err, "kinematic input: body %d is not a kinematic body", b);
+    return CCSIM_EINVAL;
+  }
+  if (pos && quat) {
+    double q[4] = {quat[0], quat[1], quat[2], quat[3]}, qn = geo_quat_normalize(q);
+    if (!isfinite(dt) || !(dt > 0) || !isfinite(qn) || qn == 0 || !isfinite(pos[0]) ||
+        !isfinite(pos[1]) || !isfinite(pos[2])) {
+      snprintf(d->err, sizeof d->err, "kinematic input: body %d: pose must be finite, dt > 0", b);
+      return CCSIM_EINVAL;
+    }
+    // constant velocities that carry the current pose to the target over dt
+    const double *p0 = d->kin_pos + 3 * b, *q0 = d->kin_quat + 4 * b;
+    double v[3], dq[4], q0c[4] = {q0[0], -q0[1], -q0[2], -q0[3]}, w[3] = {0, 0, 0};
+    geo_v3_sub(v, pos, p0);
+    geo_v3_scale(v, v, 1.0 / dt);
+    geo_quat_mul(dq, q, q0c);  // world-frame rotation from q0 to q
+    if (dq[0] < 0) {
+      for (int j = 0; j < 4; j++) dq[j] = -dq[j];  // the short way round
+    }
+    double sn = sqrt(dq[1] * dq[1] + dq[2] * dq[2] + dq[3] * dq[3]);
+    if (sn > 0) {
+      double angle = 2 * atan2(sn, dq[0]);
+      for (int j = 0; j < 3; j++) w[j] = dq[1 + j] / sn * angle / dt;
+    }
+    geo_v3_copy(d->kin_vel + 3 * b, v);
+    geo_v3_copy(d->kin_omega + 3 * b, w);
+    memcpy(d->kin_target + 7 * b, pos, 3 * sizeof(double));
+    memcpy(d->kin_target + 7 * b + 3, q, sizeof q);
+    d->kin_has_target[b] = 1;
+    return CCSIM_OK;
+  }
+  for (int j = 0; j < 3; j++) {
+    if (!isfinite(vel[j]) || !isfinite(omega[j])) {
+      snprintf(d->err, sizeof d->err, "kinematic input: body %d: twist must be finite", b);
+      return CCSIM_EINVAL;
+    }
+  }
+  geo_v3_copy(d->kin_vel + 3 * b, vel);
+  geo_v3_copy(d->kin_omega + 3 * b, omega);
+  d->kin_has_target[b] = 0;
+  return CCSIM_OK;
+}
+
+ccsim_status sim_eval_contacts(const sim_model *m, sim_data *d) {
+  if (d->col && d->contact_time == d->time) {
+    return CCSIM_OK;  // already evaluated at this state
+  }
+  sim_kinematics k;
+  const double *y = d->nstate ? N_VGetArrayPointer(d->y) : NULL;
+  int rc = eval_contacts(m, d, d->time, y, &k);
+  if (rc != 0) {
+    snprintf(d->err, sizeof d->err, "contacts: %s", sim_collider_errmsg(d->col));
+    return rc > 0 ? CCSIM_ESOLVER : CCSIM_ELIMIT;
+  }
+  d->contact_time = d->time;
+  int n = 0;
+  const sim_contact *c = d->col ? sim_collider_contacts(d->col, &n) : NULL;
+  uint32_t carrying = 0;
+  for (int i = 0; i < n; i++) {
+    if (c[i].force > 0) carrying++;
+  }
+  d->stats.contacts = carrying;
+  d->stats.max_depth = d->col ? sim_collider_max_depth(d->col) : 0;
+  return CCSIM_OK;
+}
+
+const sim_contact *sim_data_contacts(const sim_data *d, int *n) {
+  *n = 0;
+  if (!d->col || d->contact_time != d->time) return NULL;
+  return sim_collider_contacts(d->col, n);
+}
+
+void sim_data_body_contact(const sim_model *m, const sim_data *d, int b, double force[3],
+                           double torque[3], int *count) {
+  geo_v3_set(force, 0, 0, 0);
+  geo_v3_set(torque, 0, 0, 0);
+  *count = 0;
+  int n = 0;
+  const sim_contact *c = sim_data_contacts(d, &n);
+  double pos[3];
+  sim_get_body(m, d, b, pos, NULL, NULL, NULL);
+  for (int i = 0; i < n; i++) {
+    if (c[i].force <= 0 || (c[i].body_a != b && c[i].body_b != b)) continue;
+    double f[3], r[3], t[3];
+    int on_b = c[i].body_b == b;
+    geo_v3_scale(f, c[i].normal, on_b ? c[i].force : -c[i].force);
+    geo_v3_sub(r, on_b ? c[i].pb : c[i].pa, pos);
+    geo_v3_cross(t, r, f);
+    geo_v3_add(force, force, f);
+    geo_v3_add(torque, torque, t);
+    (*count)++;
+  }
 }
 
 ccsim_status sim_set_body(const sim_model *m, sim_data *d, int b, const double pos[3],
@@ -486,6 +832,7 @@ ccsim_status sim_set_time(const sim_model *m, sim_data *d, double t) {
     return CCSIM_EINVAL;
   }
   d->time = t;
+  d->kin_t0 = t;
   d->need_reinit = 1;
   return CCSIM_OK;
 }
@@ -551,6 +898,7 @@ ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf
   }
   const double *in = buf;
   d->time = *in++;
+  d->kin_t0 = d->time;
   double *y = d->nstate ? N_VGetArrayPointer(d->y) : NULL;
   for (int b = 0; b < m->nbody; b++) {
     int s = m->state_index[b];
@@ -573,4 +921,35 @@ ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf
 void sim_restart(const sim_model *m, sim_data *d) {
   (void)m;
   d->need_reinit = 1;
+}
+
+size_t sim_state_size(const sim_model *m) { return (size_t)SIM_NQ * (size_t)m->nfree; }
+
+void sim_get_state(const sim_model *m, const sim_data *d, double *y) {
+  if (d->nstate) memcpy(y, N_VGetArrayPointer(d->y), sim_state_size(m) * sizeof(double));
+}
+
+ccsim_status sim_eval_derivatives(const sim_model *m, sim_data *d, const double *y,
+                                  double *ydot, double *jac) {
+  size_t n = sim_state_size(m);
+  if (n == 0) return CCSIM_OK;
+  N_Vector yv = N_VMake_Serial((sunindextype)n, (double *)y, d->ctx);
+  N_Vector fv = N_VMake_Serial((sunindextype)n, ydot, d->ctx);
+  if (!yv || !fv) {
+    if (yv) N_VDestroy(yv);
+    if (fv) N_VDestroy(fv);
+    return CCSIM_ENOMEM;
+  }
+  int rc = rhs(d->time, yv, fv, d);
+  if (rc == 0 && jac) {
+    rc = jac_fn(d->time, yv, fv, d->J, d, NULL, NULL, NULL);
+    for (size_t j = 0; rc == 0 && j < n; j++) {
+      for (size_t i = 0; i < n; i++) {
+        jac[j * n + i] = SM_ELEMENT_D(d->J, (sunindextype)i, (sunindextype)j);
+      }
+    }
+  }
+  N_VDestroy(yv);
+  N_VDestroy(fv);
+  return rc == 0 ? CCSIM_OK : rc > 0 ? CCSIM_ESOLVER : CCSIM_ELIMIT;
 }

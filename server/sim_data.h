@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "ccsim_status.h"
+#include "sim_contact.h"
 #include "sim_model.h"
 
 // Cumulative counters since sim_data_new (a reinitialisation does not reset them).
@@ -68,6 +69,27 @@ void sim_get_body(const sim_model *m, const sim_data *d, int b, double pos[3], d
 ccsim_status sim_set_body(const sim_model *m, sim_data *d, int b, const double pos[3],
                           const double quat[4], const double vel[3], const double omega[3]);
 
+// Drive kinematic body b over the coming step of dt [s]: with pos and quat (nullable
+// both) it moves at constant velocity from its current pose to that pose, reached at the
+// step's end; otherwise it moves with the twist vel [m/s], omega [rad/s] (world).
+// CCSIM_EINVAL for a body that is not kinematic or non-finite values.
+ccsim_status sim_set_kinematic(const sim_model *m, sim_data *d, int b, const double *pos,
+                               const double *quat, const double vel[3], const double omega[3],
+                               double dt);
+
+// Evaluate the contacts at the current state (after a step, for reports). Fills the
+// contact statistics. CCSIM_ESOLVER when bodies touch past the standoff here.
+ccsim_status sim_eval_contacts(const sim_model *m, sim_data *d);
+
+// The contacts of the last sim_eval_contacts, if it was at the current state (else none).
+// Borrowed; valid until the next call on d. Count in *n.
+const sim_contact *sim_data_contacts(const sim_data *d, int *n);
+
+// Total contact force [N] and torque about body b's reference origin [N m] (world) from
+// those contacts, and how many carry force.
+void sim_data_body_contact(const sim_model *m, const sim_data *d, int b, double force[3],
+                           double torque[3], int *count);
+
 // Set the simulated time [s] (finite, >= 0); the integrator restarts there.
 ccsim_status sim_set_time(const sim_model *m, sim_data *d, double t);
 
@@ -89,6 +111,18 @@ ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf
 // Restart the integrator at the current state (drop CVODE's history). A checkpoint is
 // such a restart point for the live session too.
 void sim_restart(const sim_model *m, sim_data *d);
+
+// Length of the integrated state vector: SIM_NQ per free body (p_com, q, v_com, w_body).
+size_t sim_state_size(const sim_model *m);
+
+// Copy the integrated state into y (sim_state_size doubles).
+void sim_get_state(const sim_model *m, const sim_data *d, double *y);
+
+// For tests and diagnostics: the right-hand side at state y and the current time into
+// ydot, and when jac is not NULL the integrator's Jacobian (column-major, n x n with n =
+// sim_state_size). Allocates; never call it on the step path.
+ccsim_status sim_eval_derivatives(const sim_model *m, sim_data *d, const double *y,
+                                  double *ydot, double *jac);
 
 // Total mechanical energy [J]: kinetic of free bodies plus gravitational potential
 // (-m g . p_com). For validation and diagnostics.

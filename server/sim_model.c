@@ -330,7 +330,9 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
   m->body_contact = calloc(nb, sizeof *m->body_contact);
   m->shape_type = calloc(nb, sizeof *m->shape_type);
   m->mesh = calloc(nb, sizeof *m->mesh);
-  if (!m->name || !m->type || !m->state_index || !m->mass || !m->inertia || !m->inertia_inv ||
+  m->bvh = calloc(nb, sizeof *m->bvh);
+  m->bound_r = calloc(nb, sizeof(double));
+  if (!m->bvh || !m->bound_r || !m->name || !m->type || !m->state_index || !m->mass || !m->inertia || !m->inertia_inv ||
       !m->com || !m->pos0 || !m->quat0 || !m->vel0 || !m->omega0 || !m->body_contact ||
       !m->shape_type || !m->mesh) {
     set_err(err, err_sz, "out of memory");
@@ -373,6 +375,19 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
     if (body_inertia(m, i, b, where, err, err_sz) != 0) {
       goto fail;
     }
+    if (m->mesh[i]) {
+      char gerr[256] = "";
+      m->bvh[i] = geo_bvh_new(m->mesh[i], gerr, sizeof gerr);
+      if (!m->bvh[i]) {
+        set_err(err, err_sz, "%s.shape: %s", where, gerr);
+        goto fail;
+      }
+      const geo_mesh *mesh = m->mesh[i];
+      for (int v = 0; v < mesh->nvert; v++) {
+        double r = geo_v3_dist(mesh->vert + 3 * v, m->com + 3 * i);
+        if (r > m->bound_r[i]) m->bound_r[i] = r;
+      }
+    }
     geo_v3_copy(m->pos0 + 3 * i, b->pos);
     double *q = m->quat0 + 4 * i;
     memcpy(q, b->quat, 4 * sizeof(double));
@@ -399,10 +414,9 @@ void sim_model_destroy(sim_model **pm) {
     return;
   }
   sim_model *m = *pm;
-  if (m->mesh) {
-    for (int i = 0; i < m->nbody; i++) {
-      geo_mesh_destroy(&m->mesh[i]);
-    }
+  for (int i = 0; i < m->nbody; i++) {
+    if (m->bvh) geo_bvh_destroy(&m->bvh[i]);
+    if (m->mesh) geo_mesh_destroy(&m->mesh[i]);
   }
   free(m->name);
   free(m->type);
@@ -418,6 +432,8 @@ void sim_model_destroy(sim_model **pm) {
   free(m->body_contact);
   free(m->shape_type);
   free(m->mesh);
+  free(m->bvh);
+  free(m->bound_r);
   free(m);
   *pm = NULL;
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "ccsim_status.h"
+#include "geo_bvh.h"
 #include "geo_mesh.h"
 
 #define SIM_NAME_MAX 64          // body names, including the terminating NUL
@@ -123,6 +124,8 @@ typedef struct sim_model {
   sim_contact_params *body_contact;  // (nbody) per-body overrides (set bits)
   sim_shape_type *shape_type;    // (nbody)
   geo_mesh **mesh;               // (nbody) body-frame mesh, NULL for SIM_SHAPE_NONE; owned
+  geo_bvh **bvh;                 // (nbody) hierarchy of mesh[i], NULL without mesh; owned
+  double *bound_r;               // (nbody) radius of a sphere about the COM holding the mesh [m]
 } sim_model;
 
 // Per free body in the state vector: p_com (3), q (4), v_com (3), omega_body (3).

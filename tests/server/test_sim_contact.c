@@ -1,0 +1,321 @@
+// ctest-label: validation
+// ctest-timeout: 300
+// Compliant contact against analytic answers: the Jacobian against finite differences,
+// restitution and peak deformation against the 1-DOF Marhefka-Orin equation integrated
+// here, a box at rest carrying its weight, energy that never grows, no tunnelling.
+#include "ccsim_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "geo_vec.h"
+#include "sim_data.h"
+#include "sim_model.h"
+
+#define G 9.81
+
+static sim_body_desc plate(double sx, double sy, double sz, double top) {
+  sim_body_desc b;
+  memset(&b, 0, sizeof b);
+  b.name = "plate";
+  b.type = SIM_BODY_FIXED;
+  b.shape.type = SIM_SHAPE_BOX;
+  b.shape.size[0] = sx, b.shape.size[1] = sy, b.shape.size[2] = sz;
+  b.pos[2] = top - 0.5 * sz;
+  b.quat[0] = 1;
+  return b;
+}
+
+static sim_model *compile(sim_body_desc *b, int n, double k, double alpha, double ds,
+                          double rtol) {
+  sim_scene s;
+  memset(&s, 0, sizeof s);
+  s.gravity[2] = -G;
+  s.contact.k = k, s.contact.alpha = alpha, s.contact.standoff = ds;
+  s.contact.set = SIM_CP_K | SIM_CP_ALPHA | SIM_CP_STANDOFF;
+  s.rtol = rtol;
+  s.atol = rtol * 1e-2;
+  s.nbody = n;
+  s.bodies = b;
+  char err[256] = "";
+  sim_model *m = sim_model_compile(&s, err, sizeof err);
+  if (!m) print_error("compile: %s\n", err);
+  return m;
+}
+
+// vertical contact force on body b at the current state
+static double support(const sim_model *m, sim_data *d, int b, int *count) {
+  assert_int_equal(sim_eval_contacts(m, d), CCSIM_OK);
+  double f[3], t[3];
+  sim_data_body_contact(m, d, b, f, t, count);
+  return f[2];
+}
+
+// ---- Jacobian ----------------------------------------------------------------------
+
+static void test_jacobian_matches_finite_differences(void **state) {
+  (void)state;
+  sim_body_desc b[2] = {plate(1, 1, 0.1, 0.0), {0}};
+  b[1].name = "box";
+  b[1].mass = 1.0;
+  b[1].shape.type = SIM_SHAPE_BOX;
+  b[1].shape.size[0] = 0.1, b[1].shape.size[1] = 0.08, b[1].shape.size[2] = 0.06;
+  // tilted about x and y so one corner dips 0.6 mm into a 1 mm standoff, moving and spinning
+  double ax = 0.05, ay = 0.03;
+  double qx[4] = {cos(ax / 2), sin(ax / 2), 0, 0}, qy[4] = {cos(ay / 2), 0, sin(ay / 2), 0};
+  geo_quat_mul(b[1].quat, qy, qx);
+  double R[9], corner[3] = {-0.05, -0.04, -0.03}, low[3];
+  geo_quat_to_mat(R, b[1].quat);
+  // the lowest corner under this rotation
+  double zmin = 1e9;
+  for (int i = 0; i < 8; i++) {
+    double c[3] = {(i & 1 ? 0.05 : -0.05), (i & 2 ? 0.04 : -0.04), (i & 4 ? 0.03 : -0.03)};
+    geo_m3_mulv(low, R, c);
+    if (low[2] < zmin) zmin = low[2], memcpy(corner, c, sizeof c);
+  }
+  b[1].pos[2] = 1e-3 - 0.6e-3 - zmin;
+  b[1].vel[0] = 0.01, b[1].vel[2] = -0.05;
+  b[1].omega[0] = 0.3, b[1].omega[1] = -0.2;
+  sim_model *m = compile(b, 2, 1e5, 0.2, 1e-3, 1e-8);
+  assert_non_null(m);
+  sim_data *d = sim_data_new(m, NULL, 0);
+  assert_non_null(d);
+  int nc = 0;
+  support(m, d, 1, &nc);
+  assert_true(nc >= 1);
+  size_t n = sim_state_size(m);
+  double *y = test_malloc(n * sizeof(double)), *f0 = test_malloc(n * sizeof(double));
+  double *fp = test_malloc(n * sizeof(double)), *fm = test_malloc(n * sizeof(double));
+  double *J = test_malloc(n * n * sizeof(double)), *yp = test_malloc(n * sizeof(double));
+  sim_get_state(m, d, y);
+  assert_int_equal(sim_eval_derivatives(m, d, y, f0, J), CCSIM_OK);
+  // accelerations (rows 7..12) against every state column, by central differences
+  double num = 0, den = 0;
+  for (size_t j = 0; j < n; j++) {
+    double h = 1e-7 * fmax(1.0, fabs(y[j]));
+    memcpy(yp, y, n * sizeof(double));
+    yp[j] += h;
+    assert_int_equal(sim_eval_derivatives(m, d, yp, fp, NULL), CCSIM_OK);
+    yp[j] -= 2 * h;
+    assert_int_equal(sim_eval_derivatives(m, d, yp, fm, NULL), CCSIM_OK);
+    for (size_t i = 7; i < 13; i++) {
+      double fd = (fp[i] - fm[i]) / (2 * h), an = J[j * n + i];
+      num += (fd - an) * (fd - an);
+      den += fd * fd;
+    }
+  }
+  double rel = sqrt(num / den);
+  print_message("contact Jacobian: relative Frobenius error %.3g over %d contacts\n", rel, nc);
+  // frozen witness points and normals leave out only terms of relative size depth / size
+  assert_true(rel < 0.02);
+  test_free(y), test_free(f0), test_free(fp), test_free(fm), test_free(J), test_free(yp);
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+}
+
+// ---- restitution -------------------------------------------------------------------
+
+// 1-DOF Marhefka-Orin with gravity from contact onset (x = ds, xdot = -v0) to separation,
+// RK4 at a step far below the contact time: restitution and peak deformation.
+static void reference_bounce(double v0, double k, double alpha, double mass, double ds,
+                             double *e, double *dmax) {
+  double lambda = 1.5 * alpha * k, x = ds, v = -v0, h = 1e-8;
+  *dmax = 0;
+  for (long it = 0; it < 100000000L; it++) {
+#define ACC(X, V) (-G + fmax(0.0, (ds - (X)) * (k + lambda * -(V))) / mass)
+    double k1x = v, k1v = ACC(x, v);
+    double k2x = v + 0.5 * h * k1v, k2v = ACC(x + 0.5 * h * k1x, v + 0.5 * h * k1v);
+    double k3x = v + 0.5 * h * k2v, k3v = ACC(x + 0.5 * h * k2x, v + 0.5 * h * k2v);
+    double k4x = v + h * k3v, k4v = ACC(x + h * k3x, v + h * k3v);
+#undef ACC
+    x += h / 6 * (k1x + 2 * k2x + 2 * k3x + k4x);
+    v += h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v);
+    if (ds - x > *dmax) *dmax = ds - x;
+    if (x >= ds && v > 0) break;
+  }
+  // separation speed, corrected to x = ds exactly by energy in free flight
+  *e = sqrt(v * v + 2 * G * (x - ds)) / v0;
+}
+
+static void test_restitution(void **state) {
+  (void)state;
+  const double speeds[] = {0.1, 0.5, 1.0, 2.0};
+  const double k = 1e6, alpha = 0.2, ds = 1e-3, mass = 0.1, top = 0.05;
+  for (size_t s = 0; s < sizeof speeds / sizeof speeds[0]; s++) {
+    double v0 = speeds[s];
+    // a cone, apex down, touches the plate at its apex only; the apex is below the COM
+    sim_body_desc b[2] = {plate(1, 1, 0.1, top), {0}};
+    b[1].name = "cone";
+    b[1].mass = mass;
+    b[1].ninertia = 3;
+    b[1].inertia[0] = b[1].inertia[1] = 2e-5, b[1].inertia[2] = 1.5e-5;
+    b[1].shape.type = SIM_SHAPE_CONE;
+    b[1].shape.radius = 0.02, b[1].shape.height = 0.05, b[1].shape.res[0] = 32;
+    b[1].quat[1] = 1;  // 180 degrees about x: apex (body z = 0.05) points down
+    b[1].pos[0] = 0.1, b[1].pos[1] = 0.3;  // off the plate's diagonal
+    double x0 = ds + v0 * v0 / (2 * G);  // apex height: falls from rest, meets ds at v0
+    b[1].pos[2] = top + 0.05 + x0;
+    sim_model *m = compile(b, 2, k, alpha, ds, 1e-9);
+    assert_non_null(m);
+    sim_data *d = sim_data_new(m, NULL, 0);
+    assert_non_null(d);
+    double dmax = 0, t = 0, p[3], v[3], e = -1;
+    int touched = 0;
+    while (t < 2.0) {
+      t += 1e-5;
+      assert_int_equal(sim_step(m, d, t), CCSIM_OK);
+      sim_get_body(m, d, 1, p, NULL, v, NULL);
+      double x = p[2] - 0.05 - top;  // apex height above the plate
+      if (ds - x > dmax) dmax = ds - x;
+      if (x < ds) touched = 1;
+      if (touched && x > ds + 1e-4 && v[2] > 0) {
+        e = sqrt(v[2] * v[2] + 2 * G * (x - ds)) / v0;
+        break;
+      }
+    }
+    double e_ref, dmax_ref;
+    reference_bounce(v0, k, alpha, mass, ds, &e_ref, &dmax_ref);
+    print_message("v0 %.1f m/s: e %.6f (exact %.6f, 1 - alpha v0 = %.3f), max deformation "
+                  "%.4g m (exact %.4g)\n",
+                  v0, e, e_ref, 1 - alpha * v0, dmax, dmax_ref);
+    assert_double_rel(e, e_ref, 0.005, 0);
+    assert_double_rel(dmax, dmax_ref, 0.01, 0);
+    sim_data_destroy(&d);
+    sim_model_destroy(&m);
+  }
+}
+
+// ---- rest, energy, tunnelling ------------------------------------------------------
+
+static void test_box_rests(void **state) {
+  (void)state;
+  const double ds = 1e-3, top = 0.05, mass = 1.0;
+  sim_body_desc b[2] = {plate(1, 1, 0.1, top), {0}};
+  b[1].name = "box";
+  b[1].mass = mass;
+  b[1].shape.type = SIM_SHAPE_BOX;
+  b[1].shape.size[0] = 0.1, b[1].shape.size[1] = 0.1, b[1].shape.size[2] = 0.05;
+  b[1].pos[0] = 0.1, b[1].pos[1] = 0.3;
+  b[1].pos[2] = top + 0.025 + ds;  // bottom face at the standoff, at rest
+  b[1].quat[0] = 1;
+  sim_model *m = compile(b, 2, 1e5, 0.5, ds, 1e-8);
+  sim_data *d = sim_data_new(m, NULL, 0);
+  double t = 0;
+  while (t < 3.0 - 1e-9) {
+    t += 1e-3;
+    assert_int_equal(sim_step(m, d, t), CCSIM_OK);
+  }
+  int nc = 0;
+  double fz = support(m, d, 1, &nc);
+  print_message("box at rest: support %.9g N for weight %.9g N over %d contacts\n", fz, mass * G,
+                nc);
+  assert_double_rel(fz, mass * G, 1e-3, 0);
+  assert_true(nc >= 4);
+  double p0[3], q0[4], p1[3], q1[4];
+  sim_get_body(m, d, 1, p0, q0, NULL, NULL);
+  while (t < 13.0 - 1e-9) {
+    t += 1e-3;
+    assert_int_equal(sim_step(m, d, t), CCSIM_OK);
+  }
+  sim_get_body(m, d, 1, p1, q1, NULL, NULL);
+  double drift = geo_v3_dist(p0, p1);
+  // tilt: the angle between the two orientations
+  double dot = fabs(q0[0] * q1[0] + q0[1] * q1[1] + q0[2] * q1[2] + q0[3] * q1[3]);
+  print_message("box at rest: drift %.3g m and tilt %.3g rad over 10 s\n", drift,
+                2 * acos(fmin(1.0, dot)));
+  assert_true(drift < 1e-6);
+  assert_true(2 * acos(fmin(1.0, dot)) < 1e-5);
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+}
+
+static double mechanical_energy(const sim_model *m, sim_data *d, double k) {
+  assert_int_equal(sim_eval_contacts(m, d), CCSIM_OK);
+  int n = 0;
+  const sim_contact *c = sim_data_contacts(d, &n);
+  double elastic = 0;
+  for (int i = 0; i < n; i++) elastic += 0.5 * k * c[i].depth * c[i].depth;  // n = 1
+  return sim_energy(m, d) + elastic;
+}
+
+static void test_energy_never_grows(void **state) {
+  (void)state;
+  // a corner landing at ~0.6 m/s on a 1e6 N/m spring sinks ~0.4 mm: inside the standoff
+  const double k = 1e6, ds = 1e-3, top = 0.0;
+  sim_body_desc b[2] = {plate(1, 1, 0.1, top), {0}};
+  b[1].name = "box";
+  b[1].mass = 0.5;
+  b[1].shape.type = SIM_SHAPE_BOX;
+  b[1].shape.size[0] = 0.1, b[1].shape.size[1] = 0.06, b[1].shape.size[2] = 0.04;
+  double a = 0.3;
+  b[1].quat[0] = cos(a / 2), b[1].quat[1] = sin(a / 2) * 0.6, b[1].quat[2] = sin(a / 2) * 0.8;
+  b[1].pos[0] = 0.1, b[1].pos[1] = 0.2, b[1].pos[2] = 0.08;
+  b[1].omega[2] = 2.0;
+  sim_model *m = compile(b, 2, k, 0.3, ds, 1e-8);
+  sim_data *d = sim_data_new(m, NULL, 0);
+  double e_prev = mechanical_energy(m, d, k), e0 = e_prev, t = 0, worst = 0;
+  int in_contact = 0;
+  while (t < 1.0 - 1e-9) {
+    t += 1e-3;
+    if (sim_step(m, d, t) != CCSIM_OK) print_error("%s\n", sim_data_errmsg(d));
+    assert_double_near(sim_data_time(d), t, 1e-12);
+    double e = mechanical_energy(m, d, k);
+    int n = 0;
+    sim_data_contacts(d, &n);
+    if (n > 0) in_contact = 1;
+    if (e - e_prev > worst) worst = e - e_prev;
+    e_prev = e;
+  }
+  print_message("energy: from %.6g J to %.6g J, largest rise in one step %.3g J\n", e0, e_prev,
+                worst);
+  assert_true(in_contact);
+  assert_true(e_prev < e0);
+  assert_true(worst <= 1e-5 * fabs(e0));
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+}
+
+static void test_no_tunnelling(void **state) {
+  (void)state;
+  const double ds = 1e-3;
+  sim_body_desc b[2] = {plate(0.2, 0.2, 0.002, 0.001), {0}};
+  b[1].name = "pellet";
+  b[1].density = 7800;
+  b[1].shape.type = SIM_SHAPE_SPHERE;
+  b[1].shape.radius = 0.001;
+  b[1].quat[0] = 1;
+  // sampled every 1 ms the centre would go 4.5 mm above the plate's top to 5.5 mm below
+  // it: one internal step that long jumps clean over the 2 mm plate
+  b[1].pos[0] = 0.01, b[1].pos[1] = 0.02, b[1].pos[2] = 0.0545;
+  b[1].vel[2] = -10.0;
+  sim_model *m = compile(b, 2, 1e7, 0.02, ds, 1e-6);
+  assert_non_null(m);
+  sim_data *d = sim_data_new(m, NULL, 0);
+  double t = 0, p[3], v[3], zmin = 1;
+  int bounced = 0;
+  while (t < 0.02 - 1e-12) {
+    t += 1e-3;  // each request is 10 mm of flight: five times the plate's thickness
+    assert_int_equal(sim_step(m, d, t), CCSIM_OK);
+    sim_get_body(m, d, 1, p, NULL, v, NULL);
+    if (p[2] < zmin) zmin = p[2];
+    if (v[2] > 0) bounced = 1;
+  }
+  print_message("pellet: lowest centre %.4g m (plate top 0.001, radius 0.001), bounced %d\n",
+                zmin, bounced);
+  assert_true(bounced);
+  assert_true(zmin > 0.001 + 0.001 - ds);
+  assert_true(p[2] > 0.002);
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_jacobian_matches_finite_differences),
+      cmocka_unit_test(test_restitution),
+      cmocka_unit_test(test_box_rests),
+      cmocka_unit_test(test_energy_never_grows),
+      cmocka_unit_test(test_no_tunnelling),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
