@@ -368,6 +368,13 @@ int geo_gjk(const geo_convex *A, const geo_xform *XA, const geo_convex *B,
     stop_above = opts->stop_above;
     stop_below = opts->stop_below;
   }
+  memset(r, 0, sizeof(*r));
+  if (!A || !B || A->n < 1 || B->n < 1 || !A->pts || !B->pts ||
+      (A->kind == GEO_CONVEX_HULL && !A->hull) || (B->kind == GEO_CONVEX_HULL && !B->hull) ||
+      (A->kind == GEO_CONVEX_INDEXED && !A->idx) || (B->kind == GEO_CONVEX_INDEXED && !B->idx)) {
+    r->dist = INFINITY;
+    return GEO_GJK_EINVAL;
+  }
   // work in A's frame
   geo_xform rel;
   geo_xform_rel(&rel, XA, XB);

@@ -78,7 +78,8 @@ enum {
   GEO_GJK_ABOVE = 1,     // stopped early: r->lower > stop_above proves the distance is
                          // larger; dist and the witnesses are the current (upper-bound) pair
   GEO_GJK_BELOW = 2,     // stopped early: the witnesses are closer than stop_below
-  GEO_GJK_MAXITER = 3    // iteration cap reached: dist is the best upper bound found
+  GEO_GJK_MAXITER = 3,   // iteration cap reached: dist is the best upper bound found
+  GEO_GJK_EINVAL = -1    // a set is empty or lacks its arrays: nothing computed
 };
 
 // Result of a query.

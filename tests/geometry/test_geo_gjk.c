@@ -247,6 +247,36 @@ static void test_cubes_parallel_faces(void **state) {
   geo_hull_destroy(&A);
 }
 
+static void test_cubes_parallel_faces_rotated(void **state) {
+  (void)state;
+  // both cubes turned by the same random rotation, B shifted along A's +x face normal by
+  // 1 + gap and sideways: faces stay parallel at every gap
+  geo_hull *A = unit_cube(0, 1);
+  geo_convex ca = geo_convex_of_hull(A);
+  const double gaps[4] = {0.0, 1e-12, 1e-6, 0.5};
+  for (int t = 0; t < 50; t++) {
+    geo_xform XA, XB;
+    rand_xform(&XA, 3.0);
+    XB = XA;
+    double side[3] = {1.0 + gaps[t % 4], 0.5 * urand() - 0.25, 0.5 * urand() - 0.25}, w[3];
+    geo_m3_mulv(w, XA.R, side);
+    geo_v3_add(XB.t, XA.t, w);
+    geo_gjk_result r;
+    assert_int_equal(geo_gjk(&ca, &XA, &ca, &XB, NULL, NULL, &r), GEO_GJK_OK);
+    assert_double_near(r.dist, gaps[t % 4], 2e-15 + 1e-9 * gaps[t % 4]);
+    if (gaps[t % 4] >= 1e-12) {
+      assert_int_equal(r.intersect, 0);
+      // witnesses on the facing sides: local x = 1 on A, local x = 0 on B
+      double la[3], lb[3];
+      geo_xform_inv_point(la, &XA, r.pa);
+      geo_xform_inv_point(lb, &XB, r.pb);
+      assert_double_near(la[0], 1.0, 1e-14);
+      assert_double_near(lb[0], 0.0, 1e-14);
+    }
+  }
+  geo_hull_destroy(&A);
+}
+
 static void test_nested_cubes(void **state) {
   (void)state;
   geo_hull *A = unit_cube(0, 1), *B = unit_cube(0.4, 0.6);
@@ -516,6 +546,8 @@ static void test_early_exits(void **state) {
   assert_int_equal(geo_gjk(&ca, &XA, &cb, &XB, &o, NULL, &r), GEO_GJK_BELOW);
   assert_true(r.dist < 2.0 * d && r.dist >= d * (1 - 1e-12));
   assert_double_near(geo_v3_dist(r.pa, r.pb), r.dist, 1e-12);
+  geo_convex empty = geo_convex_points(A->vert, 0);
+  assert_int_equal(geo_gjk(&empty, &XA, &cb, &XB, NULL, NULL, &r), GEO_GJK_EINVAL);
   memset(&o, 0, sizeof o);
   o.max_iter = 1;
   int st = geo_gjk(&ca, &XA, &cb, &XB, &o, NULL, &r);
@@ -529,6 +561,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_polytope_pairs),
       cmocka_unit_test(test_cubes_parallel_faces),
+      cmocka_unit_test(test_cubes_parallel_faces_rotated),
       cmocka_unit_test(test_nested_cubes),
       cmocka_unit_test(test_parallel_and_crossed_edges),
       cmocka_unit_test(test_primitives_vs_closed_form),
