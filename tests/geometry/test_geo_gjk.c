@@ -459,6 +459,73 @@ static void test_indexed_sets(void **state) {
   geo_hull_destroy(&B);
 }
 
+static void test_degenerate_sets(void **state) {
+  (void)state;
+  geo_xform I;
+  geo_xform_identity(&I);
+  for (int t = 0; t < 300; t++) {
+    // flat hulls (random planar polygons, > 16 vertices half the time) against brute force
+    int n = t % 2 ? 40 : 8;
+    double p[40 * 3];
+    double q[4] = {urand(), urand() - 0.5, urand() - 0.5, urand() - 0.5};
+    geo_quat_normalize(q);
+    double R[9];
+    geo_quat_to_mat(R, q);
+    for (int i = 0; i < n; i++) {
+      double l[3] = {2 * urand() - 1, 2 * urand() - 1, 0.0};
+      geo_m3_mulv(p + 3 * i, R, l);
+    }
+    geo_hull *F = geo_hull_new(p, n, NULL, 0), *B = rand_hull(12);
+    assert_non_null(F);
+    assert_int_equal(F->flat, 1);
+    geo_xform XF, XB;
+    rand_xform(&XF, 0.0);
+    rand_xform(&XB, 0.0);
+    double dir[3] = {2 * urand() - 1, 2 * urand() - 1, 2 * urand() - 1};
+    geo_v3_normalize(dir);
+    geo_v3_scale(XB.t, dir, (0.5 + 1.5 * urand()) * (F->radius + B->radius));
+    geo_convex cf = geo_convex_of_hull(F), cb = geo_convex_of_hull(B);
+    geo_gjk_result r;
+    assert_int_equal(geo_gjk(&cf, &XF, &cb, &XB, NULL, NULL, &r), GEO_GJK_OK);
+    brute b = brute_force(F, &XF, B, &XB);
+    if (b.cross || b.nested) {
+      assert_int_equal(r.intersect, 1);
+    } else {
+      assert_int_equal(r.intersect, 0);
+      assert_double_rel(r.dist, b.dist, 1e-9, 1e-13);
+      check_feature(F, &XF, r.pa, r.fa, 1e-12);
+    }
+    // two flat hulls
+    assert_int_equal(geo_gjk(&cf, &XF, &cf, &XB, NULL, NULL, &r), GEO_GJK_OK);
+    b = brute_force(F, &XF, F, &XB);
+    if (b.cross || b.nested) {
+      assert_int_equal(r.intersect, 1);
+    } else {
+      assert_double_rel(r.dist, b.dist, 1e-9, 1e-13);
+    }
+    geo_hull_destroy(&F);
+    geo_hull_destroy(&B);
+    // collinear point sets with repeats are segments
+    double s0[3], s1[3], u0[3], u1[3], pa[6 * 3], pb[6 * 3];
+    for (int k = 0; k < 3; k++) {
+      s0[k] = 2 * urand() - 1;
+      s1[k] = 2 * urand() - 1;
+      u0[k] = 2 * urand() - 1 + 1.5;
+      u1[k] = 2 * urand() - 1 + 1.5;
+    }
+    const double ts[6] = {0.5, 0.0, 0.25, 1.0, 0.5, 0.75};
+    for (int i = 0; i < 6; i++) {
+      geo_v3_lerp(pa + 3 * i, s0, s1, ts[i]);
+      geo_v3_lerp(pb + 3 * i, u0, u1, ts[5 - i]);
+    }
+    geo_convex a = geo_convex_points(pa, 6), c = geo_convex_points(pb, 6);
+    assert_int_equal(geo_gjk(&a, &I, &c, &I, NULL, NULL, &r), GEO_GJK_OK);
+    double ss, tt, c1[3], c2[3];
+    double d = sqrt(geo_closest_seg_seg(s0, s1, u0, u1, &ss, &tt, c1, c2));
+    assert_double_rel(r.dist, d, 1e-9, 1e-13);
+  }
+}
+
 static void test_warm_start(void **state) {
   (void)state;
   int cold_it = 0, warm_it = 0;
@@ -566,6 +633,7 @@ int main(void) {
       cmocka_unit_test(test_parallel_and_crossed_edges),
       cmocka_unit_test(test_primitives_vs_closed_form),
       cmocka_unit_test(test_indexed_sets),
+      cmocka_unit_test(test_degenerate_sets),
       cmocka_unit_test(test_warm_start),
       cmocka_unit_test(test_climb_matches_brute_support),
       cmocka_unit_test(test_early_exits),
