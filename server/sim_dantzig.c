@@ -235,7 +235,7 @@ static void chol_remove(sim_dantzig *dz, int n, int p) {
     }
     // the rotation that zeroes this row's super-diagonal entry
     double u = li[i], v = li[i + 1];
-    double h = hypot(u, v);
+    double h = sqrt(u * u + v * v);  // |L| entries are bounded by sqrt(max M_ii)
     gc[i - p] = u / h;
     gs[i - p] = v / h;
     li[i] = h;
