@@ -1,5 +1,6 @@
 #include "ccsim_client.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -13,22 +14,30 @@
 #include "ccsim.pb-c.h"
 
 struct ccsim_client {
+  char endpoint[512];
   void *zctx;            // owned
   void *sock;            // DEALER, owned
   uint64_t next_id;      // request ids, increasing
   int timeout_ms;
+  int retries;
+  int heartbeat_ms;
+  int attempts;          // attempts the last round trip took
+  int curve;
+  char server_key[41], public_key[41], secret_key[41];
   char err[512];
 };
 
 struct ccsim_session {
   ccsim_client *c;               // borrowed
   char id[64];
+  char token[64];                // "" for observers
   int nbody;
   char (*names)[64];             // (nbody)
   ccsim_body_state *bodies;      // (nbody)
   ccsim_step_stats stats;
+  ccsim_deadline_stats deadline;
   double time;
-  uint64_t seq;                  // last Step seq sent
+  uint64_t seq;                  // last Step seq completed
 };
 
 static void cerr(ccsim_client *c, const char *fmt, ...) {
@@ -44,34 +53,60 @@ static double now_us(void) {
   return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
 }
 
-// Send rq, wait for the reply with the same request_id. *out gets the unpacked reply
-// (caller frees with ccsim__reply__free_unpacked) when the status is OK or a server error.
-static int roundtrip(ccsim_client *c, Ccsim__Request *rq, Ccsim__Reply **out) {
-  *out = NULL;
-  rq->has_request_id = 1;
-  rq->request_id = ++c->next_id;
-  size_t n = ccsim__request__get_packed_size(rq);
-  uint8_t *buf = malloc(n ? n : 1);
-  if (!buf) {
-    cerr(c, "out of memory");
-    return CCSIM_ENOMEM;
+void ccsim_client_opts_defaults(ccsim_client_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->timeout_ms = 30000;
+  o->retries = 2;
+  o->heartbeat_ms = 1000;
+}
+
+// CURVE options on a socket that connects to a CURVE server
+static int set_curve(void *sock, const char *server, const char *pub, const char *sec) {
+  return zmq_setsockopt(sock, ZMQ_CURVE_SERVERKEY, server, 41) ||
+         zmq_setsockopt(sock, ZMQ_CURVE_PUBLICKEY, pub, 41) ||
+         zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, sec, 41);
+}
+
+static int open_socket(ccsim_client *c) {
+  if (c->sock) {
+    zmq_close(c->sock);
   }
-  ccsim__request__pack(rq, buf);
-  int rc = zmq_send(c->sock, buf, n, 0);
-  free(buf);
-  if (rc < 0) {
-    cerr(c, "send failed: %s", zmq_strerror(zmq_errno()));
+  c->sock = zmq_socket(c->zctx, ZMQ_DEALER);
+  if (!c->sock) {
+    cerr(c, "cannot create a ZeroMQ socket: %s", zmq_strerror(zmq_errno()));
     return CCSIM_EIO;
   }
+  int linger = 0;
+  zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof linger);
+  if (c->heartbeat_ms > 0) {
+    int ivl = c->heartbeat_ms, tmo = 3 * c->heartbeat_ms;
+    zmq_setsockopt(c->sock, ZMQ_HEARTBEAT_IVL, &ivl, sizeof ivl);
+    zmq_setsockopt(c->sock, ZMQ_HEARTBEAT_TIMEOUT, &tmo, sizeof tmo);
+    zmq_setsockopt(c->sock, ZMQ_HEARTBEAT_TTL, &tmo, sizeof tmo);
+  }
+  if (c->curve && set_curve(c->sock, c->server_key, c->public_key, c->secret_key) != 0) {
+    cerr(c, "cannot set CURVE keys: %s", zmq_strerror(zmq_errno()));
+    return CCSIM_EINVAL;
+  }
+  if (zmq_connect(c->sock, c->endpoint) != 0) {
+    cerr(c, "cannot connect to %s: %s", c->endpoint, zmq_strerror(zmq_errno()));
+    return CCSIM_EIO;
+  }
+  return CCSIM_OK;
+}
+
+int ccsim_client_reconnect(ccsim_client *c) { return open_socket(c); }
+
+// Wait up to timeout for the reply to request id; CCSIM_ETIMEOUT when none came.
+static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
   double deadline = now_us() + 1e3 * c->timeout_ms;
   for (;;) {
     double left = deadline - now_us();
     if (left <= 0) {
-      cerr(c, "no reply within %d ms", c->timeout_ms);
       return CCSIM_ETIMEOUT;
     }
     zmq_pollitem_t it = {.socket = c->sock, .events = ZMQ_POLLIN};
-    rc = zmq_poll(&it, 1, (long)(left / 1e3) + 1);
+    int rc = zmq_poll(&it, 1, (long)(left / 1e3) + 1);
     if (rc < 0) {
       if (zmq_errno() == EINTR) {
         continue;
@@ -95,38 +130,156 @@ static int roundtrip(ccsim_client *c, Ccsim__Request *rq, Ccsim__Reply **out) {
       cerr(c, "the server sent a reply that is not a ccsim.Reply");
       return CCSIM_EPROTO;
     }
-    if (r->request_id != rq->request_id) {
+    if (r->request_id != id) {
       ccsim__reply__free_unpacked(r, NULL);  // a late reply to an earlier request
       continue;
     }
     *out = r;
-    if (r->error && r->error->code != CCSIM__CODE__OK) {
-      cerr(c, "%s: %s", ccsim_status_name((int)r->error->code),
-           r->error->message ? r->error->message : "");
-      return (int)r->error->code;
-    }
     return CCSIM_OK;
   }
 }
 
+// Send rq, wait for the reply with the same request_id; on a timeout, reconnect and send
+// the same bytes again (retryable requests only). *out gets the unpacked reply (caller
+// frees with ccsim__reply__free_unpacked) when the status is OK or a server error.
+static int roundtrip_ex(ccsim_client *c, Ccsim__Request *rq, Ccsim__Reply **out, int retryable) {
+  *out = NULL;
+  rq->has_request_id = 1;
+  rq->request_id = ++c->next_id;
+  size_t n = ccsim__request__get_packed_size(rq);
+  uint8_t *buf = malloc(n ? n : 1);
+  if (!buf) {
+    cerr(c, "out of memory");
+    return CCSIM_ENOMEM;
+  }
+  ccsim__request__pack(rq, buf);
+  int tries = 1 + (retryable ? c->retries : 0);
+  int st = CCSIM_ETIMEOUT;
+  c->attempts = 0;
+  for (int k = 0; k < tries; k++) {
+    c->attempts++;
+    if (k > 0 && (st = open_socket(c)) != CCSIM_OK) {
+      break;  // a fresh connection (new identity) for the retry
+    }
+    if (zmq_send(c->sock, buf, n, 0) < 0) {
+      cerr(c, "send failed: %s", zmq_strerror(zmq_errno()));
+      st = CCSIM_EIO;
+      break;
+    }
+    st = await_reply(c, rq->request_id, out);
+    if (st != CCSIM_ETIMEOUT) {
+      break;
+    }
+  }
+  free(buf);
+  if (st == CCSIM_ETIMEOUT) {
+    cerr(c, "no reply from %s within %d ms (%d attempt%s)", c->endpoint, c->timeout_ms,
+         c->attempts, c->attempts == 1 ? "" : "s");
+    return st;
+  }
+  if (st != CCSIM_OK) {
+    return st;
+  }
+  Ccsim__Reply *r = *out;
+  if (r->error && r->error->code != CCSIM__CODE__OK) {
+    cerr(c, "%s: %s", ccsim_status_name((int)r->error->code),
+         r->error->message ? r->error->message : "");
+    return (int)r->error->code;
+  }
+  return CCSIM_OK;
+}
+
+static int roundtrip(ccsim_client *c, Ccsim__Request *rq, Ccsim__Reply **out) {
+  return roundtrip_ex(c, rq, out, 1);
+}
+
+static int read_key_file(const char *path, char out[41], char *err, size_t err_sz) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(err, err_sz, "cannot read key file %s", path);
+    return -1;
+  }
+  char buf[256];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  char *p = buf;
+  while (*p && isspace((unsigned char)*p)) p++;
+  size_t len = 0;
+  while (p[len] && !isspace((unsigned char)p[len])) len++;
+  uint8_t raw[32];
+  if (len != 40) {
+    snprintf(err, err_sz, "%s: a key is 40 Z85 characters", path);
+    return -1;
+  }
+  memcpy(out, p, 40);
+  out[40] = 0;
+  if (!zmq_z85_decode(raw, out)) {
+    snprintf(err, err_sz, "%s: not a Z85 key", path);
+    return -1;
+  }
+  return 0;
+}
+
 ccsim_client *ccsim_client_new(const char *endpoint, char *err, size_t err_sz) {
+  ccsim_client_opts o;
+  ccsim_client_opts_defaults(&o);
+  o.retries = 0;  // the historical behaviour: one attempt, 30 s
+  const char *skf = getenv("CCSIM_SERVER_KEY"), *ckf = getenv("CCSIM_CLIENT_KEY");
+  char sk[41], pk[41], ck[41];
+  char e[256] = "";
+  if (skf && *skf) {
+    if (!ckf || !*ckf) {
+      if (err) snprintf(err, err_sz, "CCSIM_SERVER_KEY is set but CCSIM_CLIENT_KEY is not");
+      return NULL;
+    }
+    if (read_key_file(skf, sk, e, sizeof e) != 0 || read_key_file(ckf, ck, e, sizeof e) != 0 ||
+        zmq_curve_public(pk, ck) != 0) {
+      if (err) snprintf(err, err_sz, "%s", e[0] ? e : "bad client secret key");
+      return NULL;
+    }
+    o.server_key = sk;
+    o.public_key = pk;
+    o.secret_key = ck;
+  }
+  return ccsim_client_new_opts(endpoint, &o, err, err_sz);
+}
+
+ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opts *o, char *err,
+                                    size_t err_sz) {
+  ccsim_client_opts def;
+  if (!o) {
+    ccsim_client_opts_defaults(&def);
+    o = &def;
+  }
+  if (!endpoint || strlen(endpoint) >= 512) {
+    if (err) snprintf(err, err_sz, "bad endpoint");
+    return NULL;
+  }
   ccsim_client *c = calloc(1, sizeof *c);
   if (!c) {
     if (err) snprintf(err, err_sz, "out of memory");
     return NULL;
   }
-  c->timeout_ms = 30000;
-  c->zctx = zmq_ctx_new();
-  c->sock = c->zctx ? zmq_socket(c->zctx, ZMQ_DEALER) : NULL;
-  int linger = 0;
-  if (!c->sock) {
-    if (err) snprintf(err, err_sz, "cannot create a ZeroMQ socket");
-    ccsim_client_destroy(&c);
-    return NULL;
+  snprintf(c->endpoint, sizeof c->endpoint, "%s", endpoint);
+  c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 30000;
+  c->retries = o->retries > 0 ? o->retries : 0;
+  c->heartbeat_ms = o->heartbeat_ms > 0 ? o->heartbeat_ms : 0;
+  if (o->server_key) {
+    if (!o->public_key || !o->secret_key || strlen(o->server_key) != 40 ||
+        strlen(o->public_key) != 40 || strlen(o->secret_key) != 40) {
+      if (err) snprintf(err, err_sz, "CURVE needs three keys of 40 Z85 characters");
+      free(c);
+      return NULL;
+    }
+    c->curve = 1;
+    memcpy(c->server_key, o->server_key, 41);
+    memcpy(c->public_key, o->public_key, 41);
+    memcpy(c->secret_key, o->secret_key, 41);
   }
-  zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof linger);
-  if (zmq_connect(c->sock, endpoint) != 0) {
-    if (err) snprintf(err, err_sz, "cannot connect to %s: %s", endpoint, zmq_strerror(zmq_errno()));
+  c->zctx = zmq_ctx_new();
+  if (!c->zctx || open_socket(c) != CCSIM_OK) {
+    if (err) snprintf(err, err_sz, "%s", c->zctx ? c->err : "cannot create a ZeroMQ context");
     ccsim_client_destroy(&c);
     return NULL;
   }
@@ -164,7 +317,19 @@ void ccsim_client_destroy(ccsim_client **pc) {
 
 void ccsim_client_set_timeout(ccsim_client *c, int ms) { c->timeout_ms = ms > 0 ? ms : 1; }
 
+void ccsim_client_set_retries(ccsim_client *c, int n) { c->retries = n > 0 ? n : 0; }
+
 const char *ccsim_client_errmsg(const ccsim_client *c) { return c ? c->err : "no client"; }
+
+static void take_deadline(ccsim_deadline_stats *o, const Ccsim__DeadlineStats *d) {
+  if (!d) {
+    return;
+  }
+  o->paced_steps = d->paced_steps;
+  o->misses = d->misses;
+  o->worst_lateness = d->worst_lateness;
+  o->last_lateness = d->last_lateness;
+}
 
 int ccsim_client_server_info(ccsim_client *c, ccsim_server_info *out, double *rtt_us) {
   Ccsim__Request rq;
@@ -182,28 +347,83 @@ int ccsim_client_server_info(ccsim_client *c, ccsim_server_info *out, double *rt
     st = CCSIM_EPROTO;
   }
   if (st == CCSIM_OK && out) {
+    const Ccsim__ServerInfoReply *i = r->server_info;
     memset(out, 0, sizeof *out);
-    snprintf(out->version, sizeof out->version, "%s",
-             r->server_info->server_version ? r->server_info->server_version : "");
-    out->protocol_version = r->server_info->protocol_version;
-    out->sessions = r->server_info->sessions;
-    out->uptime = r->server_info->uptime;
-    out->requests = r->server_info->requests;
+    snprintf(out->version, sizeof out->version, "%s", i->server_version ? i->server_version : "");
+    snprintf(out->stream_endpoint, sizeof out->stream_endpoint, "%s",
+             i->stream_endpoint ? i->stream_endpoint : "");
+    out->protocol_version = i->protocol_version;
+    out->sessions = i->sessions;
+    out->uptime = i->uptime;
+    out->requests = i->requests;
+    take_deadline(&out->deadline, i->deadline);
+    out->max_sessions = i->max_sessions;
+    out->workers = i->workers;
+    out->max_bodies = i->max_bodies;
+    out->max_substeps = i->max_substeps;
+    out->max_triangles = i->max_triangles;
+    out->max_msg_bytes = i->max_msg_bytes;
+    out->idle_timeout = i->idle_timeout;
+    out->expired = i->expired;
   }
   if (r) ccsim__reply__free_unpacked(r, NULL);
   return st;
 }
 
-// copy BodyState messages into the session's arrays; checks indices and presence
-static int take_bodies(ccsim_session *s, Ccsim__BodyState **bs, size_t n) {
+int ccsim_client_list_sessions(ccsim_client *c, ccsim_session_info **out, size_t *n) {
+  *out = NULL;
+  *n = 0;
+  Ccsim__Request rq;
+  Ccsim__ListSessions ls;
+  ccsim__request__init(&rq);
+  ccsim__list_sessions__init(&ls);
+  rq.body_case = CCSIM__REQUEST__BODY_LIST_SESSIONS;
+  rq.list_sessions = &ls;
+  Ccsim__Reply *r = NULL;
+  int st = roundtrip(c, &rq, &r);
+  if (st == CCSIM_OK && (r->body_case != CCSIM__REPLY__BODY_SESSIONS || !r->sessions)) {
+    cerr(c, "list_sessions: the reply has no session list");
+    st = CCSIM_EPROTO;
+  }
+  if (st == CCSIM_OK) {
+    const Ccsim__SessionList *sl = r->sessions;
+    *out = calloc(sl->n_sessions ? sl->n_sessions : 1, sizeof **out);
+    if (!*out) {
+      cerr(c, "out of memory");
+      st = CCSIM_ENOMEM;
+    } else {
+      for (size_t i = 0; i < sl->n_sessions; i++) {
+        const Ccsim__SessionSummary *m = sl->sessions[i];
+        ccsim_session_info *o = &(*out)[i];
+        snprintf(o->id, sizeof o->id, "%s", m->session_id ? m->session_id : "");
+        o->time = m->time;
+        o->bodies = m->bodies;
+        o->steps = m->steps;
+        o->idle = m->idle;
+        if (m->pacing) {
+          o->pacing = (ccsim_pacing)m->pacing->mode;
+          o->period = m->pacing->period;
+        }
+        take_deadline(&o->deadline, m->deadline);
+      }
+      *n = sl->n_sessions;
+    }
+  }
+  if (r) ccsim__reply__free_unpacked(r, NULL);
+  return st;
+}
+
+// copy BodyState messages into an array of nbody states; checks indices and presence
+static int take_bodies_into(ccsim_client *c, ccsim_body_state *dst, int nbody,
+                            Ccsim__BodyState **bs, size_t n) {
   for (size_t i = 0; i < n; i++) {
     const Ccsim__BodyState *b = bs[i];
-    if (b->body >= (uint32_t)s->nbody || !b->pose || !b->pose->p || !b->pose->q || !b->twist ||
+    if (b->body >= (uint32_t)nbody || !b->pose || !b->pose->p || !b->pose->q || !b->twist ||
         !b->twist->v || !b->twist->w) {
-      cerr(s->c, "reply: body state %zu is incomplete or out of range", i);
+      cerr(c, "reply: body state %zu is incomplete or out of range", i);
       return CCSIM_EPROTO;
     }
-    ccsim_body_state *o = &s->bodies[b->body];
+    ccsim_body_state *o = &dst[b->body];
     o->p[0] = b->pose->p->x, o->p[1] = b->pose->p->y, o->p[2] = b->pose->p->z;
     o->q[0] = b->pose->q->w, o->q[1] = b->pose->q->x, o->q[2] = b->pose->q->y;
     o->q[3] = b->pose->q->z;
@@ -213,45 +433,63 @@ static int take_bodies(ccsim_session *s, Ccsim__BodyState **bs, size_t n) {
   return CCSIM_OK;
 }
 
-ccsim_session *ccsim_session_create(ccsim_client *c, const ccsim_scene *scene) {
-  Ccsim__Request rq;
-  Ccsim__CreateSession cs;
-  ccsim__request__init(&rq);
-  ccsim__create_session__init(&cs);
-  cs.scene = (Ccsim__Scene *)ccsim_scene_message(scene);
-  rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
-  rq.create_session = &cs;
-  Ccsim__Reply *r = NULL;
-  int st = roundtrip(c, &rq, &r);
-  ccsim_session *s = NULL;
-  if (st == CCSIM_OK && (r->body_case != CCSIM__REPLY__BODY_CREATE_SESSION || !r->create_session ||
-                         !r->create_session->session_id)) {
+static int take_bodies(ccsim_session *s, Ccsim__BodyState **bs, size_t n) {
+  return take_bodies_into(s->c, s->bodies, s->nbody, bs, n);
+}
+
+// a session handle from a CreateSessionReply (create, resume or attach)
+static ccsim_session *session_from_reply(ccsim_client *c, const Ccsim__CreateSessionReply *cr) {
+  if (!cr || !cr->session_id) {
     cerr(c, "create_session: the reply has no session id");
-    st = CCSIM_EPROTO;
+    return NULL;
   }
-  if (st == CCSIM_OK) {
-    const Ccsim__CreateSessionReply *cr = r->create_session;
-    s = calloc(1, sizeof *s);
-    size_t nb = cr->n_body_names ? cr->n_body_names : 1;
+  ccsim_session *s = calloc(1, sizeof *s);
+  size_t nb = cr->n_body_names ? cr->n_body_names : 1;
+  if (s) {
+    s->names = calloc(nb, sizeof *s->names);
+    s->bodies = calloc(nb, sizeof *s->bodies);
+  }
+  if (!s || !s->names || !s->bodies) {
+    cerr(c, "out of memory");
     if (s) {
-      s->names = calloc(nb, sizeof *s->names);
-      s->bodies = calloc(nb, sizeof *s->bodies);
+      free(s->names);
+      free(s->bodies);
+      free(s);
     }
-    if (!s || !s->names || !s->bodies) {
-      cerr(c, "out of memory");
-      if (s) {
-        free(s->names);
-        free(s->bodies);
-        free(s);
-      }
-      s = NULL;
+    return NULL;
+  }
+  s->c = c;
+  snprintf(s->id, sizeof s->id, "%s", cr->session_id);
+  snprintf(s->token, sizeof s->token, "%s", cr->controller_token ? cr->controller_token : "");
+  s->nbody = (int)cr->n_body_names;
+  s->seq = cr->last_seq;
+  s->time = cr->time;
+  for (int b = 0; b < s->nbody; b++) {
+    snprintf(s->names[b], sizeof s->names[b], "%s", cr->body_names[b]);
+  }
+  return s;
+}
+
+static void session_free(ccsim_session *s) {
+  free(s->names);
+  free(s->bodies);
+  free(s);
+}
+
+static ccsim_session *create(ccsim_client *c, Ccsim__CreateSession *cs) {
+  Ccsim__Request rq;
+  ccsim__request__init(&rq);
+  rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
+  rq.create_session = cs;
+  Ccsim__Reply *r = NULL;
+  // not retried: a second create would leave the first session to its idle timeout
+  int st = roundtrip_ex(c, &rq, &r, 0);
+  ccsim_session *s = NULL;
+  if (st == CCSIM_OK) {
+    if (r->body_case != CCSIM__REPLY__BODY_CREATE_SESSION) {
+      cerr(c, "create_session: the reply has no session");
     } else {
-      s->c = c;
-      snprintf(s->id, sizeof s->id, "%s", cr->session_id);
-      s->nbody = (int)cr->n_body_names;
-      for (int b = 0; b < s->nbody; b++) {
-        snprintf(s->names[b], sizeof s->names[b], "%s", cr->body_names[b]);
-      }
+      s = session_from_reply(c, r->create_session);
     }
   }
   if (r) ccsim__reply__free_unpacked(r, NULL);
@@ -261,13 +499,84 @@ ccsim_session *ccsim_session_create(ccsim_client *c, const ccsim_scene *scene) {
   return s;
 }
 
+ccsim_session *ccsim_session_create(ccsim_client *c, const ccsim_scene *scene) {
+  return ccsim_session_create_paced(c, scene, CCSIM_PACING_NONE, 0);
+}
+
+ccsim_session *ccsim_session_create_paced(ccsim_client *c, const ccsim_scene *scene,
+                                          ccsim_pacing pacing, double period) {
+  Ccsim__CreateSession cs;
+  Ccsim__Pacing pc;
+  ccsim__create_session__init(&cs);
+  ccsim__pacing__init(&pc);
+  cs.scene = (Ccsim__Scene *)ccsim_scene_message(scene);
+  if (pacing != CCSIM_PACING_NONE) {
+    pc.has_mode = 1;
+    pc.mode = (Ccsim__PacingMode)pacing;
+    if (period > 0) {
+      pc.has_period = 1;
+      pc.period = period;
+    }
+    cs.pacing = &pc;
+  }
+  return create(c, &cs);
+}
+
+ccsim_session *ccsim_session_resume(ccsim_client *c, const void *checkpoint, size_t len) {
+  Ccsim__CreateSession cs;
+  ccsim__create_session__init(&cs);
+  cs.has_checkpoint = 1;
+  cs.checkpoint.data = (uint8_t *)checkpoint;
+  cs.checkpoint.len = len;
+  return create(c, &cs);
+}
+
+ccsim_session *ccsim_session_attach(ccsim_client *c, const char *session_id) {
+  Ccsim__Request rq;
+  Ccsim__AttachSession at;
+  ccsim__request__init(&rq);
+  ccsim__attach_session__init(&at);
+  rq.session_id = (char *)session_id;
+  rq.body_case = CCSIM__REQUEST__BODY_ATTACH_SESSION;
+  rq.attach_session = &at;
+  Ccsim__Reply *r = NULL;
+  int st = roundtrip(c, &rq, &r);
+  ccsim_session *s = NULL;
+  if (st == CCSIM_OK) {
+    if (r->body_case != CCSIM__REPLY__BODY_ATTACH_SESSION) {
+      cerr(c, "attach_session: the reply has no session");
+    } else {
+      s = session_from_reply(c, r->attach_session);
+    }
+  }
+  if (r) ccsim__reply__free_unpacked(r, NULL);
+  if (s && ccsim_session_get_state(s) != CCSIM_OK) {
+    session_free(s);
+    s = NULL;
+  }
+  return s;
+}
+
 int ccsim_session_step(ccsim_session *s, double dt, const ccsim_input *in, size_t nin) {
+  return ccsim_session_step_n(s, dt, 1, in, nin, NULL, NULL);
+}
+
+int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t nsub, const ccsim_input *in,
+                         size_t nin, ccsim_body_state *sub, double *sub_t) {
   Ccsim__Request rq;
   Ccsim__Step st;
   ccsim__request__init(&rq);
   ccsim__step__init(&st);
   st.has_dt = 1;
   st.dt = dt;
+  if (nsub > 1) {
+    st.has_substeps = 1;
+    st.substeps = nsub;
+  }
+  if (sub || sub_t) {
+    st.has_want_substates = 1;
+    st.want_substates = 1;
+  }
   Ccsim__BodyInput *bi = NULL, **bip = NULL;
   Ccsim__Vec3 *vecs = NULL;
   if (nin > 0) {
@@ -297,8 +606,9 @@ int ccsim_session_step(ccsim_session *s, double dt, const ccsim_input *in, size_
   st.n_inputs = nin;
   st.inputs = bip;
   rq.session_id = s->id;
+  rq.token = s->token[0] ? s->token : NULL;
   rq.has_seq = 1;
-  rq.seq = s->seq + 1;
+  rq.seq = s->seq + 1;  // the same seq on every retry: the server steps once
   rq.body_case = CCSIM__REQUEST__BODY_STEP;
   rq.step = &st;
   Ccsim__Reply *r = NULL;
@@ -308,10 +618,26 @@ int ccsim_session_step(ccsim_session *s, double dt, const ccsim_input *in, size_
     cerr(s->c, "step: the reply has no step result");
     status = CCSIM_EPROTO;
   }
+  if (status == CCSIM_OK && (sub || sub_t) && r->step->n_substates != (nsub > 1 ? nsub : 1) &&
+      r->step->n_substates != 0) {
+    cerr(s->c, "step: %zu sub-states for %u sub-steps", r->step->n_substates, nsub);
+    status = CCSIM_EPROTO;
+  }
   if (status == CCSIM_OK) {
     s->seq++;
     status = take_bodies(s, r->step->bodies, r->step->n_bodies);
     s->time = r->step->time;
+    for (size_t k = 0; status == CCSIM_OK && k < r->step->n_substates; k++) {
+      const Ccsim__SubState *ss = r->step->substates[k];
+      if (sub) {
+        status = take_bodies_into(s->c, sub + k * (size_t)s->nbody, s->nbody, ss->bodies,
+                                  ss->n_bodies);
+      }
+      if (sub_t) {
+        sub_t[k] = ss->time;
+      }
+    }
+    take_deadline(&s->deadline, r->step->deadline);
     const Ccsim__StepStats *ps = r->step->stats;
     if (ps) {
       ccsim_step_stats *o = &s->stats;
@@ -326,11 +652,16 @@ int ccsim_session_step(ccsim_session *s, double dt, const ccsim_input *in, size_
   return status;
 }
 
-int ccsim_session_get_state(ccsim_session *s) {
+static int get_state(ccsim_session *s, int checkpoint, uint8_t **blob, size_t *len) {
   Ccsim__Request rq;
   Ccsim__GetState gs;
   ccsim__request__init(&rq);
   ccsim__get_state__init(&gs);
+  if (checkpoint) {
+    gs.has_checkpoint = 1;
+    gs.checkpoint = 1;
+    rq.token = s->token[0] ? s->token : NULL;
+  }
   rq.session_id = s->id;
   rq.body_case = CCSIM__REQUEST__BODY_GET_STATE;
   rq.get_state = &gs;
@@ -340,12 +671,35 @@ int ccsim_session_get_state(ccsim_session *s) {
     cerr(s->c, "get_state: the reply has no state");
     status = CCSIM_EPROTO;
   }
+  if (status == CCSIM_OK && checkpoint && !r->state->has_checkpoint) {
+    cerr(s->c, "get_state: the reply has no checkpoint");
+    status = CCSIM_EPROTO;
+  }
   if (status == CCSIM_OK) {
     status = take_bodies(s, r->state->bodies, r->state->n_bodies);
     s->time = r->state->time;
+    take_deadline(&s->deadline, r->state->deadline);
+  }
+  if (status == CCSIM_OK && checkpoint) {
+    *len = r->state->checkpoint.len;
+    *blob = malloc(*len ? *len : 1);
+    if (!*blob) {
+      cerr(s->c, "out of memory");
+      status = CCSIM_ENOMEM;
+    } else {
+      memcpy(*blob, r->state->checkpoint.data, *len);
+    }
   }
   if (r) ccsim__reply__free_unpacked(r, NULL);
   return status;
+}
+
+int ccsim_session_get_state(ccsim_session *s) { return get_state(s, 0, NULL, NULL); }
+
+int ccsim_session_checkpoint(ccsim_session *s, uint8_t **blob, size_t *len) {
+  *blob = NULL;
+  *len = 0;
+  return get_state(s, 1, blob, len);
 }
 
 int ccsim_session_close(ccsim_session **ps) {
@@ -353,21 +707,33 @@ int ccsim_session_close(ccsim_session **ps) {
     return CCSIM_OK;
   }
   ccsim_session *s = *ps;
-  Ccsim__Request rq;
-  Ccsim__CloseSession cl;
-  ccsim__request__init(&rq);
-  ccsim__close_session__init(&cl);
-  rq.session_id = s->id;
-  rq.body_case = CCSIM__REQUEST__BODY_CLOSE_SESSION;
-  rq.close_session = &cl;
-  Ccsim__Reply *r = NULL;
-  int status = roundtrip(s->c, &rq, &r);
-  if (r) ccsim__reply__free_unpacked(r, NULL);
-  free(s->names);
-  free(s->bodies);
-  free(s);
+  int status = CCSIM_OK;
+  if (s->token[0]) {
+    Ccsim__Request rq;
+    Ccsim__CloseSession cl;
+    ccsim__request__init(&rq);
+    ccsim__close_session__init(&cl);
+    rq.session_id = s->id;
+    rq.token = s->token;
+    rq.body_case = CCSIM__REQUEST__BODY_CLOSE_SESSION;
+    rq.close_session = &cl;
+    Ccsim__Reply *r = NULL;
+    status = roundtrip(s->c, &rq, &r);
+    if (status == CCSIM_EEXPIRED && s->c->attempts > 1) {
+      status = CCSIM_OK;  // our first attempt closed it; its reply was lost
+    }
+    if (r) ccsim__reply__free_unpacked(r, NULL);
+  }
+  session_free(s);
   *ps = NULL;
   return status;
+}
+
+void ccsim_session_release(ccsim_session **ps) {
+  if (ps && *ps) {
+    session_free(*ps);
+    *ps = NULL;
+  }
 }
 
 double ccsim_session_time(const ccsim_session *s) { return s->time; }
@@ -391,4 +757,115 @@ const ccsim_body_state *ccsim_session_bodies(const ccsim_session *s) { return s-
 
 const ccsim_step_stats *ccsim_session_stats(const ccsim_session *s) { return &s->stats; }
 
+const ccsim_deadline_stats *ccsim_session_deadline(const ccsim_session *s) {
+  return &s->deadline;
+}
+
 const char *ccsim_session_id(const ccsim_session *s) { return s->id; }
+
+const char *ccsim_session_token(const ccsim_session *s) { return s->token; }
+
+uint64_t ccsim_session_seq(const ccsim_session *s) { return s->seq; }
+
+// ---- state stream ---------------------------------------------------------------------
+
+struct ccsim_watch {
+  void *zctx, *sub;          // owned
+  ccsim_body_state *bodies;  // (cap)
+  int cap;
+  char err[256];
+};
+
+ccsim_watch *ccsim_watch_new(const char *stream_endpoint, const char *session_id,
+                             const ccsim_client_opts *o, char *err, size_t err_sz) {
+  ccsim_watch *w = calloc(1, sizeof *w);
+  if (!w) {
+    if (err) snprintf(err, err_sz, "out of memory");
+    return NULL;
+  }
+  w->zctx = zmq_ctx_new();
+  w->sub = w->zctx ? zmq_socket(w->zctx, ZMQ_SUB) : NULL;
+  int linger = 0;
+  const char *topic = session_id ? session_id : "";
+  int ok = w->sub && zmq_setsockopt(w->sub, ZMQ_LINGER, &linger, sizeof linger) == 0 &&
+           zmq_setsockopt(w->sub, ZMQ_SUBSCRIBE, topic, strlen(topic)) == 0;
+  if (ok && o && o->server_key) {
+    ok = o->public_key && o->secret_key &&
+         set_curve(w->sub, o->server_key, o->public_key, o->secret_key) == 0;
+  }
+  if (!ok || zmq_connect(w->sub, stream_endpoint) != 0) {
+    if (err) snprintf(err, err_sz, "cannot subscribe to %s: %s", stream_endpoint,
+                      zmq_strerror(zmq_errno()));
+    ccsim_watch_destroy(&w);
+    return NULL;
+  }
+  return w;
+}
+
+int ccsim_watch_next(ccsim_watch *w, int timeout_ms, ccsim_stream_msg *out) {
+  zmq_pollitem_t it = {.socket = w->sub, .events = ZMQ_POLLIN};
+  int rc = zmq_poll(&it, 1, timeout_ms);
+  if (rc < 0) {
+    return zmq_errno() == EINTR ? CCSIM_ETIMEOUT : CCSIM_EIO;
+  }
+  if (rc == 0) {
+    return CCSIM_ETIMEOUT;
+  }
+  // [topic][StreamState]; anything else is skipped
+  zmq_msg_t part;
+  zmq_msg_init(&part);
+  Ccsim__StreamState *m = NULL;
+  int nparts = 0, more = 1;
+  while (more) {
+    if (zmq_msg_recv(&part, w->sub, 0) < 0) {
+      zmq_msg_close(&part);
+      return CCSIM_EIO;
+    }
+    more = zmq_msg_more(&part);
+    if (nparts++ == 1 && !m) {
+      m = ccsim__stream_state__unpack(NULL, zmq_msg_size(&part), zmq_msg_data(&part));
+    }
+  }
+  zmq_msg_close(&part);
+  if (!m) {
+    return CCSIM_EPROTO;
+  }
+  memset(out, 0, sizeof *out);
+  snprintf(out->session_id, sizeof out->session_id, "%s", m->session_id ? m->session_id : "");
+  out->seq = m->stream_seq;
+  out->time = m->time;
+  out->closed = m->has_closed && m->closed;
+  take_deadline(&out->deadline, m->deadline);
+  int st = CCSIM_OK;
+  if (m->n_bodies > (size_t)w->cap) {
+    ccsim_body_state *nb = realloc(w->bodies, m->n_bodies * sizeof *nb);
+    if (!nb) {
+      st = CCSIM_ENOMEM;
+    } else {
+      w->bodies = nb;
+      w->cap = (int)m->n_bodies;
+    }
+  }
+  if (st == CCSIM_OK) {
+    ccsim_client tmp;  // for its error buffer only
+    memset(&tmp, 0, sizeof tmp);
+    memset(w->bodies, 0, (size_t)w->cap * sizeof *w->bodies);
+    st = take_bodies_into(&tmp, w->bodies, (int)m->n_bodies, m->bodies, m->n_bodies);
+    out->nbody = (int)m->n_bodies;
+    out->bodies = w->bodies;
+  }
+  ccsim__stream_state__free_unpacked(m, NULL);
+  return st;
+}
+
+void ccsim_watch_destroy(ccsim_watch **pw) {
+  if (!pw || !*pw) {
+    return;
+  }
+  ccsim_watch *w = *pw;
+  if (w->sub) zmq_close(w->sub);
+  if (w->zctx) zmq_ctx_term(w->zctx);
+  free(w->bodies);
+  free(w);
+  *pw = NULL;
+}

@@ -1,7 +1,7 @@
 // libccsim: the C client API of ccsim. Connect to a ccsimd, create sessions from scenes,
-// step them, read states. Every call returns a ccsim_status (proto/ccsim_status.h) and
-// leaves a readable message in ccsim_client_errmsg(). A client and its sessions belong
-// to one thread at a time.
+// step them, read states, watch state streams. Every call returns a ccsim_status
+// (proto/ccsim_status.h) and leaves a readable message in ccsim_client_errmsg(). A client
+// and its sessions belong to one thread at a time.
 #ifndef CCSIM_CLIENT_H
 #define CCSIM_CLIENT_H
 
@@ -30,6 +30,14 @@ typedef struct ccsim_step_stats {
   double max_depth, last_step_size;
 } ccsim_step_stats;
 
+// Real-time pacing statistics (DeadlineStats in proto/ccsim.proto).
+typedef struct ccsim_deadline_stats {
+  uint64_t paced_steps;   // steps that had a deadline
+  uint64_t misses;        // of them, late
+  double worst_lateness;  // [s]
+  double last_lateness;   // [s]; negative: early
+} ccsim_deadline_stats;
+
 // Input held over one step: world-frame force at the centre of mass and torque.
 typedef struct ccsim_input {
   uint32_t body;     // body index (order of the scene)
@@ -43,17 +51,55 @@ typedef struct ccsim_server_info {
   uint32_t sessions;
   double uptime;      // [s]
   uint64_t requests;
+  char stream_endpoint[256];      // "" when the server has no stream
+  ccsim_deadline_stats deadline;  // over every paced session
+  uint32_t max_sessions, workers, max_bodies, max_substeps;
+  uint64_t max_triangles, max_msg_bytes;
+  double idle_timeout;            // [s] (0: never)
+  uint64_t expired;               // sessions freed by the idle timeout
 } ccsim_server_info;
 
-// Connect to a server at endpoint (e.g. "tcp://127.0.0.1:5555") and say Hello. Returns
-// the client (caller owns; ccsim_client_destroy) or NULL with a message in err.
+typedef enum ccsim_pacing {
+  CCSIM_PACING_NONE = 0,          // as fast as possible
+  CCSIM_PACING_LOCKSTEP = 1,      // a step's reply waits for the wall clock
+  CCSIM_PACING_FREE_RUNNING = 2,  // the server steps at real time; Step sets inputs
+} ccsim_pacing;
+
+// Connection options; ccsim_client_opts_defaults fills them.
+typedef struct ccsim_client_opts {
+  int timeout_ms;          // per attempt [ms] (default 30000)
+  int retries;             // attempts after a timeout, each on a fresh connection (default 2);
+                           // Steps keep their seq, so a retried step runs exactly once
+  int heartbeat_ms;        // ZeroMQ heartbeats [ms] (default 1000; 0: off)
+  const char *server_key;  // CURVE: server public key, 40 Z85 characters (NULL: no CURVE)
+  const char *public_key;  // CURVE: this client's public key (Z85)
+  const char *secret_key;  // CURVE: this client's secret key (Z85)
+} ccsim_client_opts;
+
+void ccsim_client_opts_defaults(ccsim_client_opts *o);
+
+// Connect to a server at endpoint (e.g. "tcp://127.0.0.1:5555") and say Hello. With the
+// environment variables CCSIM_SERVER_KEY (a server .pub file) and CCSIM_CLIENT_KEY (a
+// client .secret file) set, the connection uses CURVE. Returns the client (caller owns;
+// ccsim_client_destroy) or NULL with a message in err.
 ccsim_client *ccsim_client_new(const char *endpoint, char *err, size_t err_sz);
 
-// Close the connection and free c; sessions must be closed or destroyed first. NULL-safe.
+// The same with explicit options (o nullable: defaults; environment not read).
+ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opts *o, char *err,
+                                    size_t err_sz);
+
+// Close the connection and free c; sessions must be closed or released first. NULL-safe.
 void ccsim_client_destroy(ccsim_client **c);
 
-// How long a request waits for its reply [ms] (default 30000); then CCSIM_ETIMEOUT.
+// How long a request waits for its reply per attempt [ms] (default 30000); after the
+// last retry, CCSIM_ETIMEOUT.
 void ccsim_client_set_timeout(ccsim_client *c, int ms);
+
+// Attempts after a timeout (each on a fresh connection); 0: none.
+void ccsim_client_set_retries(ccsim_client *c, int n);
+
+// Drop the connection and connect again (a new ZeroMQ identity). Returns a status.
+int ccsim_client_reconnect(ccsim_client *c);
 
 // The last error of c or of any of its sessions (borrowed; valid until the next call).
 const char *ccsim_client_errmsg(const ccsim_client *c);
@@ -61,19 +107,59 @@ const char *ccsim_client_errmsg(const ccsim_client *c);
 // Ask the server for its version and load; round trip time [us] in *rtt_us (nullable).
 int ccsim_client_server_info(ccsim_client *c, ccsim_server_info *out, double *rtt_us);
 
-// Create a session from a scene. Returns the session (caller owns; ccsim_session_close)
-// or NULL (message in ccsim_client_errmsg(c)). The scene is not retained.
+// One open session as ListSessions reports it.
+typedef struct ccsim_session_info {
+  char id[64];
+  double time;       // simulated time [s]
+  uint32_t bodies;
+  uint64_t steps;    // steps taken (stream sequence number)
+  double idle;       // since its last request [s]
+  ccsim_pacing pacing;
+  double period;     // free-running period [s]
+  ccsim_deadline_stats deadline;
+} ccsim_session_info;
+
+// The server's open sessions: *out (caller frees with free()) gets *n entries.
+int ccsim_client_list_sessions(ccsim_client *c, ccsim_session_info **out, size_t *n);
+
+// Create a session from a scene; this client becomes its controller. Returns the session
+// (caller owns; ccsim_session_close) or NULL (message in ccsim_client_errmsg(c)).
 ccsim_session *ccsim_session_create(ccsim_client *c, const ccsim_scene *scene);
 
+// The same with real-time pacing (period: free-running plant step [s]; 0: 1 ms).
+ccsim_session *ccsim_session_create_paced(ccsim_client *c, const ccsim_scene *scene,
+                                          ccsim_pacing pacing, double period);
+
+// Resume a checkpoint (ccsim_session_checkpoint) as a new session this client controls.
+ccsim_session *ccsim_session_resume(ccsim_client *c, const void *checkpoint, size_t len);
+
+// Attach to a running session as an observer: get_state works, step/close do not (EPERM).
+ccsim_session *ccsim_session_attach(ccsim_client *c, const char *session_id);
+
 // Advance the session by dt [s] with inputs held over the step (nin may be 0). On
-// success the new states and statistics are readable below.
+// success the new states and statistics are readable below. Retried on timeout with the
+// same seq: the server steps once.
 int ccsim_session_step(ccsim_session *s, double dt, const ccsim_input *in, size_t nin);
 
-// Fetch the current state without stepping.
+// Advance by n sub-steps of dt with inputs held, in one round trip; bit-identical to n
+// calls of ccsim_session_step. sub (nullable) receives every sub-step's states, n x nbody
+// entries, and sub_t (nullable) their times.
+int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t n, const ccsim_input *in,
+                         size_t nin, ccsim_body_state *sub, double *sub_t);
+
+// Fetch the current state without stepping (never waits for a running step).
 int ccsim_session_get_state(ccsim_session *s);
 
-// Close the session on the server and free the handle; *s becomes NULL. NULL-safe.
+// Take a checkpoint: *blob (caller frees with free()) gets the whole session, resumable
+// with ccsim_session_resume. The session restarts its integrator there (controller only).
+int ccsim_session_checkpoint(ccsim_session *s, uint8_t **blob, size_t *len);
+
+// Close the session on the server (controllers) and free the handle; *s becomes NULL.
+// Observers only free their handle. NULL-safe.
 int ccsim_session_close(ccsim_session **s);
+
+// Free the handle without telling the server (the session stays until its idle timeout).
+void ccsim_session_release(ccsim_session **s);
 
 // Simulated time of the last state received [s].
 double ccsim_session_time(const ccsim_session *s);
@@ -91,7 +177,39 @@ const ccsim_body_state *ccsim_session_bodies(const ccsim_session *s);
 // Statistics of the last step (borrowed).
 const ccsim_step_stats *ccsim_session_stats(const ccsim_session *s);
 
-// The server's id of this session (borrowed).
+// Pacing statistics from the last step or get_state (borrowed).
+const ccsim_deadline_stats *ccsim_session_deadline(const ccsim_session *s);
+
+// The server's id of this session, and its controller token ("" for observers) (borrowed).
 const char *ccsim_session_id(const ccsim_session *s);
+const char *ccsim_session_token(const ccsim_session *s);
+
+// The seq of the last step this handle completed.
+uint64_t ccsim_session_seq(const ccsim_session *s);
+
+// ---- state stream ---------------------------------------------------------------------
+
+typedef struct ccsim_watch ccsim_watch;
+
+// One StreamState message (see proto/ccsim.proto).
+typedef struct ccsim_stream_msg {
+  char session_id[64];
+  uint64_t seq;                   // per session 1, 2, 3...; a gap: messages were dropped
+  double time;                    // [s]
+  int nbody;
+  const ccsim_body_state *bodies; // borrowed; valid until the next ccsim_watch_next
+  ccsim_deadline_stats deadline;
+  int closed;                     // the session ended
+} ccsim_stream_msg;
+
+// Subscribe to a server's state stream (ServerInfo.stream_endpoint) for one session
+// (session_id) or all (NULL). o (nullable) gives CURVE keys. Caller owns the result.
+ccsim_watch *ccsim_watch_new(const char *stream_endpoint, const char *session_id,
+                             const ccsim_client_opts *o, char *err, size_t err_sz);
+
+// Wait up to timeout_ms for the next message. CCSIM_OK, CCSIM_ETIMEOUT or an error.
+int ccsim_watch_next(ccsim_watch *w, int timeout_ms, ccsim_stream_msg *out);
+
+void ccsim_watch_destroy(ccsim_watch **w);
 
 #endif

@@ -1,8 +1,11 @@
 // ccsimd: the ccsim simulation server.
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <zmq.h>
 
 #include "srv.h"
 
@@ -18,44 +21,111 @@ static void on_signal(int sig) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ccsimd [--bind ENDPOINT] [--max-sessions N] [--verbose]\n"
+          "usage: ccsimd [options]\n"
           "\n"
           "Serve ccsim sessions over ZeroMQ (protocol v1, see proto/ccsim.proto).\n"
-          "  --bind ENDPOINT     where to listen (default %s; tcp://127.0.0.1:* picks a\n"
-          "                      free port, printed at start)\n"
-          "  --max-sessions N    open sessions at once (default 64)\n"
-          "  --verbose           log every request to stderr\n"
-          "  --help              this text\n"
+          "  --bind ENDPOINT          where to listen (default %s; tcp://127.0.0.1:*\n"
+          "                           picks a free port, printed at start)\n"
+          "  --stream ENDPOINT        PUB socket for state streams (default: auto = the bind\n"
+          "                           host on a free port; none: off)\n"
+          "  --workers N              physics threads (default: one per core, at least 2)\n"
+          "  --idle-timeout S         free sessions without a request for S seconds (0: never;\n"
+          "                           default 0); a client coming back gets EEXPIRED\n"
+          "  --state-dir DIR          save every session there on SIGTERM/SIGINT (and every\n"
+          "                           --checkpoint-interval S seconds), restore them at start\n"
+          "  --checkpoint-interval S  periodic saves with --state-dir (default 0: only on stop)\n"
+          "  --curve-secret FILE      turn CURVE encryption on with this server secret key\n"
+          "  --curve-allow DIR        admit only clients whose public key is a *.pub in DIR\n"
+          "  --max-sessions N         open sessions at once (default 64)\n"
+          "  --max-bodies N           bodies per session (default 1024)\n"
+          "  --max-triangles N        mesh triangles per session (default 2000000)\n"
+          "  --max-substeps N         sub-steps per Step (default 10000)\n"
+          "  --max-msg-bytes N        largest request (default 67108864)\n"
+          "  --heartbeat-ms N         ZeroMQ heartbeat interval (default 1000; 0: off)\n"
+          "  --verbose                log every request to stderr\n"
+          "  --help                   this text\n"
+          "Keys: `ccsim keygen NAME` writes NAME.pub and NAME.secret.\n"
           "Stops cleanly on SIGINT or SIGTERM.\n",
           SRV_DEFAULT_BIND);
+}
+
+static int num(const char *opt, const char *s, double lo, double hi, double *out) {
+  char *end = NULL;
+  double v = strtod(s, &end);
+  if (!end || *end || !isfinite(v) || v < lo || v > hi) {
+    fprintf(stderr, "ccsimd: %s wants a number in [%g, %g], got '%s'\n", opt, lo, hi, s);
+    return -1;
+  }
+  *out = v;
+  return 0;
 }
 
 int main(int argc, char **argv) {
   srv_config cfg;
   srv_config_defaults(&cfg);
+  cfg.stream_bind = "auto";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    double x = 0;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       usage(stdout);
       return 0;
-    } else if (!strcmp(a, "--bind") && i + 1 < argc) {
-      cfg.bind = argv[++i];
-    } else if (!strcmp(a, "--max-sessions") && i + 1 < argc) {
-      char *end = NULL;
-      long v = strtol(argv[++i], &end, 10);
-      if (!end || *end || v <= 0 || v > 100000) {
-        fprintf(stderr, "ccsimd: --max-sessions wants a number in [1, 100000], got '%s'\n",
-                argv[i]);
-        return 2;
-      }
-      cfg.max_sessions = (int)v;
     } else if (!strcmp(a, "--verbose")) {
       cfg.verbose = 1;
-    } else {
+      continue;
+    } else if (!v) {
       fprintf(stderr, "ccsimd: unknown or incomplete option '%s'\n\n", a);
       usage(stderr);
       return 2;
     }
+    i++;
+    if (!strcmp(a, "--bind")) {
+      cfg.bind = v;
+    } else if (!strcmp(a, "--stream")) {
+      cfg.stream_bind = strcmp(v, "none") ? v : NULL;
+    } else if (!strcmp(a, "--state-dir")) {
+      cfg.state_dir = v;
+    } else if (!strcmp(a, "--curve-secret")) {
+      cfg.curve_secret_file = v;
+    } else if (!strcmp(a, "--curve-allow")) {
+      cfg.curve_allow_dir = v;
+    } else if (!strcmp(a, "--workers")) {
+      if (num(a, v, 1, 1024, &x)) return 2;
+      cfg.workers = (int)x;
+    } else if (!strcmp(a, "--idle-timeout")) {
+      if (num(a, v, 0, 1e9, &x)) return 2;
+      cfg.idle_timeout = x;
+    } else if (!strcmp(a, "--checkpoint-interval")) {
+      if (num(a, v, 0, 1e9, &x)) return 2;
+      cfg.checkpoint_interval = x;
+    } else if (!strcmp(a, "--max-sessions")) {
+      if (num(a, v, 1, 100000, &x)) return 2;
+      cfg.max_sessions = (int)x;
+    } else if (!strcmp(a, "--max-bodies")) {
+      if (num(a, v, 1, 4096, &x)) return 2;
+      cfg.max_bodies = (int)x;
+    } else if (!strcmp(a, "--max-triangles")) {
+      if (num(a, v, 0, 1e9, &x)) return 2;
+      cfg.max_triangles = (long)x;
+    } else if (!strcmp(a, "--max-substeps")) {
+      if (num(a, v, 1, 1e7, &x)) return 2;
+      cfg.max_substeps = (int)x;
+    } else if (!strcmp(a, "--max-msg-bytes")) {
+      if (num(a, v, 64, 2147483648.0, &x)) return 2;
+      cfg.max_msg_bytes = (size_t)x;
+    } else if (!strcmp(a, "--heartbeat-ms")) {
+      if (num(a, v, 0, 3600000, &x)) return 2;
+      cfg.heartbeat_ms = (int)x;
+    } else {
+      fprintf(stderr, "ccsimd: unknown option '%s'\n\n", a);
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (!cfg.curve_secret_file != !cfg.curve_allow_dir) {
+    fprintf(stderr, "ccsimd: --curve-secret and --curve-allow go together\n");
+    return 2;
   }
   char err[512] = "";
   srv *s = srv_new(&cfg, err, sizeof err);
@@ -71,10 +141,17 @@ int main(int argc, char **argv) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   printf("ccsimd %s listening on %s\n", SRV_VERSION, srv_endpoint(s));
+  if (srv_stream_endpoint(s)[0]) {
+    printf("ccsimd: state stream on %s\n", srv_stream_endpoint(s));
+  }
+  if (cfg.curve_secret_file) {
+    printf("ccsimd: CURVE on; clients need this server's public key (NAME.pub of keygen)\n");
+  }
   fflush(stdout);
   int rc = srv_run(s);
   g_server = NULL;
-  printf("ccsimd: stopping (%d sessions open)\n", srv_session_count(s));
+  printf("ccsimd: stopping (%d sessions open%s)\n", srv_session_count(s),
+         cfg.state_dir ? ", saved" : "");
   srv_destroy(&s);
   return rc == 0 ? 0 : 1;
 }

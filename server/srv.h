@@ -1,5 +1,6 @@
-// The ccsim service: a ZeroMQ ROUTER socket, a table of sessions (each a compiled model
-// plus its sim_data), and a dispatcher that turns one Request into one Reply.
+// The ccsim service: a ZeroMQ ROUTER socket served by one I/O thread, a pool of worker
+// threads stepping sessions in parallel, a PUB socket streaming every session's state,
+// and a transport-free entry (srv_handle) that turns one Request into one Reply.
 #ifndef SRV_H
 #define SRV_H
 
@@ -7,43 +8,65 @@
 #include <stdint.h>
 
 #define SRV_DEFAULT_BIND "tcp://127.0.0.1:5555"
-#define SRV_VERSION "0.1.0"
+#define SRV_VERSION "0.2.0"
 
 typedef struct srv_config {
-  const char *bind;        // endpoint to bind (borrowed); NULL: no socket (srv_handle only)
-  int max_sessions;        // open sessions at once (default 64)
-  size_t max_msg_bytes;    // largest request accepted [bytes] (default 64 MiB)
-  int verbose;             // log every request to stderr
+  const char *bind;          // endpoint to bind (borrowed); NULL: no sockets (srv_handle only)
+  const char *stream_bind;   // PUB endpoint (borrowed); NULL: none. "auto": the bind host
+                             // on a free port (tcp) or BIND-stream (ipc)
+  int max_sessions;          // open sessions at once (default 64)
+  size_t max_msg_bytes;      // largest request accepted [bytes] (default 64 MiB)
+  int max_bodies;            // bodies per session (default 1024)
+  long max_triangles;        // mesh triangles per session (default 2 000 000)
+  int max_substeps;          // sub-steps per Step (default 10 000)
+  int workers;               // physics threads (0: one per core, at least 2)
+  double idle_timeout;       // free sessions without a request for this long [s] (0: never)
+  int heartbeat_ms;          // ZeroMQ heartbeat interval [ms] (0: off; default 1000)
+  const char *state_dir;     // save sessions here on stop and every checkpoint_interval,
+                             // restore them at start (borrowed; NULL: off)
+  double checkpoint_interval;  // [s] (0: only on stop)
+  const char *curve_secret_file;  // server secret key file (Z85); turns CURVE on
+  const char *curve_allow_dir;    // directory of admitted client public keys (*.pub)
+  int deterministic_ids;     // ids and tokens from a counter (tests and fuzzing only)
+  int verbose;               // log every request to stderr
 } srv_config;
 
 typedef struct srv srv;
 
-// Fill c with the defaults (bind SRV_DEFAULT_BIND).
+// Fill c with the defaults (bind SRV_DEFAULT_BIND, no stream, no state dir).
 void srv_config_defaults(srv_config *c);
 
-// Create the service and bind its socket. Returns NULL with a message in err on failure
-// (bad endpoint, address in use, out of memory).
+// Create the service, bind its sockets and restore saved sessions (state_dir). Returns
+// NULL with a message in err on failure (bad endpoint or key, address in use, no memory).
 srv *srv_new(const srv_config *c, char *err, size_t err_sz);
 
-// The bound endpoint with any wildcard port resolved (borrowed; valid while s lives).
+// The bound endpoints with any wildcard port resolved (borrowed; valid while s lives);
+// "" when there is none.
 const char *srv_endpoint(const srv *s);
+const char *srv_stream_endpoint(const srv *s);
 
-// Serve requests until srv_stop is called. Returns 0, or -1 on a transport failure.
+// Start the workers and serve requests until srv_stop is called; then stop the workers
+// and, with a state_dir, save every session. Returns 0, or -1 on a transport failure.
 int srv_run(srv *s);
 
 // Ask srv_run to return soon. Thread-safe and async-signal-safe.
 void srv_stop(srv *s);
 
-// Close every session, the socket and the context; set *s to NULL. NULL-safe. srv_run
+// Close every session, the sockets and the context; set *s to NULL. NULL-safe. srv_run
 // must have returned.
 void srv_destroy(srv **s);
 
-// Decode one serialized Request, act on it and return the serialized Reply (caller
-// frees with free()); *reply_len gets its size. Transport-free, for tests and fuzzing.
-// Returns NULL only when out of memory. Not thread-safe (one caller at a time).
+// Decode one serialized Request, act on it on the calling thread and return the
+// serialized Reply (caller frees with free()); *reply_len gets its size. Transport-free,
+// for tests and fuzzing: use it on a server created with bind NULL or while srv_run is
+// not running; pacing holds no reply here. Returns NULL only when out of memory.
 uint8_t *srv_handle(srv *s, const uint8_t *req, size_t len, size_t *reply_len);
 
-// Number of open sessions.
-int srv_session_count(const srv *s);
+// Number of open sessions. Thread-safe.
+int srv_session_count(srv *s);
+
+// Save every session to the state dir now (no-op without one). Only while srv_run is not
+// running. Returns the number saved, or -1 on an error (reported on stderr).
+int srv_save_all(srv *s);
 
 #endif

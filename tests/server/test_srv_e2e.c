@@ -218,6 +218,7 @@ static void test_hostile_frames(void **state) {
   rq.session_id = "0123456789abcdef0123456789abcdef";
   expect_error(send_request(f, &rq), CCSIM_ENOTFOUND);
   rq.session_id = (char *)ccsim_session_id(s);
+  rq.token = (char *)ccsim_session_token(s);
   const double bad_dt[] = {NAN, INFINITY, 0.0, -0.01, 1e9};
   const int code[] = {CCSIM_EINVAL, CCSIM_EINVAL, CCSIM_EINVAL, CCSIM_EINVAL, CCSIM_ELIMIT};
   for (size_t i = 0; i < sizeof bad_dt / sizeof bad_dt[0]; i++) {

@@ -1,0 +1,161 @@
+// CURVE security: the server's key pair, and a ZAP handler (ZeroMQ RFC 27) on the I/O
+// thread that admits only client public keys listed in the allow directory (*.pub files
+// of 40 Z85 characters, as `ccsim keygen` writes them).
+#include <ctype.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zmq.h>
+
+#include "srv_internal.h"
+
+static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
+  if (!err || err_sz == 0) {
+    return;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, err_sz, fmt, ap);
+  va_end(ap);
+}
+
+int srv_read_key(const char *path, char out[41], char *err, size_t err_sz) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    set_err(err, err_sz, "cannot read key file %s", path);
+    return -1;
+  }
+  char buf[256];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  // the first non-blank word of the file
+  char *p = buf;
+  while (*p && isspace((unsigned char)*p)) p++;
+  size_t len = 0;
+  while (p[len] && !isspace((unsigned char)p[len])) len++;
+  uint8_t raw[32];
+  if (len != 40) {
+    set_err(err, err_sz, "%s: a key is 40 Z85 characters, found %zu", path, len);
+    return -1;
+  }
+  memcpy(out, p, 40);
+  out[40] = 0;
+  if (!zmq_z85_decode(raw, out)) {
+    set_err(err, err_sz, "%s: not a Z85 key", path);
+    return -1;
+  }
+  return 0;
+}
+
+static int load_allowed(srv *s, char *err, size_t err_sz) {
+  DIR *d = opendir(s->cfg.curve_allow_dir);
+  if (!d) {
+    set_err(err, err_sz, "cannot open the allow directory %s", s->cfg.curve_allow_dir);
+    return -1;
+  }
+  struct dirent *e;
+  int cap = 0;
+  while ((e = readdir(d))) {
+    size_t nl = strlen(e->d_name);
+    if (nl < 5 || strcmp(e->d_name + nl - 4, ".pub") != 0) {
+      continue;
+    }
+    char path[4096], z85[41];
+    snprintf(path, sizeof path, "%s/%s", s->cfg.curve_allow_dir, e->d_name);
+    if (srv_read_key(path, z85, err, err_sz) != 0) {
+      closedir(d);
+      return -1;
+    }
+    if (s->nallow == cap) {
+      cap = cap ? 2 * cap : 16;
+      void *na = realloc(s->allow, (size_t)cap * sizeof *s->allow);
+      if (!na) {
+        closedir(d);
+        set_err(err, err_sz, "out of memory");
+        return -1;
+      }
+      s->allow = na;
+    }
+    zmq_z85_decode(s->allow[s->nallow++], z85);
+  }
+  closedir(d);
+  return 0;
+}
+
+int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz) {
+  char secret[41];
+  if (srv_read_key(s->cfg.curve_secret_file, secret, err, err_sz) != 0) {
+    return -1;
+  }
+  if (!s->zap) {
+    if (load_allowed(s, err, err_sz) != 0) {
+      return -1;
+    }
+    // the handler must be bound before any CURVE socket accepts a connection
+    s->zap = zmq_socket(s->zctx, ZMQ_REP);
+    int linger = 0;
+    if (!s->zap || zmq_setsockopt(s->zap, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
+        zmq_bind(s->zap, SRV_ZAP_EP) != 0) {
+      set_err(err, err_sz, "cannot bind the ZAP handler: %s", zmq_strerror(zmq_errno()));
+      return -1;
+    }
+  }
+  int one = 1;
+  if (zmq_setsockopt(sock, ZMQ_CURVE_SERVER, &one, sizeof one) != 0 ||
+      zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, secret, 41) != 0 ||
+      zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, "ccsim", 5) != 0) {
+    set_err(err, err_sz, "cannot turn CURVE on (is libzmq built with CURVE?): %s",
+            zmq_strerror(zmq_errno()));
+    return -1;
+  }
+  return 0;
+}
+
+void srv_zap_serve(srv *s) {
+  // request: version, request id, domain, address, identity, mechanism, credentials...
+  zmq_msg_t f[8];
+  int n = 0, more = 1;
+  while (more) {
+    zmq_msg_t tmp;
+    zmq_msg_t *m = n < 8 ? &f[n] : &tmp;
+    zmq_msg_init(m);
+    if (zmq_msg_recv(m, s->zap, ZMQ_DONTWAIT) < 0) {
+      zmq_msg_close(m);
+      for (int i = 0; i < n && i < 8; i++) zmq_msg_close(&f[i]);
+      return;
+    }
+    more = zmq_msg_more(m);
+    if (n >= 8) zmq_msg_close(m);
+    n++;
+  }
+  int kept = n < 8 ? n : 8;
+  int ok = 0;
+  if (kept >= 7 && zmq_msg_size(&f[5]) == 5 && memcmp(zmq_msg_data(&f[5]), "CURVE", 5) == 0 &&
+      zmq_msg_size(&f[6]) == 32) {
+    for (int k = 0; k < s->nallow && !ok; k++) {
+      ok = memcmp(s->allow[k], zmq_msg_data(&f[6]), 32) == 0;
+    }
+  }
+  const char *status = ok ? "200" : "400";
+  const char *text = ok ? "OK" : "client key not in the allow list";
+  zmq_send(s->zap, "1.0", 3, ZMQ_SNDMORE);
+  if (kept >= 2) {
+    zmq_send(s->zap, zmq_msg_data(&f[1]), zmq_msg_size(&f[1]), ZMQ_SNDMORE);
+  } else {
+    zmq_send(s->zap, "", 0, ZMQ_SNDMORE);
+  }
+  zmq_send(s->zap, status, 3, ZMQ_SNDMORE);
+  zmq_send(s->zap, text, strlen(text), ZMQ_SNDMORE);
+  zmq_send(s->zap, "", 0, ZMQ_SNDMORE);  // user id
+  zmq_send(s->zap, "", 0, 0);            // metadata
+  if (s->cfg.verbose) {
+    fprintf(stderr, "ccsimd: ZAP: %s\n", ok ? "admitted a listed client key" : text);
+  }
+  for (int i = 0; i < kept; i++) {
+    zmq_msg_close(&f[i]);
+  }
+}

@@ -1,0 +1,971 @@
+// Requests to replies. srv_accept (I/O thread) decodes, checks roles and answers what
+// needs no physics; srv_execute (a worker) runs the rest: CreateSession, Step, SetState,
+// CloseSession, checkpoints, free-running ticks and saves. Every rejected request leaves
+// the session unchanged.
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "srv_internal.h"
+#include "wire.h"
+
+typedef struct rctx {
+  srv *s;
+  ccsim_arena *a;
+  Ccsim__Reply reply;
+  Ccsim__Error error;
+  char msg[512];
+} rctx;
+
+static void rctx_init(rctx *rc, srv *s, ccsim_arena *a) {
+  memset(rc, 0, sizeof *rc);
+  rc->s = s;
+  rc->a = a;
+  ccsim__reply__init(&rc->reply);
+  ccsim__error__init(&rc->error);
+  rc->error.has_code = 1;
+  rc->error.code = CCSIM__CODE__OK;
+  rc->reply.error = &rc->error;
+}
+
+static int fail(rctx *rc, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(rc->msg, sizeof rc->msg, fmt, ap);
+  va_end(ap);
+  rc->error.code = (Ccsim__Code)code;
+  rc->error.message = rc->msg;
+  rc->reply.body_case = CCSIM__REPLY__BODY__NOT_SET;
+  return code;
+}
+
+#define NEW(rc, T, init) ((T *)new_msg((rc)->a, sizeof(T), (void (*)(void *))(init)))
+static void *new_msg(ccsim_arena *a, size_t size, void (*init)(void *)) {
+  void *p = ccsim_arena_alloc(a, size);
+  if (p) {
+    init(p);
+  }
+  return p;
+}
+
+// Serialize r behind a request_id field: protobuf merges fields in any order, so a
+// stored reply (packed without an id) is answered again by prefixing the new id.
+static uint8_t *pack_prefixed(const uint8_t *body, size_t n, int has_id, uint64_t id,
+                              size_t *len) {
+  uint8_t *buf = malloc(n + 11);
+  if (!buf) {
+    return NULL;
+  }
+  size_t p = 0;
+  if (has_id) {
+    buf[p++] = 0x08;  // field 1, varint
+    do {
+      uint8_t b = (uint8_t)(id & 0x7f);
+      id >>= 7;
+      buf[p++] = (uint8_t)(b | (id ? 0x80 : 0));
+    } while (id);
+  }
+  memcpy(buf + p, body, n);
+  *len = p + n;
+  return buf;
+}
+
+// the reply without its request_id (malloc; NULL when out of memory)
+static uint8_t *pack_bare(const Ccsim__Reply *r, size_t *len) {
+  size_t n = ccsim__reply__get_packed_size(r);
+  uint8_t *buf = malloc(n ? n : 1);
+  if (buf) {
+    *len = ccsim__reply__pack(r, buf);
+  }
+  return buf;
+}
+
+static void finish(rctx *rc, srv_job *j) {
+  size_t n = 0;
+  uint8_t *bare = pack_bare(&rc->reply, &n);
+  if (!bare) {
+    return;  // out of memory: the client times out
+  }
+  free(j->reply);
+  j->reply = pack_prefixed(bare, n, j->rq != NULL, j->rq ? j->rq->request_id : 0,
+                           &j->reply_len);
+  free(bare);
+  if (rc->s->cfg.verbose && j->rq) {
+    fprintf(stderr, "ccsimd: request %llu body %d -> %s%s%s\n",
+            (unsigned long long)j->rq->request_id, (int)j->rq->body_case,
+            ccsim_status_name((int)rc->error.code), rc->msg[0] ? ": " : "", rc->msg);
+  }
+}
+
+void srv_job_free(srv_job *j) {
+  if (!j) {
+    return;
+  }
+  if (j->rq) {
+    ccsim__request__free_unpacked(j->rq, NULL);
+  }
+  free(j->ident);
+  free(j->reply);
+  free(j->pub);
+  free(j);
+}
+
+// ---- message builders ---------------------------------------------------------------
+
+static Ccsim__DeadlineStats *deadline_msg(ccsim_arena *a, const srv_deadline *dl) {
+  Ccsim__DeadlineStats *m = new_msg(a, sizeof *m, (void (*)(void *))ccsim__deadline_stats__init);
+  if (m) {
+    m->has_paced_steps = m->has_misses = m->has_worst_lateness = m->has_last_lateness = 1;
+    m->paced_steps = dl->paced;
+    m->misses = dl->misses;
+    m->worst_lateness = dl->worst;
+    m->last_lateness = dl->last;
+  }
+  return m;
+}
+
+static Ccsim__Pacing *pacing_msg(ccsim_arena *a, int mode, double period) {
+  Ccsim__Pacing *p = new_msg(a, sizeof *p, (void (*)(void *))ccsim__pacing__init);
+  if (p) {
+    p->has_mode = p->has_period = 1;
+    p->mode = (Ccsim__PacingMode)mode;
+    p->period = period;
+  }
+  return p;
+}
+
+// BodyState messages from view rows (nbody x SRV_VIEW); -1 when the arena is exhausted
+static int bodies_from_view(ccsim_arena *a, int nbody, const double *view,
+                            Ccsim__BodyState ***out, size_t *n) {
+  Ccsim__BodyState **arr = ccsim_arena_alloc(a, sizeof *arr * (size_t)(nbody ? nbody : 1));
+  if (!arr) {
+    return -1;
+  }
+  for (int b = 0; b < nbody; b++) {
+    const double *v = view + (size_t)b * SRV_VIEW;
+    Ccsim__BodyState *bs = new_msg(a, sizeof *bs, (void (*)(void *))ccsim__body_state__init);
+    Ccsim__Pose *po = new_msg(a, sizeof *po, (void (*)(void *))ccsim__pose__init);
+    Ccsim__Twist *tw = new_msg(a, sizeof *tw, (void (*)(void *))ccsim__twist__init);
+    if (!bs || !po || !tw || !(po->p = wire_vec3_new(a, v)) || !(po->q = wire_quat_new(a, v + 3)) ||
+        !(tw->v = wire_vec3_new(a, v + 7)) || !(tw->w = wire_vec3_new(a, v + 10))) {
+      return -1;
+    }
+    bs->has_body = 1;
+    bs->body = (uint32_t)b;
+    bs->pose = po;
+    bs->twist = tw;
+    arr[b] = bs;
+  }
+  *out = arr;
+  *n = (size_t)nbody;
+  return 0;
+}
+
+static Ccsim__StepStats *stats_delta(ccsim_arena *a, const sim_stats *x, const sim_stats *y) {
+  Ccsim__StepStats *st = new_msg(a, sizeof *st, (void (*)(void *))ccsim__step_stats__init);
+  if (!st) {
+    return NULL;
+  }
+  st->has_steps = st->has_rhs_evals = st->has_jac_evals = st->has_newton_fails = 1;
+  st->has_error_fails = st->has_physics_us = st->has_contacts = st->has_max_depth = 1;
+  st->has_geometry_us = st->has_penetrations = st->has_last_step_size = 1;
+  st->steps = y->steps - x->steps;
+  st->rhs_evals = y->rhs_evals - x->rhs_evals;
+  st->jac_evals = y->jac_evals - x->jac_evals;
+  st->newton_fails = y->newton_fails - x->newton_fails;
+  st->error_fails = y->error_fails - x->error_fails;
+  st->physics_us = (y->physics_ns - x->physics_ns) / 1000;
+  st->geometry_us = (y->geometry_ns - x->geometry_ns) / 1000;
+  st->penetrations = y->penetrations - x->penetrations;
+  st->contacts = y->contacts;
+  st->max_depth = y->max_depth;
+  st->last_step_size = y->last_step;
+  return st;
+}
+
+static int token_ok(const srv_session *ss, const char *t) {
+  if (!t || strlen(t) != SRV_ID_LEN) {
+    return 0;
+  }
+  unsigned diff = 0;
+  for (int i = 0; i < SRV_ID_LEN; i++) {
+    diff |= (unsigned)(ss->token[i] ^ t[i]);
+  }
+  return diff == 0;
+}
+
+// ---- answered by the I/O thread -------------------------------------------------------
+
+static int do_hello(rctx *rc, const Ccsim__Hello *h) {
+  if (!h->has_protocol_version ||
+      h->protocol_version != CCSIM__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT) {
+    return fail(rc, CCSIM_EVERSION,
+                "protocol version %u is not supported: this server speaks version %d",
+                h->has_protocol_version ? h->protocol_version : 0u,
+                (int)CCSIM__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT);
+  }
+  Ccsim__HelloReply *hr = NEW(rc, Ccsim__HelloReply, ccsim__hello_reply__init);
+  if (!hr) {
+    return fail(rc, CCSIM_ENOMEM, "out of memory");
+  }
+  hr->has_protocol_version = 1;
+  hr->protocol_version = CCSIM__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT;
+  hr->server_version = SRV_VERSION;
+  rc->reply.body_case = CCSIM__REPLY__BODY_HELLO;
+  rc->reply.hello = hr;
+  return CCSIM_OK;
+}
+
+static int do_server_info(rctx *rc) {
+  Ccsim__ServerInfoReply *si = NEW(rc, Ccsim__ServerInfoReply, ccsim__server_info_reply__init);
+  if (!si) {
+    return fail(rc, CCSIM_ENOMEM, "out of memory");
+  }
+  pthread_mutex_lock(&rc->s->mu);
+  srv_fill_server_info(rc->s, si, rc->a);
+  pthread_mutex_unlock(&rc->s->mu);
+  if (!si->deadline) {
+    return fail(rc, CCSIM_ENOMEM, "out of memory");
+  }
+  rc->reply.body_case = CCSIM__REPLY__BODY_SERVER_INFO;
+  rc->reply.server_info = si;
+  return CCSIM_OK;
+}
+
+static int do_list(rctx *rc) {
+  srv *s = rc->s;
+  Ccsim__SessionList *sl = NEW(rc, Ccsim__SessionList, ccsim__session_list__init);
+  if (!sl) {
+    return fail(rc, CCSIM_ENOMEM, "out of memory");
+  }
+  pthread_mutex_lock(&s->mu);
+  double now = srv_now();
+  sl->sessions = ccsim_arena_alloc(rc->a, sizeof *sl->sessions * (size_t)(s->nsessions + 1));
+  int ok = sl->sessions != NULL;
+  for (int i = 0; ok && i < s->cfg.max_sessions; i++) {
+    const srv_session *ss = s->tab[i];
+    if (!ss) {
+      continue;
+    }
+    Ccsim__SessionSummary *m = NEW(rc, Ccsim__SessionSummary, ccsim__session_summary__init);
+    if (!m || !(m->session_id = ccsim_arena_strdup(rc->a, ss->id)) ||
+        !(m->pacing = pacing_msg(rc->a, ss->pacing, ss->period)) ||
+        !(m->deadline = deadline_msg(rc->a, &ss->dl))) {
+      ok = 0;
+      break;
+    }
+    m->has_time = m->has_bodies = m->has_steps = m->has_idle = 1;
+    m->time = ss->view_time;
+    m->bodies = (uint32_t)ss->m->nbody;
+    m->steps = ss->steps;
+    m->idle = now - ss->last_active;
+    sl->sessions[sl->n_sessions++] = m;
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (!ok) {
+    return fail(rc, CCSIM_ENOMEM, "list_sessions: out of memory");
+  }
+  rc->reply.body_case = CCSIM__REPLY__BODY_SESSIONS;
+  rc->reply.sessions = sl;
+  return CCSIM_OK;
+}
+
+// under mu: the session's identity for a new controller or observer
+static Ccsim__CreateSessionReply *session_reply(rctx *rc, const srv_session *ss, int controller) {
+  Ccsim__CreateSessionReply *cr = NEW(rc, Ccsim__CreateSessionReply,
+                                      ccsim__create_session_reply__init);
+  int nb = ss->m->nbody;
+  char **names = ccsim_arena_alloc(rc->a, sizeof(char *) * (size_t)(nb ? nb : 1));
+  if (!cr || !names || !(cr->session_id = ccsim_arena_strdup(rc->a, ss->id)) ||
+      !(cr->pacing = pacing_msg(rc->a, ss->pacing, ss->period))) {
+    return NULL;
+  }
+  for (int b = 0; b < nb; b++) {
+    if (!(names[b] = ccsim_arena_strdup(rc->a, ss->m->name[b]))) {
+      return NULL;
+    }
+  }
+  if (controller && !(cr->controller_token = ccsim_arena_strdup(rc->a, ss->token))) {
+    return NULL;
+  }
+  cr->n_body_names = (size_t)nb;
+  cr->body_names = names;
+  cr->has_time = cr->has_last_seq = 1;
+  cr->time = ss->view_time;
+  cr->last_seq = ss->last_seq;
+  return cr;
+}
+
+// under mu: GetState from the view the last job published (never waits for physics)
+static int state_from_view(rctx *rc, const srv_session *ss) {
+  Ccsim__StateReply *sr = NEW(rc, Ccsim__StateReply, ccsim__state_reply__init);
+  if (!sr || bodies_from_view(rc->a, ss->m->nbody, ss->view, &sr->bodies, &sr->n_bodies) != 0 ||
+      !(sr->deadline = deadline_msg(rc->a, &ss->dl))) {
+    return fail(rc, CCSIM_ENOMEM, "get_state: out of memory for the reply");
+  }
+  sr->has_time = 1;
+  sr->time = ss->view_time;
+  rc->reply.body_case = CCSIM__REPLY__BODY_STATE;
+  rc->reply.state = sr;
+  return CCSIM_OK;
+}
+
+static const char *body_name(Ccsim__Request__BodyCase c) {
+  switch (c) {
+  case CCSIM__REQUEST__BODY_STEP: return "step";
+  case CCSIM__REQUEST__BODY_SET_STATE: return "set_state";
+  case CCSIM__REQUEST__BODY_CLOSE_SESSION: return "close_session";
+  case CCSIM__REQUEST__BODY_GET_STATE: return "get_state";
+  default: return "request";
+  }
+}
+
+int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
+  atomic_fetch_add(&s->requests, 1);
+  rctx rc;
+  rctx_init(&rc, s, &s->io_arena);
+  j->arrived = srv_now();
+  if (len > s->cfg.max_msg_bytes) {
+    fail(&rc, CCSIM_ELIMIT, "request of %zu bytes exceeds the limit of %zu bytes", len,
+         s->cfg.max_msg_bytes);
+    finish(&rc, j);
+    return 1;
+  }
+  Ccsim__Request *rq = ccsim__request__unpack(NULL, len, req);
+  if (!rq) {
+    fail(&rc, CCSIM_EPROTO, "request of %zu bytes is not a valid ccsim.Request", len);
+    finish(&rc, j);
+    return 1;
+  }
+  j->rq = rq;
+  switch (rq->body_case) {
+  case CCSIM__REQUEST__BODY_HELLO:
+    do_hello(&rc, rq->hello);
+    finish(&rc, j);
+    return 1;
+  case CCSIM__REQUEST__BODY_SERVER_INFO:
+    do_server_info(&rc);
+    finish(&rc, j);
+    return 1;
+  case CCSIM__REQUEST__BODY_LIST_SESSIONS:
+    do_list(&rc);
+    finish(&rc, j);
+    return 1;
+  case CCSIM__REQUEST__BODY__NOT_SET:
+    fail(&rc, CCSIM_EPROTO, "request has no body (hello, step, ...)");
+    finish(&rc, j);
+    return 1;
+  case CCSIM__REQUEST__BODY_CREATE_SESSION: {
+    const Ccsim__CreateSession *cs = rq->create_session;
+    if (!cs->scene == !cs->has_checkpoint) {
+      fail(&rc, CCSIM_EINVAL, "create_session: give either a scene or a checkpoint");
+      finish(&rc, j);
+      return 1;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (s->nsessions + s->pending_creates >= s->cfg.max_sessions) {
+      pthread_mutex_unlock(&s->mu);
+      fail(&rc, CCSIM_ELIMIT, "create_session: the server already holds %d sessions (its limit)",
+           s->cfg.max_sessions);
+      finish(&rc, j);
+      return 1;
+    }
+    s->pending_creates++;
+    j->ss = NULL;
+    if (s->threaded) {
+      srv_enqueue_locked(s, j);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+  }
+  default:
+    break;
+  }
+  pthread_mutex_lock(&s->mu);
+  srv_session *ss = srv_find(s, rq->session_id);
+  if (!ss) {
+    const char *why = srv_tomb(s, rq->session_id);
+    if (why[0]) {
+      fail(&rc, CCSIM_EEXPIRED, "session %s %s", rq->session_id, why);
+    } else {
+      fail(&rc, CCSIM_ENOTFOUND, "unknown session \"%.40s\"",
+           rq->session_id ? rq->session_id : "");
+    }
+    pthread_mutex_unlock(&s->mu);
+    finish(&rc, j);
+    return 1;
+  }
+  ss->last_active = j->arrived;
+  int controller = token_ok(ss, rq->token);
+  int queue = 0;
+  switch (rq->body_case) {
+  case CCSIM__REQUEST__BODY_STEP:
+  case CCSIM__REQUEST__BODY_SET_STATE:
+  case CCSIM__REQUEST__BODY_CLOSE_SESSION:
+    if (!controller) {
+      fail(&rc, CCSIM_EPERM, "%s: only the controller of session %s may do this (send the "
+           "controller_token CreateSession returned; observers may get_state and "
+           "query_contacts)", body_name(rq->body_case), ss->id);
+    } else {
+      queue = 1;
+    }
+    break;
+  case CCSIM__REQUEST__BODY_GET_STATE:
+    if (rq->get_state->has_checkpoint && rq->get_state->checkpoint) {
+      if (!controller) {
+        fail(&rc, CCSIM_EPERM, "get_state.checkpoint: only the controller of session %s may "
+             "take checkpoints (a checkpoint restarts the integrator)", ss->id);
+      } else {
+        queue = 1;
+      }
+    } else {
+      state_from_view(&rc, ss);
+    }
+    break;
+  case CCSIM__REQUEST__BODY_ATTACH_SESSION: {
+    Ccsim__CreateSessionReply *cr = session_reply(&rc, ss, 0);
+    if (!cr) {
+      fail(&rc, CCSIM_ENOMEM, "attach_session: out of memory");
+    } else {
+      rc.reply.body_case = CCSIM__REPLY__BODY_ATTACH_SESSION;
+      rc.reply.attach_session = cr;
+    }
+    break;
+  }
+  case CCSIM__REQUEST__BODY_QUERY_CONTACTS:
+    fail(&rc, CCSIM_ENOTIMPL, "query_contacts is not implemented yet (the contact computation "
+         "lands with the compliant contact model)");
+    break;
+  default:
+    fail(&rc, CCSIM_EPROTO, "unknown request body %d", (int)rq->body_case);
+    break;
+  }
+  if (queue) {
+    j->ss = ss;
+    if (s->threaded) {
+      srv_enqueue_locked(s, j);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+  }
+  pthread_mutex_unlock(&s->mu);
+  finish(&rc, j);
+  return 1;
+}
+
+void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a) {
+  si->server_version = SRV_VERSION;
+  si->has_protocol_version = si->has_sessions = si->has_uptime = si->has_requests = 1;
+  si->protocol_version = CCSIM__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT;
+  si->sessions = (uint32_t)s->nsessions;
+  si->uptime = srv_now() - s->started;
+  si->requests = atomic_load(&s->requests);
+  if (s->stream_endpoint[0]) {
+    si->stream_endpoint = ccsim_arena_strdup(a, s->stream_endpoint);
+  }
+  si->deadline = deadline_msg(a, &s->dl);
+  si->has_max_sessions = si->has_workers = si->has_idle_timeout = si->has_max_bodies = 1;
+  si->has_max_triangles = si->has_max_substeps = si->has_max_msg_bytes = si->has_expired = 1;
+  si->max_sessions = (uint32_t)s->cfg.max_sessions;
+  si->workers = (uint32_t)s->nworkers_started;
+  si->idle_timeout = s->cfg.idle_timeout;
+  si->max_bodies = (uint32_t)s->cfg.max_bodies;
+  si->max_triangles = (uint64_t)s->cfg.max_triangles;
+  si->max_substeps = (uint32_t)s->cfg.max_substeps;
+  si->max_msg_bytes = s->cfg.max_msg_bytes;
+  si->expired = s->expired;
+}
+
+// ---- run by a worker ------------------------------------------------------------------
+
+// After the state changed: publish the view, count the step and build the stream message.
+static void state_changed(rctx *rc, srv_job *j, srv_session *ss, Ccsim__BodyState **bodies,
+                          size_t nbodies, Ccsim__StepStats *stats, int closed) {
+  srv *s = rc->s;
+  srv_session_publish_view(s, ss);
+  pthread_mutex_lock(&s->mu);
+  uint64_t seq = ++ss->steps;
+  srv_deadline dl = ss->dl;
+  pthread_mutex_unlock(&s->mu);
+  if (!s->pub) {
+    return;
+  }
+  Ccsim__StreamState m;
+  ccsim__stream_state__init(&m);
+  m.session_id = ss->id;
+  m.has_stream_seq = m.has_time = 1;
+  m.stream_seq = seq;
+  m.time = sim_data_time(ss->d);
+  m.bodies = bodies;
+  m.n_bodies = nbodies;
+  m.stats = stats;
+  m.deadline = deadline_msg(rc->a, &dl);
+  if (closed) {
+    m.has_closed = 1;
+    m.closed = 1;
+  }
+  size_t n = ccsim__stream_state__get_packed_size(&m);
+  free(j->pub);
+  j->pub = malloc(n ? n : 1);
+  if (j->pub) {
+    j->pub_len = ccsim__stream_state__pack(&m, j->pub);
+    memcpy(j->pub_topic, ss->id, sizeof j->pub_topic);
+  }
+}
+
+static void record_lateness(srv *s, srv_session *ss, double lateness) {
+  pthread_mutex_lock(&s->mu);
+  srv_deadline *d[2] = {&ss->dl, &s->dl};
+  for (int k = 0; k < 2; k++) {
+    d[k]->paced++;
+    d[k]->last = lateness;
+    if (lateness > 0) {
+      d[k]->misses++;
+      if (lateness > d[k]->worst) {
+        d[k]->worst = lateness;
+      }
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
+static int do_create(rctx *rc, srv_job *j) {
+  srv *s = rc->s;
+  Ccsim__CreateSession *cs = j->rq->create_session;
+  Ccsim__Checkpoint *cp = NULL;
+  Ccsim__Scene *sc = NULL;
+  char err[512] = "";
+  int code = CCSIM_OK;
+  srv_session *ss = NULL;
+  if (cs->has_checkpoint) {
+    cp = ccsim__checkpoint__unpack(NULL, cs->checkpoint.len, cs->checkpoint.data);
+    if (!cp || !cp->has_format || cp->format != 1 || !cp->scene) {
+      code = CCSIM_EINVAL;
+      snprintf(err, sizeof err, "checkpoint: not a ccsim.Checkpoint of format 1 with a scene");
+    } else {
+      sc = cp->scene;
+      cp->scene = NULL;
+    }
+  } else {
+    sc = cs->scene;
+    cs->scene = NULL;  // the session keeps the decoded scene for its checkpoints
+  }
+  if (code == CCSIM_OK) {
+    ss = srv_session_build(s, &sc, cp, cs->pacing, &code, err, sizeof err);
+  }
+  if (sc) ccsim__scene__free_unpacked(sc, NULL);
+  if (cp) ccsim__checkpoint__free_unpacked(cp, NULL);
+  if (ss && (srv_new_id(s, ss->id) != 0 || srv_new_id(s, ss->token) != 0)) {
+    srv_session_free(&ss);
+    code = CCSIM_ENOMEM;
+    snprintf(err, sizeof err, "no randomness for a session id");
+  }
+  pthread_mutex_lock(&s->mu);
+  s->pending_creates--;
+  Ccsim__CreateSessionReply *cr = NULL;
+  if (ss) {
+    srv_insert(s, ss);  // a slot was reserved by srv_accept
+    cr = session_reply(rc, ss, 1);
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (!ss) {
+    return fail(rc, code, "create_session: %s", err);
+  }
+  if (!cr) {
+    return fail(rc, CCSIM_ENOMEM, "create_session: out of memory for the reply");
+  }
+  rc->reply.body_case = CCSIM__REPLY__BODY_CREATE_SESSION;
+  rc->reply.create_session = cr;
+  return CCSIM_OK;
+}
+
+// check a Step's inputs against the model; 0 or an error already in rc
+static int check_inputs(rctx *rc, const sim_model *m, const Ccsim__Step *st) {
+  for (size_t i = 0; i < st->n_inputs; i++) {
+    const Ccsim__BodyInput *in = st->inputs[i];
+    if (!in->has_body || in->body >= (uint32_t)m->nbody) {
+      return fail(rc, CCSIM_EINVAL, "step.inputs[%zu].body: %s (the scene has %d bodies)", i,
+                  in->has_body ? "out of range" : "missing", m->nbody);
+    }
+    if (m->type[in->body] != SIM_BODY_FREE && (in->force || in->torque)) {
+      return fail(rc, CCSIM_EINVAL, "step.inputs[%zu]: body %u (\"%s\") is not free", i,
+                  in->body, m->name[in->body]);
+    }
+    if (in->pose || in->twist) {
+      return fail(rc, CCSIM_ENOTIMPL, "step.inputs[%zu]: kinematic pose/twist inputs are not "
+                  "implemented yet", i);
+    }
+    double f[3], t[3];
+    const double zero[3] = {0, 0, 0};
+    if (wire_vec3_get(in->force, f, zero) != 0 || wire_vec3_get(in->torque, t, zero) != 0) {
+      return fail(rc, CCSIM_EINVAL, "step.inputs[%zu]: force and torque must be finite", i);
+    }
+  }
+  return CCSIM_OK;
+}
+
+static void apply_inputs(const sim_model *m, sim_data *d, const Ccsim__Step *st) {
+  // inputs hold for this request only; bodies not named get none
+  sim_clear_inputs(m, d);
+  for (size_t i = 0; i < st->n_inputs; i++) {
+    const Ccsim__BodyInput *in = st->inputs[i];
+    double f[3], t[3];
+    const double zero[3] = {0, 0, 0};
+    wire_vec3_get(in->force, f, zero);
+    wire_vec3_get(in->torque, t, zero);
+    if (in->force || in->torque) {
+      sim_set_input(m, d, (int)in->body, f, t);
+    }
+  }
+}
+
+static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
+  srv *s = rc->s;
+  const sim_model *m = ss->m;
+  const Ccsim__Step *st = j->rq->step;
+  *record = 0;
+  if (!st->has_dt || !isfinite(st->dt) || !(st->dt > 0)) {
+    return fail(rc, CCSIM_EINVAL, "step.dt = %g: must be given, finite and > 0",
+                st->has_dt ? st->dt : 0.0);
+  }
+  uint32_t n = st->has_substeps && st->substeps > 1 ? st->substeps : 1;
+  if (n > (uint32_t)s->cfg.max_substeps) {
+    return fail(rc, CCSIM_ELIMIT, "step.substeps = %u exceeds this server's limit of %d", n,
+                s->cfg.max_substeps);
+  }
+  if (st->dt * n > SRV_MAX_DT) {
+    return fail(rc, CCSIM_ELIMIT, "step: dt x substeps = %g s exceeds the limit of %g s",
+                st->dt * n, SRV_MAX_DT);
+  }
+  int want_sub = st->has_want_substates && st->want_substates;
+  if (want_sub && (double)n * m->nbody > SRV_MAX_SUBSTATES) {
+    return fail(rc, CCSIM_ELIMIT, "step.want_substates: %u sub-steps x %d bodies exceed the "
+                "limit of %d body states per reply", n, m->nbody, SRV_MAX_SUBSTATES);
+  }
+  double t0 = sim_data_time(ss->d);
+  if (!(t0 + st->dt > t0)) {
+    return fail(rc, CCSIM_EINVAL, "step.dt = %g is too small to advance time %.17g", st->dt, t0);
+  }
+  if (check_inputs(rc, m, st) != CCSIM_OK) {
+    return rc->error.code;
+  }
+  Ccsim__StepReply *sr = NEW(rc, Ccsim__StepReply, ccsim__step_reply__init);
+  if (!sr) {
+    return fail(rc, CCSIM_ENOMEM, "step: out of memory");
+  }
+  if (want_sub) {
+    sr->substates = ccsim_arena_alloc(rc->a, sizeof *sr->substates * n);
+    if (!sr->substates) {
+      return fail(rc, CCSIM_ENOMEM, "step: out of memory for %u sub-states", n);
+    }
+  }
+  apply_inputs(m, ss->d, st);
+  *record = 1;  // from here on the plant may change: the seq is spent
+  sim_stats before = *sim_data_stats(ss->d);
+  int status = CCSIM_OK;
+  if (ss->pacing != CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
+    if (ss->pacing == CCSIM__PACING_MODE__PACING_LOCKSTEP && !ss->paced_started) {
+      ss->paced_started = 1;
+      ss->wall_origin = j->arrived;
+      ss->sim_origin = t0;
+    }
+    // sub-steps end where n single steps of dt would: the same bits either way
+    for (uint32_t k = 0; k < n && status == CCSIM_OK; k++) {
+      status = sim_step(m, ss->d, sim_data_time(ss->d) + st->dt);
+      if (status == CCSIM_OK && want_sub) {
+        Ccsim__SubState *sub = NEW(rc, Ccsim__SubState, ccsim__sub_state__init);
+        if (!sub || wire_bodies_new(rc->a, m, ss->d, &sub->bodies, &sub->n_bodies) != 0) {
+          status = CCSIM_ENOMEM;
+          break;
+        }
+        sub->has_time = 1;
+        sub->time = sim_data_time(ss->d);
+        sr->substates[sr->n_substates++] = sub;
+      }
+    }
+    if (ss->pacing == CCSIM__PACING_MODE__PACING_LOCKSTEP) {
+      double deadline = ss->wall_origin + (sim_data_time(ss->d) - ss->sim_origin);
+      record_lateness(s, ss, srv_now() - deadline);
+      j->send_at = deadline;
+    }
+  }
+  Ccsim__StepStats *stats = stats_delta(rc->a, &before, sim_data_stats(ss->d));
+  Ccsim__BodyState **bodies = NULL;
+  size_t nb = 0;
+  if (wire_bodies_new(rc->a, m, ss->d, &bodies, &nb) != 0 || !stats) {
+    status = status == CCSIM_OK ? CCSIM_ENOMEM : status;
+  }
+  if (status == CCSIM_OK || status == CCSIM_ESOLVER) {
+    state_changed(rc, j, ss, bodies, nb, stats, 0);
+  }
+  if (status == CCSIM_ENOMEM) {
+    return fail(rc, CCSIM_ENOMEM, "step: out of memory for the reply");
+  }
+  if (status != CCSIM_OK) {
+    return fail(rc, status, "step: %s (at t = %.17g)", sim_data_errmsg(ss->d),
+                sim_data_time(ss->d));
+  }
+  pthread_mutex_lock(&s->mu);
+  sr->deadline = deadline_msg(rc->a, &ss->dl);
+  pthread_mutex_unlock(&s->mu);
+  sr->has_time = 1;
+  sr->time = sim_data_time(ss->d);
+  sr->bodies = bodies;
+  sr->n_bodies = nb;
+  sr->stats = stats;
+  rc->reply.body_case = CCSIM__REPLY__BODY_STEP;
+  rc->reply.step = sr;
+  return CCSIM_OK;
+}
+
+// a sequenced Step: seq = last + 1 steps, seq = last answers the stored reply again
+static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
+  const Ccsim__Request *rq = j->rq;
+  uint64_t seq = rq->has_seq ? rq->seq : 0;
+  if (seq != 0 && seq == ss->last_seq && ss->last_reply) {
+    free(j->reply);
+    j->reply = pack_prefixed(ss->last_reply, ss->last_reply_len, 1, rq->request_id,
+                             &j->reply_len);
+    return;
+  }
+  if (seq != 0 && seq != ss->last_seq + 1) {
+    fail(rc, CCSIM_ESEQ, "step: seq %llu is out of sequence (last executed: %llu; send %llu)",
+         (unsigned long long)seq, (unsigned long long)ss->last_seq,
+         (unsigned long long)ss->last_seq + 1);
+    finish(rc, j);
+    return;
+  }
+  int record = 0;
+  do_step(rc, j, ss, &record);
+  if (record && seq != 0) {
+    size_t n = 0;
+    uint8_t *bare = pack_bare(&rc->reply, &n);
+    if (bare) {
+      free(ss->last_reply);
+      ss->last_reply = bare;
+      ss->last_reply_len = n;
+      ss->last_seq = seq;
+    }
+  }
+  finish(rc, j);
+}
+
+static void do_tick(rctx *rc, srv_job *j, srv_session *ss) {
+  srv *s = rc->s;
+  double due = j->arrived;
+  if (!ss->paced_started) {
+    ss->paced_started = 1;
+    ss->wall_origin = due;
+    ss->sim_origin = sim_data_time(ss->d);
+  }
+  // advance to where the wall clock will be one period from now
+  double target = ss->sim_origin + (due - ss->wall_origin) + ss->period;
+  double t = sim_data_time(ss->d);
+  if (!(target > t)) {
+    return;
+  }
+  sim_stats before = *sim_data_stats(ss->d);
+  int status = sim_step(ss->m, ss->d, target);
+  record_lateness(s, ss, srv_now() - (due + ss->period));
+  Ccsim__BodyState **bodies = NULL;
+  size_t nb = 0;
+  Ccsim__StepStats *stats = stats_delta(rc->a, &before, sim_data_stats(ss->d));
+  if (wire_bodies_new(rc->a, ss->m, ss->d, &bodies, &nb) == 0 && stats) {
+    state_changed(rc, j, ss, bodies, nb, stats, 0);
+  }
+  if (status != CCSIM_OK && s->cfg.verbose) {
+    fprintf(stderr, "ccsimd: session %s: free-running step: %s\n", ss->id,
+            sim_data_errmsg(ss->d));
+  }
+}
+
+// free-running: a Step only replaces the held inputs
+static void run_free_step(rctx *rc, srv_job *j, srv_session *ss) {
+  const Ccsim__Step *st = j->rq->step;
+  if (!st->has_dt || !isfinite(st->dt) || !(st->dt > 0)) {
+    fail(rc, CCSIM_EINVAL, "step.dt = %g: must be given, finite and > 0",
+         st->has_dt ? st->dt : 0.0);
+  } else if (check_inputs(rc, ss->m, st) == CCSIM_OK) {
+    apply_inputs(ss->m, ss->d, st);
+    Ccsim__StepReply *sr = NEW(rc, Ccsim__StepReply, ccsim__step_reply__init);
+    if (!sr || wire_bodies_new(rc->a, ss->m, ss->d, &sr->bodies, &sr->n_bodies) != 0) {
+      fail(rc, CCSIM_ENOMEM, "step: out of memory");
+    } else {
+      pthread_mutex_lock(&rc->s->mu);
+      sr->deadline = deadline_msg(rc->a, &ss->dl);
+      pthread_mutex_unlock(&rc->s->mu);
+      sr->has_time = 1;
+      sr->time = sim_data_time(ss->d);
+      rc->reply.body_case = CCSIM__REPLY__BODY_STEP;
+      rc->reply.step = sr;
+    }
+  }
+  const Ccsim__Request *rq = j->rq;
+  if (rq->has_seq && rq->seq) {
+    ss->last_seq = rq->seq;  // free-running steps are idempotent; keep the count going
+  }
+  finish(rc, j);
+}
+
+static int do_set_state(rctx *rc, srv_job *j, srv_session *ss, const Ccsim__SetState *st) {
+  const sim_model *m = ss->m;
+  if (st->has_time && (!isfinite(st->time) || st->time < 0)) {
+    return fail(rc, CCSIM_EINVAL, "set_state.time = %g: must be finite and >= 0", st->time);
+  }
+  for (size_t i = 0; i < st->n_bodies; i++) {
+    const Ccsim__BodyState *b = st->bodies[i];
+    if (!b->has_body || b->body >= (uint32_t)m->nbody) {
+      return fail(rc, CCSIM_EINVAL, "set_state.bodies[%zu].body: %s (the scene has %d bodies)", i,
+                  b->has_body ? "out of range" : "missing", m->nbody);
+    }
+    if (m->type[b->body] == SIM_BODY_FIXED) {
+      return fail(rc, CCSIM_EINVAL, "set_state.bodies[%zu]: body %u (\"%s\") is fixed", i,
+                  b->body, m->name[b->body]);
+    }
+  }
+  // apply on top of a snapshot: any refusal puts every body back
+  sim_snapshot_get(m, ss->d, ss->snap);
+  if (st->has_time && sim_set_time(m, ss->d, st->time) != CCSIM_OK) {
+    return fail(rc, CCSIM_EINVAL, "set_state.time: %s", sim_data_errmsg(ss->d));
+  }
+  for (size_t i = 0; i < st->n_bodies; i++) {
+    const Ccsim__BodyState *b = st->bodies[i];
+    double p[3], q[4], v[3], w[3];
+    sim_get_body(m, ss->d, (int)b->body, p, q, v, w);
+    int bad = (b->pose && (wire_vec3_get(b->pose->p, p, p) != 0 ||
+                           (b->pose->q && wire_quat_get(b->pose->q, q) != 0))) ||
+              (b->twist && (wire_vec3_get(b->twist->v, v, v) != 0 ||
+                            wire_vec3_get(b->twist->w, w, w) != 0));
+    double qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    if (bad || !(qn > 1e-12)) {
+      sim_snapshot_set(m, ss->d, ss->snap);
+      return fail(rc, CCSIM_EINVAL, "set_state.bodies[%zu]: pose and twist must be finite and "
+                  "the quaternion non-zero", i);
+    }
+    if (sim_set_body(m, ss->d, (int)b->body, p, q, v, w) != CCSIM_OK) {
+      char e[256];
+      snprintf(e, sizeof e, "%s", sim_data_errmsg(ss->d));
+      sim_snapshot_set(m, ss->d, ss->snap);
+      return fail(rc, CCSIM_EINVAL, "set_state.bodies[%zu]: %s", i, e);
+    }
+  }
+  Ccsim__StateReply *sr = NEW(rc, Ccsim__StateReply, ccsim__state_reply__init);
+  if (!sr || wire_bodies_new(rc->a, m, ss->d, &sr->bodies, &sr->n_bodies) != 0) {
+    return fail(rc, CCSIM_ENOMEM, "set_state: out of memory for the reply");
+  }
+  sr->has_time = 1;
+  sr->time = sim_data_time(ss->d);
+  state_changed(rc, j, ss, sr->bodies, sr->n_bodies, NULL, 0);
+  rc->reply.body_case = CCSIM__REPLY__BODY_STATE;
+  rc->reply.state = sr;
+  return CCSIM_OK;
+}
+
+static int do_checkpoint(rctx *rc, srv_session *ss) {
+  uint8_t *blob = NULL;
+  size_t len = 0;
+  int st = srv_checkpoint(rc->s, ss, &blob, &len);
+  if (st != CCSIM_OK) {
+    return fail(rc, st, "get_state.checkpoint: out of memory");
+  }
+  Ccsim__StateReply *sr = NEW(rc, Ccsim__StateReply, ccsim__state_reply__init);
+  uint8_t *copy = ccsim_arena_alloc(rc->a, len ? len : 1);
+  if (copy) {
+    memcpy(copy, blob, len);
+  }
+  free(blob);
+  if (!sr || !copy || wire_bodies_new(rc->a, ss->m, ss->d, &sr->bodies, &sr->n_bodies) != 0) {
+    return fail(rc, CCSIM_ENOMEM, "get_state: out of memory for the reply");
+  }
+  sr->has_time = sr->has_checkpoint = 1;
+  sr->time = sim_data_time(ss->d);
+  sr->checkpoint.data = copy;
+  sr->checkpoint.len = len;
+  pthread_mutex_lock(&rc->s->mu);
+  sr->deadline = deadline_msg(rc->a, &ss->dl);
+  pthread_mutex_unlock(&rc->s->mu);
+  rc->reply.body_case = CCSIM__REPLY__BODY_STATE;
+  rc->reply.state = sr;
+  return CCSIM_OK;
+}
+
+static int do_close(rctx *rc, srv_job *j, srv_session *ss) {
+  Ccsim__CloseSessionReply *cr = NEW(rc, Ccsim__CloseSessionReply,
+                                     ccsim__close_session_reply__init);
+  if (!cr) {
+    return fail(rc, CCSIM_ENOMEM, "out of memory");
+  }
+  pthread_mutex_lock(&rc->s->mu);
+  srv_remove(rc->s, ss, "was closed by its controller");
+  pthread_mutex_unlock(&rc->s->mu);
+  srv_unlink_session(rc->s, ss->id);
+  Ccsim__BodyState **bodies = NULL;
+  size_t nb = 0;
+  if (wire_bodies_new(rc->a, ss->m, ss->d, &bodies, &nb) == 0) {
+    state_changed(rc, j, ss, bodies, nb, NULL, 1);
+  }
+  rc->reply.body_case = CCSIM__REPLY__BODY_CLOSE_SESSION;
+  rc->reply.close_session = cr;
+  return CCSIM_OK;
+}
+
+void srv_execute(srv *s, srv_job *j, ccsim_arena *a) {
+  rctx rc;
+  rctx_init(&rc, s, a);
+  srv_session *ss = j->ss;
+  if (j->kind == SRV_JOB_TICK) {
+    if (!ss->dead) {
+      do_tick(&rc, j, ss);
+    }
+    return;
+  }
+  if (j->kind == SRV_JOB_SAVE) {
+    pthread_mutex_lock(&s->mu);
+    int changed = ss->steps != ss->saved_steps && !ss->dead;
+    uint64_t steps = ss->steps;
+    pthread_mutex_unlock(&s->mu);
+    if (changed && srv_save_session(s, ss) == 0) {
+      pthread_mutex_lock(&s->mu);
+      ss->saved_steps = steps;
+      pthread_mutex_unlock(&s->mu);
+    }
+    return;
+  }
+  const Ccsim__Request *rq = j->rq;
+  if (rq->body_case == CCSIM__REQUEST__BODY_CREATE_SESSION) {
+    do_create(&rc, j);
+    finish(&rc, j);
+    return;
+  }
+  if (ss->dead) {
+    pthread_mutex_lock(&s->mu);
+    fail(&rc, CCSIM_EEXPIRED, "session %s %s", ss->id, srv_tomb(s, ss->id));
+    pthread_mutex_unlock(&s->mu);
+    finish(&rc, j);
+    return;
+  }
+  switch (rq->body_case) {
+  case CCSIM__REQUEST__BODY_STEP:
+    if (ss->pacing == CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
+      run_free_step(&rc, j, ss);
+    } else {
+      run_step(&rc, j, ss);
+    }
+    return;
+  case CCSIM__REQUEST__BODY_SET_STATE:
+    do_set_state(&rc, j, ss, rq->set_state);
+    break;
+  case CCSIM__REQUEST__BODY_GET_STATE:
+    do_checkpoint(&rc, ss);
+    break;
+  case CCSIM__REQUEST__BODY_CLOSE_SESSION:
+    do_close(&rc, j, ss);
+    break;
+  default:
+    fail(&rc, CCSIM_EPROTO, "unknown request body %d", (int)rq->body_case);
+    break;
+  }
+  finish(&rc, j);
+}

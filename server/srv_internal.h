@@ -1,0 +1,244 @@
+// Internals of the ccsim service shared by its files (not installed, not for clients).
+//
+// Threads: the I/O thread (srv_run) owns every ZeroMQ socket of the server side: the
+// ROUTER, the PUB stream, the ZAP handler and the PULL that collects finished jobs. It
+// decodes requests, answers the cheap ones itself (Hello, ServerInfo, ListSessions,
+// AttachSession and GetState from the session's published view) and queues the rest as
+// jobs. Worker threads run jobs, one job of a session at a time (a session's jobs run in
+// arrival order), never holding the lock while stepping. The pacer thread holds the
+// replies of lockstep-paced steps until their wall-clock time and fires free-running
+// ticks. Finished jobs travel back to the I/O thread as pointers over inproc PUSH/PULL.
+//
+// One mutex (srv.mu) guards the session table, every session's queue, busy/dead flags,
+// view and counters, the ready queue and the pacer's list. A session's sim_data and its
+// exactly-once record are touched only by the thread running its current job.
+#ifndef SRV_INTERNAL_H
+#define SRV_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "ccsim.pb-c.h"
+#include "ccsim_arena.h"
+#include "sim_data.h"
+#include "sim_model.h"
+#include "srv.h"
+
+#define SRV_ID_LEN 32        // hex characters of a session id and of a controller token
+#define SRV_MAX_DT 3600.0    // longest simulated span of one Step request [s]
+#define SRV_TOMBS 1024       // closed/expired session ids remembered for EEXPIRED replies
+#define SRV_VIEW 13          // doubles per body in a view: p(3) q(4) v(3) w(3)
+#define SRV_MAX_SUBSTATES 1000000  // body states in one reply's substates
+#define SRV_DONE_EP_FMT "inproc://ccsim-srv-done-%p"
+#define SRV_ZAP_EP "inproc://zeromq.zap.01"
+
+typedef struct srv_session srv_session;
+typedef struct srv_job srv_job;
+
+typedef struct srv_deadline {
+  uint64_t paced;         // steps with a deadline
+  uint64_t misses;        // of them, late
+  double worst;           // largest lateness [s]
+  double last;            // lateness of the last one [s] (negative: early)
+} srv_deadline;
+
+typedef enum srv_job_kind {
+  SRV_JOB_REQUEST = 0,  // a client's request
+  SRV_JOB_TICK,         // free-running: advance to the wall clock
+  SRV_JOB_SAVE,         // --state-dir: checkpoint to disk
+} srv_job_kind;
+
+struct srv_job {
+  srv_job *next;         // in a session queue, the ready queue or the pacer list
+  srv_job_kind kind;
+  srv_session *ss;       // target (NULL: CreateSession)
+  Ccsim__Request *rq;    // owned; NULL for ticks and saves
+  uint8_t *ident;        // ROUTER identity of the client (owned; NULL: no reply to send)
+  size_t ident_len;
+  int delim;             // the client is a REQ socket: an empty delimiter frame goes back
+  double arrived;        // monotonic [s]
+  uint8_t *reply;        // owned, the serialized Reply to send
+  size_t reply_len;
+  double send_at;        // monotonic [s]; 0: at once (lockstep pacing holds replies)
+  uint8_t *pub;          // owned, a StreamState to publish (topic = pub_topic)
+  size_t pub_len;
+  char pub_topic[SRV_ID_LEN + 1];
+};
+
+struct srv_session {
+  char id[SRV_ID_LEN + 1];
+  char token[SRV_ID_LEN + 1];
+  sim_model *m;             // owned
+  sim_data *d;              // owned; only the thread running the session's job uses it
+  Ccsim__Scene *scene;      // owned (unpacked), for checkpoints
+  double *snap;             // (nsnap) scratch for snapshots
+  size_t nsnap;
+
+  // exactly-once record (job thread only)
+  uint64_t last_seq;        // last sequenced Step executed (0: none)
+  uint8_t *last_reply;      // its Reply serialized without request_id (owned)
+  size_t last_reply_len;
+
+  // scheduling (under srv.mu)
+  srv_job *qhead, *qtail;   // jobs waiting behind the running one
+  int busy;                 // a job of this session is queued in ready or running
+  int dead;                 // closed or expired: out of the table, freed when idle
+  double last_active;       // monotonic time of the last request [s]
+
+  // published view (under srv.mu), written after every job
+  double view_time;         // simulated time [s]
+  double *view;             // (nbody x SRV_VIEW)
+  uint64_t steps;           // executed steps = stream sequence number
+  uint64_t saved_steps;     // steps at the last save to the state dir
+
+  // pacing (mode/period fixed at creation; the rest job thread, copied under mu)
+  int pacing;               // CCSIM__PACING_MODE__*
+  double period;            // free-running plant step [s]
+  int paced_started;
+  double wall_origin;       // monotonic [s] matching sim_origin
+  double sim_origin;        // [s]
+  srv_deadline dl;          // under srv.mu
+  double next_tick;         // free-running: monotonic due time of the next tick (under mu)
+};
+
+struct srv {
+  srv_config cfg;
+  char endpoint[256];
+  char stream_endpoint[256];
+  void *zctx;                 // owned ZeroMQ context (NULL without sockets)
+  void *router, *pub, *done, *zap;  // I/O thread's sockets
+  char done_ep[64];
+  atomic_int stop;
+  int threaded;               // workers and pacer run (srv_run)
+
+  pthread_mutex_t mu;
+  pthread_cond_t work_cv;     // workers wait here
+  pthread_cond_t pace_cv;     // the pacer waits here (CLOCK_MONOTONIC)
+  int quit;                   // threads leave (under mu)
+
+  srv_session **tab;          // (cfg.max_sessions) open sessions, NULL = free slot
+  int nsessions;
+  int pending_creates;        // CreateSession jobs queued or running
+  struct {
+    char id[SRV_ID_LEN + 1];
+    char why[96];
+  } tombs[SRV_TOMBS];
+  int tomb_next;
+
+  srv_job *rhead, *rtail;     // ready queue
+  srv_job *delayed;           // pacer: replies held until send_at (sorted)
+
+  pthread_t *workers;
+  int nworkers_started;
+  pthread_t pacer;
+  int pacer_started;
+
+  ccsim_arena io_arena;       // replies built by the I/O thread or srv_handle
+  atomic_ullong requests;
+  uint64_t expired;           // sessions freed by the idle timeout (under mu)
+  srv_deadline dl;            // totals over all sessions (under mu)
+  uint64_t id_counter;        // deterministic ids (under mu)
+  double started;             // monotonic [s]
+  double next_save;           // monotonic [s] (I/O thread)
+
+  unsigned char (*allow)[32]; // CURVE client keys admitted (nallow)
+  int nallow;
+};
+
+// ---- clock and small helpers (srv_store.c) ----------------------------------------
+
+// CLOCK_MONOTONIC [s].
+double srv_now(void);
+
+// Fill out with SRV_ID_LEN random hex characters (or a counter with cfg.deterministic_ids).
+int srv_new_id(srv *s, char out[SRV_ID_LEN + 1]);
+
+// ---- sessions (srv_store.c) ---------------------------------------------------------
+
+// Build a session from a scene and an optional checkpoint (scene taken from the checkpoint
+// when given). Takes ownership of *scene (set to NULL) in every case. NULL with a message
+// and *code set on failure.
+srv_session *srv_session_build(srv *s, Ccsim__Scene **scene, const Ccsim__Checkpoint *cp,
+                               const Ccsim__Pacing *pacing, int *code, char *err,
+                               size_t err_sz);
+
+// Free a session (not in the table, no jobs). NULL-safe.
+void srv_session_free(srv_session **ss);
+
+// Refresh ss->view from its sim_data (job thread; takes srv.mu for the copy).
+void srv_session_publish_view(srv *s, srv_session *ss);
+
+// Under mu: the open session with this id, or NULL.
+srv_session *srv_find(srv *s, const char *id);
+
+// Under mu: insert into the table (a slot must be free: callers reserve one).
+int srv_insert(srv *s, srv_session *ss);
+
+// Under mu: take ss out of the table, mark it dead and remember why for EEXPIRED.
+void srv_remove(srv *s, srv_session *ss, const char *why);
+
+// Under mu: why a session id is gone ("" when never seen).
+const char *srv_tomb(const srv *s, const char *id);
+
+// A Checkpoint blob for ss (job thread): serialized into *out (malloc, caller frees).
+// Restarts ss's integrator at the checkpoint. Returns CCSIM_OK or an error code.
+int srv_checkpoint(srv *s, srv_session *ss, uint8_t **out, size_t *len);
+
+// --state-dir: write ss to DIR/ID.session (job thread or after the threads stopped).
+int srv_save_session(srv *s, srv_session *ss);
+
+// --state-dir: delete ss's file (its session closed or expired).
+void srv_unlink_session(srv *s, const char *id);
+
+// --state-dir: load every saved session into the table (from srv_new). Returns the
+// number restored; problems go to stderr and leave the file in place.
+int srv_restore_all(srv *s);
+
+// ---- dispatch (srv_dispatch.c) ------------------------------------------------------
+
+// Decode and route one request (I/O thread or srv_handle). Either j->reply is filled
+// (returns 1) or the job was queued for a worker (threaded) / is ready for srv_execute
+// (not threaded) (returns 0). Takes srv.mu itself.
+int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len);
+
+// Run a queued job (worker or srv_handle): fills j->reply / j->pub. a is scratch.
+void srv_execute(srv *s, srv_job *j, ccsim_arena *a);
+
+// Free a job and everything it owns. NULL-safe.
+void srv_job_free(srv_job *j);
+
+// The ServerInfo deadline/limits summary needs these (srv.c).
+void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a);
+
+// ---- pool (srv_pool.c) --------------------------------------------------------------
+
+// Under mu: queue j behind its session's running job (or in the ready queue).
+void srv_enqueue_locked(srv *s, srv_job *j);
+
+// Start the workers and the pacer / stop and join them. Returns 0 or -1.
+int srv_pool_start(srv *s, char *err, size_t err_sz);
+void srv_pool_stop(srv *s);
+
+// After a job of ss ran (worker or srv_handle): start the session's next job, or mark it
+// idle and free it when it is dead. ss may be NULL (CreateSession). Takes mu.
+void srv_session_done(srv *s, srv_session *ss);
+
+// Free every job still queued or held (after the threads stopped).
+void srv_pool_drain(srv *s);
+
+// ---- CURVE (srv_curve.c) ------------------------------------------------------------
+
+// Load the server secret key and the allowed client keys; set CURVE options on sock and
+// bind the ZAP handler. Returns 0 or -1 with a message.
+int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz);
+
+// Answer one pending ZAP request on s->zap (I/O thread).
+void srv_zap_serve(srv *s);
+
+// Read a Z85 key (40 characters, surrounding whitespace ignored) from a file.
+int srv_read_key(const char *path, char out[41], char *err, size_t err_sz);
+
+#endif

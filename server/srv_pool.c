@@ -1,0 +1,303 @@
+// The worker pool and the pacer: workers run one job of a session at a time, in arrival
+// order, in parallel across sessions; the pacer holds lockstep replies until their
+// wall-clock time and fires free-running ticks.
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zmq.h>
+
+#include "srv_internal.h"
+
+static void ready_push(srv *s, srv_job *j) {
+  j->next = NULL;
+  if (s->rtail) {
+    s->rtail->next = j;
+  } else {
+    s->rhead = j;
+  }
+  s->rtail = j;
+}
+
+void srv_enqueue_locked(srv *s, srv_job *j) {
+  srv_session *ss = j->ss;
+  j->next = NULL;
+  if (ss && ss->busy) {
+    if (ss->qtail) {
+      ss->qtail->next = j;
+    } else {
+      ss->qhead = j;
+    }
+    ss->qtail = j;
+    return;
+  }
+  if (ss) {
+    ss->busy = 1;
+  }
+  ready_push(s, j);
+  pthread_cond_signal(&s->work_cv);
+}
+
+void srv_session_done(srv *s, srv_session *ss) {
+  if (!ss) {
+    return;
+  }
+  int free_it = 0;
+  pthread_mutex_lock(&s->mu);
+  if (ss->qhead) {
+    srv_job *j = ss->qhead;
+    ss->qhead = j->next;
+    if (!ss->qhead) {
+      ss->qtail = NULL;
+    }
+    ready_push(s, j);
+    pthread_cond_signal(&s->work_cv);
+  } else {
+    ss->busy = 0;
+    free_it = ss->dead;
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (free_it) {
+    srv_session_free(&ss);
+  }
+}
+
+// hand a finished job to the I/O thread (it owns the job from then on)
+static void deliver(void *push, srv_job *j) {
+  if (zmq_send(push, &j, sizeof j, 0) != (int)sizeof j) {
+    srv_job_free(j);  // only when the server is going down
+  }
+}
+
+static void *open_push(srv *s) {
+  void *push = zmq_socket(s->zctx, ZMQ_PUSH);
+  if (!push) {
+    return NULL;
+  }
+  int zero = 0;
+  zmq_setsockopt(push, ZMQ_SNDHWM, &zero, sizeof zero);  // never drop a finished job
+  zmq_setsockopt(push, ZMQ_LINGER, &zero, sizeof zero);
+  if (zmq_connect(push, s->done_ep) != 0) {
+    zmq_close(push);
+    return NULL;
+  }
+  return push;
+}
+
+static void *worker_main(void *arg) {
+  srv *s = arg;
+  void *push = open_push(s);
+  ccsim_arena a;
+  ccsim_arena_init(&a, 64 * 1024, 0);
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    while (!s->quit && !s->rhead) {
+      pthread_cond_wait(&s->work_cv, &s->mu);
+    }
+    if (s->quit) {
+      break;
+    }
+    srv_job *j = s->rhead;
+    s->rhead = j->next;
+    if (!s->rhead) {
+      s->rtail = NULL;
+    }
+    pthread_mutex_unlock(&s->mu);
+
+    ccsim_arena_reset(&a);
+    srv_execute(s, j, &a);
+    srv_session *ss = j->ss;
+    // deliver before starting the session's next job, so replies and stream messages of
+    // one session leave in order
+    if (j->send_at > srv_now()) {
+      pthread_mutex_lock(&s->mu);
+      srv_job **p = &s->delayed;
+      while (*p && (*p)->send_at <= j->send_at) {
+        p = &(*p)->next;
+      }
+      j->next = *p;
+      *p = j;
+      pthread_cond_signal(&s->pace_cv);
+      pthread_mutex_unlock(&s->mu);
+    } else if (push) {
+      deliver(push, j);
+    } else {
+      srv_job_free(j);
+    }
+    srv_session_done(s, ss);
+    pthread_mutex_lock(&s->mu);
+  }
+  pthread_mutex_unlock(&s->mu);
+  ccsim_arena_fini(&a);
+  if (push) {
+    zmq_close(push);
+  }
+  return NULL;
+}
+
+// free-running sessions: queue a tick for every session whose time has come
+static double fire_ticks_locked(srv *s, double now, double next) {
+  for (int i = 0; i < s->cfg.max_sessions; i++) {
+    srv_session *ss = s->tab[i];
+    if (!ss || ss->dead || ss->pacing != CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
+      continue;
+    }
+    if (ss->next_tick == 0) {
+      ss->next_tick = now;
+    }
+    if (ss->next_tick <= now) {
+      double due = ss->next_tick;
+      // a session still busy with the last tick skips this one; the next tick catches
+      // up with the wall clock and the lateness shows in its statistics
+      if (!ss->busy) {
+        srv_job *j = calloc(1, sizeof *j);
+        if (j) {
+          j->kind = SRV_JOB_TICK;
+          j->ss = ss;
+          j->arrived = due;
+          srv_enqueue_locked(s, j);
+        }
+      }
+      ss->next_tick += ss->period;
+      if (ss->next_tick < now - ss->period) {
+        ss->next_tick = now + ss->period;  // far behind: do not queue a burst
+      }
+    }
+    if (ss->next_tick < next) {
+      next = ss->next_tick;
+    }
+  }
+  return next;
+}
+
+static void *pacer_main(void *arg) {
+  srv *s = arg;
+  void *push = open_push(s);
+  pthread_mutex_lock(&s->mu);
+  while (!s->quit) {
+    double now = srv_now();
+    while (s->delayed && s->delayed->send_at <= now) {
+      srv_job *j = s->delayed;
+      s->delayed = j->next;
+      pthread_mutex_unlock(&s->mu);
+      if (push) {
+        deliver(push, j);
+      } else {
+        srv_job_free(j);
+      }
+      pthread_mutex_lock(&s->mu);
+      now = srv_now();
+    }
+    double next = fire_ticks_locked(s, now, now + 0.1);
+    if (s->delayed && s->delayed->send_at < next) {
+      next = s->delayed->send_at;
+    }
+    if (next > now) {
+      struct timespec ts;
+      ts.tv_sec = (time_t)next;
+      ts.tv_nsec = (long)((next - (double)ts.tv_sec) * 1e9);
+      if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+      }
+      pthread_cond_timedwait(&s->pace_cv, &s->mu, &ts);
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (push) {
+    zmq_close(push);
+  }
+  return NULL;
+}
+
+int srv_pool_start(srv *s, char *err, size_t err_sz) {
+  int n = s->cfg.workers;
+  if (n <= 0) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    n = cores > 2 ? (int)cores : 2;
+  }
+  s->workers = calloc((size_t)n, sizeof *s->workers);
+  if (!s->workers) {
+    snprintf(err, err_sz, "out of memory");
+    return -1;
+  }
+  pthread_mutex_lock(&s->mu);
+  s->quit = 0;
+  pthread_mutex_unlock(&s->mu);
+  for (int i = 0; i < n; i++) {
+    if (pthread_create(&s->workers[i], NULL, worker_main, s) != 0) {
+      snprintf(err, err_sz, "cannot start worker thread %d", i);
+      srv_pool_stop(s);
+      return -1;
+    }
+    s->nworkers_started++;
+  }
+  if (pthread_create(&s->pacer, NULL, pacer_main, s) != 0) {
+    snprintf(err, err_sz, "cannot start the pacer thread");
+    srv_pool_stop(s);
+    return -1;
+  }
+  s->pacer_started = 1;
+  s->threaded = 1;
+  return 0;
+}
+
+void srv_pool_stop(srv *s) {
+  pthread_mutex_lock(&s->mu);
+  s->quit = 1;
+  pthread_cond_broadcast(&s->work_cv);
+  pthread_cond_broadcast(&s->pace_cv);
+  pthread_mutex_unlock(&s->mu);
+  for (int i = 0; i < s->nworkers_started; i++) {
+    pthread_join(s->workers[i], NULL);
+  }
+  if (s->pacer_started) {
+    pthread_join(s->pacer, NULL);
+  }
+  s->nworkers_started = 0;
+  s->pacer_started = 0;
+  free(s->workers);
+  s->workers = NULL;
+  s->threaded = 0;
+}
+
+void srv_pool_drain(srv *s) {
+  pthread_mutex_lock(&s->mu);
+  srv_job *lists[2] = {s->rhead, s->delayed};
+  s->rhead = s->rtail = s->delayed = NULL;
+  for (int i = 0; i < s->cfg.max_sessions; i++) {
+    srv_session *ss = s->tab[i];
+    if (ss) {
+      srv_job *j = ss->qhead;
+      while (j) {
+        srv_job *nx = j->next;
+        srv_job_free(j);
+        j = nx;
+      }
+      ss->qhead = ss->qtail = NULL;
+      ss->busy = 0;
+    }
+  }
+  s->pending_creates = 0;
+  pthread_mutex_unlock(&s->mu);
+  for (int k = 0; k < 2; k++) {
+    srv_job *j = lists[k];
+    while (j) {
+      srv_job *nx = j->next;
+      srv_session *ss = k == 0 ? j->ss : NULL;
+      if (ss && ss->dead) {
+        // closed, out of the table, waiting only for this job: nobody else frees it
+        for (srv_job *q = ss->qhead; q;) {
+          srv_job *qn = q->next;
+          srv_job_free(q);
+          q = qn;
+        }
+        srv_session_free(&ss);
+      }
+      srv_job_free(j);
+      j = nx;
+    }
+  }
+}

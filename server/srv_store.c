@@ -1,0 +1,495 @@
+// The session store: building sessions from scenes and checkpoints, the table of open
+// sessions, tombstones of closed ones, checkpoints and the --state-dir files.
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "srv_internal.h"
+#include "wire.h"
+
+static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
+  if (!err || err_sz == 0) {
+    return;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, err_sz, fmt, ap);
+  va_end(ap);
+}
+
+double srv_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int srv_new_id(srv *s, char out[SRV_ID_LEN + 1]) {
+  unsigned char raw[SRV_ID_LEN / 2];
+  if (s->cfg.deterministic_ids) {
+    pthread_mutex_lock(&s->mu);
+    uint64_t n = ++s->id_counter;
+    pthread_mutex_unlock(&s->mu);
+    snprintf(out, SRV_ID_LEN + 1, "%032llx", (unsigned long long)n);
+    return 0;
+  }
+  size_t got = 0;
+  while (got < sizeof raw) {
+    ssize_t r = getrandom(raw + got, sizeof raw - got, 0);
+    if (r < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return -1;
+    }
+    got += (size_t)r;
+  }
+  for (size_t i = 0; i < sizeof raw; i++) {
+    snprintf(out + 2 * i, 3, "%02x", raw[i]);
+  }
+  return 0;
+}
+
+// ---- building and freeing -----------------------------------------------------------
+
+static int scene_limits(const srv *s, const Ccsim__Scene *sc, char *err, size_t err_sz) {
+  if (sc->n_bodies > (size_t)s->cfg.max_bodies) {
+    set_err(err, err_sz, "scene.bodies: %zu bodies exceed this server's limit of %d per session",
+            sc->n_bodies, s->cfg.max_bodies);
+    return -1;
+  }
+  size_t tris = 0;
+  for (size_t i = 0; i < sc->n_bodies; i++) {
+    const Ccsim__Shape *sh = sc->bodies[i]->shape;
+    if (sh && sh->kind_case == CCSIM__SHAPE__KIND_MESH && sh->mesh) {
+      tris += sh->mesh->n_triangles / 3;
+    }
+  }
+  if (tris > (size_t)s->cfg.max_triangles) {
+    set_err(err, err_sz, "scene: %zu mesh triangles exceed this server's limit of %ld per session",
+            tris, s->cfg.max_triangles);
+    return -1;
+  }
+  return 0;
+}
+
+static int pacing_read(const Ccsim__Pacing *p, int *mode, double *period, char *err,
+                       size_t err_sz) {
+  *mode = CCSIM__PACING_MODE__PACING_NONE;
+  *period = 1e-3;
+  if (!p) {
+    return 0;
+  }
+  if (p->has_mode) {
+    if (p->mode != CCSIM__PACING_MODE__PACING_NONE &&
+        p->mode != CCSIM__PACING_MODE__PACING_LOCKSTEP &&
+        p->mode != CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
+      set_err(err, err_sz, "pacing.mode = %d: unknown mode", (int)p->mode);
+      return -1;
+    }
+    *mode = (int)p->mode;
+  }
+  if (p->has_period) {
+    if (!isfinite(p->period) || p->period < 1e-4 || p->period > 1) {
+      set_err(err, err_sz, "pacing.period = %g s: must be finite and in [1e-4, 1]", p->period);
+      return -1;
+    }
+    *period = p->period;
+  }
+  return 0;
+}
+
+srv_session *srv_session_build(srv *s, Ccsim__Scene **scene, const Ccsim__Checkpoint *cp,
+                               const Ccsim__Pacing *pacing, int *code, char *err,
+                               size_t err_sz) {
+  Ccsim__Scene *sc = *scene;
+  *scene = NULL;
+  *code = CCSIM_EINVAL;
+  srv_session *ss = calloc(1, sizeof *ss);
+  if (!ss) {
+    *code = CCSIM_ENOMEM;
+    set_err(err, err_sz, "out of memory");
+    if (sc) ccsim__scene__free_unpacked(sc, NULL);
+    return NULL;
+  }
+  ss->scene = sc;
+  if (!sc) {
+    set_err(err, err_sz, "scene missing");
+    goto fail;
+  }
+  if (scene_limits(s, sc, err, err_sz) != 0) {
+    *code = CCSIM_ELIMIT;
+    goto fail;
+  }
+  const Ccsim__Pacing *pc = pacing ? pacing : (cp ? cp->pacing : NULL);
+  if (pacing_read(pc, &ss->pacing, &ss->period, err, err_sz) != 0) {
+    goto fail;
+  }
+  char e[400] = "";
+  ss->m = wire_scene_compile(sc, e, sizeof e);
+  if (!ss->m) {
+    set_err(err, err_sz, "%s", e);
+    goto fail;
+  }
+  ss->d = sim_data_new(ss->m, e, sizeof e);
+  if (!ss->d) {
+    *code = CCSIM_ESOLVER;
+    set_err(err, err_sz, "%s", e);
+    goto fail;
+  }
+  ss->nsnap = sim_snapshot_size(ss->m);
+  ss->snap = calloc(ss->nsnap ? ss->nsnap : 1, sizeof *ss->snap);
+  ss->view = calloc((size_t)(ss->m->nbody ? ss->m->nbody : 1) * SRV_VIEW, sizeof *ss->view);
+  if (!ss->snap || !ss->view) {
+    *code = CCSIM_ENOMEM;
+    set_err(err, err_sz, "out of memory");
+    goto fail;
+  }
+  if (cp) {
+    if (cp->n_snapshot != ss->nsnap) {
+      set_err(err, err_sz, "checkpoint.snapshot: %zu values, the scene needs %zu",
+              cp->n_snapshot, ss->nsnap);
+      goto fail;
+    }
+    if (sim_snapshot_set(ss->m, ss->d, cp->snapshot) != CCSIM_OK) {
+      set_err(err, err_sz, "checkpoint.snapshot: %s", sim_data_errmsg(ss->d));
+      goto fail;
+    }
+    ss->last_seq = cp->has_last_seq ? cp->last_seq : 0;
+  }
+  // the view as of now, without the lock: nobody else sees ss yet
+  ss->view_time = sim_data_time(ss->d);
+  for (int b = 0; b < ss->m->nbody; b++) {
+    double *v = ss->view + (size_t)b * SRV_VIEW;
+    sim_get_body(ss->m, ss->d, b, v, v + 3, v + 7, v + 10);
+  }
+  ss->last_active = srv_now();
+  *code = CCSIM_OK;
+  return ss;
+fail:
+  srv_session_free(&ss);
+  return NULL;
+}
+
+void srv_session_free(srv_session **pss) {
+  if (!pss || !*pss) {
+    return;
+  }
+  srv_session *ss = *pss;
+  sim_data_destroy(&ss->d);
+  sim_model_destroy(&ss->m);
+  if (ss->scene) {
+    ccsim__scene__free_unpacked(ss->scene, NULL);
+  }
+  free(ss->snap);
+  free(ss->view);
+  free(ss->last_reply);
+  free(ss);
+  *pss = NULL;
+}
+
+void srv_session_publish_view(srv *s, srv_session *ss) {
+  // the core is ours (job thread); the lock orders the copy against the I/O thread
+  const int nb = ss->m->nbody;
+  pthread_mutex_lock(&s->mu);
+  ss->view_time = sim_data_time(ss->d);
+  for (int b = 0; b < nb; b++) {
+    double *v = ss->view + (size_t)b * SRV_VIEW;
+    sim_get_body(ss->m, ss->d, b, v, v + 3, v + 7, v + 10);
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
+// ---- table and tombstones -----------------------------------------------------------
+
+srv_session *srv_find(srv *s, const char *id) {
+  if (!id || !id[0] || strlen(id) != SRV_ID_LEN) {
+    return NULL;
+  }
+  for (int i = 0; i < s->cfg.max_sessions; i++) {
+    if (s->tab[i] && memcmp(s->tab[i]->id, id, SRV_ID_LEN) == 0) {
+      return s->tab[i];
+    }
+  }
+  return NULL;
+}
+
+int srv_insert(srv *s, srv_session *ss) {
+  for (int i = 0; i < s->cfg.max_sessions; i++) {
+    if (!s->tab[i]) {
+      s->tab[i] = ss;
+      s->nsessions++;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+void srv_remove(srv *s, srv_session *ss, const char *why) {
+  for (int i = 0; i < s->cfg.max_sessions; i++) {
+    if (s->tab[i] == ss) {
+      s->tab[i] = NULL;
+      s->nsessions--;
+      break;
+    }
+  }
+  ss->dead = 1;
+  int k = s->tomb_next;
+  s->tomb_next = (k + 1) % SRV_TOMBS;
+  memcpy(s->tombs[k].id, ss->id, sizeof ss->id);
+  snprintf(s->tombs[k].why, sizeof s->tombs[k].why, "%s", why);
+}
+
+const char *srv_tomb(const srv *s, const char *id) {
+  if (!id || strlen(id) != SRV_ID_LEN) {
+    return "";
+  }
+  for (int k = 0; k < SRV_TOMBS; k++) {
+    if (s->tombs[k].id[0] && memcmp(s->tombs[k].id, id, SRV_ID_LEN) == 0) {
+      return s->tombs[k].why;
+    }
+  }
+  return "";
+}
+
+// ---- checkpoints ----------------------------------------------------------------------
+
+// A Checkpoint message of ss's current state (pointers into ss; valid until ss changes).
+static void checkpoint_msg(srv_session *ss, Ccsim__Checkpoint *cp, Ccsim__Pacing *pc) {
+  ccsim__checkpoint__init(cp);
+  ccsim__pacing__init(pc);
+  sim_snapshot_get(ss->m, ss->d, ss->snap);
+  cp->has_format = 1;
+  cp->format = 1;
+  cp->scene = ss->scene;
+  cp->n_snapshot = ss->nsnap;
+  cp->snapshot = ss->snap;
+  pc->has_mode = pc->has_period = 1;
+  pc->mode = (Ccsim__PacingMode)ss->pacing;
+  pc->period = ss->period;
+  cp->pacing = pc;
+  cp->has_last_seq = 1;
+  cp->last_seq = ss->last_seq;
+}
+
+int srv_checkpoint(srv *s, srv_session *ss, uint8_t **out, size_t *len) {
+  (void)s;
+  Ccsim__Checkpoint cp;
+  Ccsim__Pacing pc;
+  checkpoint_msg(ss, &cp, &pc);
+  size_t n = ccsim__checkpoint__get_packed_size(&cp);
+  *out = malloc(n ? n : 1);
+  if (!*out) {
+    return CCSIM_ENOMEM;
+  }
+  *len = ccsim__checkpoint__pack(&cp, *out);
+  // the live session restarts here too, so it and a resumed copy agree to the last bit
+  sim_restart(ss->m, ss->d);
+  return CCSIM_OK;
+}
+
+static void session_path(const srv *s, const char *id, const char *suffix, char *out,
+                         size_t n) {
+  snprintf(out, n, "%s/%s.session%s", s->cfg.state_dir, id, suffix);
+}
+
+int srv_save_session(srv *s, srv_session *ss) {
+  if (!s->cfg.state_dir) {
+    return 0;
+  }
+  Ccsim__SavedSession sv;
+  Ccsim__Checkpoint cp;
+  Ccsim__Pacing pc;
+  ccsim__saved_session__init(&sv);
+  checkpoint_msg(ss, &cp, &pc);
+  sv.session_id = ss->id;
+  sv.controller_token = ss->token;
+  sv.checkpoint = &cp;
+  if (ss->last_reply) {
+    sv.has_last_reply = 1;
+    sv.last_reply.data = ss->last_reply;
+    sv.last_reply.len = ss->last_reply_len;
+  }
+  size_t n = ccsim__saved_session__get_packed_size(&sv);
+  uint8_t *buf = malloc(n ? n : 1);
+  if (!buf) {
+    fprintf(stderr, "ccsimd: cannot save session %s: out of memory\n", ss->id);
+    return -1;
+  }
+  ccsim__saved_session__pack(&sv, buf);
+  sim_restart(ss->m, ss->d);
+  // write a temporary file, flush it to disk, then rename: a crash leaves the old file
+  char tmp[4096], path[4096];
+  session_path(s, ss->id, ".tmp", tmp, sizeof tmp);
+  session_path(s, ss->id, "", path, sizeof path);
+  int rc = -1;
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd >= 0) {
+    size_t off = 0;
+    while (off < n) {
+      ssize_t w = write(fd, buf + off, n - off);
+      if (w < 0 && errno == EINTR) {
+        continue;
+      }
+      if (w <= 0) {
+        break;
+      }
+      off += (size_t)w;
+    }
+    if (off == n && fsync(fd) == 0 && close(fd) == 0) {
+      fd = -1;
+      rc = rename(tmp, path);
+    }
+    if (fd >= 0) {
+      close(fd);
+    }
+  }
+  if (rc != 0) {
+    fprintf(stderr, "ccsimd: cannot save session %s in %s\n", ss->id, s->cfg.state_dir);
+    unlink(tmp);
+  }
+  free(buf);
+  return rc;
+}
+
+void srv_unlink_session(srv *s, const char *id) {
+  if (!s->cfg.state_dir) {
+    return;
+  }
+  char path[4096];
+  session_path(s, id, "", path, sizeof path);
+  unlink(path);
+}
+
+static uint8_t *read_file(const char *path, size_t max, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    return NULL;
+  }
+  uint8_t *buf = NULL;
+  size_t cap = 0, n = 0;
+  for (;;) {
+    if (n == cap) {
+      size_t ncap = cap ? 2 * cap : 65536;
+      if (ncap > max + 1) {
+        ncap = max + 1;
+      }
+      if (ncap <= cap) {
+        break;  // past max
+      }
+      uint8_t *nb = realloc(buf, ncap);
+      if (!nb) {
+        break;
+      }
+      buf = nb;
+      cap = ncap;
+    }
+    size_t r = fread(buf + n, 1, cap - n, f);
+    n += r;
+    if (r == 0) {
+      break;
+    }
+  }
+  int bad = ferror(f) || n > max;
+  fclose(f);
+  if (bad) {
+    free(buf);
+    return NULL;
+  }
+  *len = n;
+  return buf ? buf : malloc(1);
+}
+
+static int hex_id(const char *id) {
+  if (!id || strlen(id) != SRV_ID_LEN) {
+    return 0;
+  }
+  for (int i = 0; i < SRV_ID_LEN; i++) {
+    char c = id[i];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+int srv_restore_all(srv *s) {
+  if (!s->cfg.state_dir) {
+    return 0;
+  }
+  DIR *dir = opendir(s->cfg.state_dir);
+  if (!dir) {
+    if (mkdir(s->cfg.state_dir, 0700) != 0 && errno != EEXIST) {
+      fprintf(stderr, "ccsimd: cannot create the state dir %s\n", s->cfg.state_dir);
+    }
+    return 0;
+  }
+  int restored = 0;
+  struct dirent *e;
+  while ((e = readdir(dir))) {
+    size_t nl = strlen(e->d_name);
+    if (nl != SRV_ID_LEN + 8 || strcmp(e->d_name + SRV_ID_LEN, ".session") != 0) {
+      continue;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", s->cfg.state_dir, e->d_name);
+    size_t len = 0;
+    uint8_t *buf = read_file(path, s->cfg.max_msg_bytes * 2, &len);
+    Ccsim__SavedSession *sv = buf ? ccsim__saved_session__unpack(NULL, len, buf) : NULL;
+    free(buf);
+    const char *problem = NULL;
+    char err[512] = "";
+    if (!sv) {
+      problem = "unreadable or not a saved session";
+    } else if (!hex_id(sv->session_id) || !hex_id(sv->controller_token) || !sv->checkpoint ||
+               !sv->checkpoint->scene || strncmp(e->d_name, sv->session_id, SRV_ID_LEN) != 0) {
+      problem = "incomplete (id, token or checkpoint)";
+    } else if (s->nsessions >= s->cfg.max_sessions) {
+      problem = "over the session limit";
+    }
+    srv_session *ss = NULL;
+    if (!problem) {
+      Ccsim__Scene *sc = sv->checkpoint->scene;
+      sv->checkpoint->scene = NULL;  // the session takes it
+      int code = 0;
+      ss = srv_session_build(s, &sc, sv->checkpoint, NULL, &code, err, sizeof err);
+      if (!ss) {
+        problem = err;
+      }
+    }
+    if (ss && sv->has_last_reply && sv->last_reply.len > 0) {
+      ss->last_reply = malloc(sv->last_reply.len);
+      if (ss->last_reply) {
+        memcpy(ss->last_reply, sv->last_reply.data, sv->last_reply.len);
+        ss->last_reply_len = sv->last_reply.len;
+      }
+    }
+    if (ss) {
+      memcpy(ss->id, sv->session_id, SRV_ID_LEN + 1);
+      memcpy(ss->token, sv->controller_token, SRV_ID_LEN + 1);
+      pthread_mutex_lock(&s->mu);
+      if (srv_find(s, ss->id) || srv_insert(s, ss) != 0) {
+        problem = "duplicate id";
+      }
+      pthread_mutex_unlock(&s->mu);
+      if (problem) {
+        srv_session_free(&ss);
+      } else {
+        restored++;
+      }
+    }
+    if (problem) {
+      fprintf(stderr, "ccsimd: %s: not restored: %s\n", path, problem);
+    }
+    if (sv) ccsim__saved_session__free_unpacked(sv, NULL);
+  }
+  closedir(dir);
+  return restored;
+}
