@@ -8,10 +8,18 @@
 
 #include "geo_vec.h"
 
+#ifndef SIM_CACHE_PAIRS
+#define SIM_CACHE_PAIRS 2048  // collidable pairs up to which each gets a coherence cache
+#endif
+#define SIM_CACHE_CAP 8192    // candidate leaf pairs one cache keeps
+
 struct sim_collider {
   geo_query_ws *ws;      // one workspace sized for the two largest hierarchies
+  geo_query_cache **cache; // (nbody (nbody - 1) / 2) per body pair, NULL entries for pairs
+                           // that cannot collide; NULL when the model has too many pairs
   geo_pair *pairs;       // (cap) proximity output of one body pair
   sim_contact *contacts; // (cap) contacts of the last sim_collide
+  size_t nslots;         // entries of cache
   int cap, n;
   double max_depth;      // [m]
   uint64_t geometry_ns;
@@ -22,6 +30,17 @@ static uint64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+// bodies that can touch: both have geometry, at least one is free
+static int collidable(const sim_model *m, int a, int b) {
+  return m->bvh[a] && m->bvh[b] &&
+         (m->type[a] == SIM_BODY_FREE || m->type[b] == SIM_BODY_FREE);
+}
+
+// index of the unordered pair a < b among nbody (nbody - 1) / 2 slots
+static size_t pair_slot(const sim_model *m, int a, int b) {
+  return (size_t)a * (size_t)(2 * m->nbody - a - 1) / 2 + (size_t)(b - a - 1);
 }
 
 sim_collider *sim_collider_new(const sim_model *m, int cap, char *err, size_t err_sz) {
@@ -58,12 +77,44 @@ sim_collider *sim_collider_new(const sim_model *m, int cap, char *err, size_t er
       return NULL;
     }
   }
+  // coherence caches: consecutive evaluations (Newton iterations, small steps) query
+  // nearby poses, where the cache answers from the leaf pairs it kept; the answers are
+  // identical to cold queries. One per collidable pair, while their memory stays modest.
+  long npairs = 0;
+  for (int a = 0; a < m->nbody; a++) {
+    for (int b = a + 1; b < m->nbody; b++) npairs += collidable(m, a, b);
+  }
+  if (c->ws && npairs <= SIM_CACHE_PAIRS) {
+    size_t slots = (size_t)m->nbody * (size_t)(m->nbody - 1) / 2;
+    c->cache = calloc(slots, sizeof *c->cache);
+    if (!c->cache) {
+      if (err) snprintf(err, err_sz, "out of memory for contact caches");
+      sim_collider_destroy(&c);
+      return NULL;
+    }
+    c->nslots = slots;
+    for (int a = 0; a < m->nbody; a++) {
+      for (int b = a + 1; b < m->nbody; b++) {
+        if (!collidable(m, a, b)) continue;
+        char gerr[256] = "";
+        double margin = fmax(m->contact.standoff, 1e-4);
+        c->cache[pair_slot(m, a, b)] = geo_query_cache_new(SIM_CACHE_CAP, margin, gerr, sizeof gerr);
+        if (!c->cache[pair_slot(m, a, b)]) {
+          if (err) snprintf(err, err_sz, "contact cache: %s", gerr);
+          sim_collider_destroy(&c);
+          return NULL;
+        }
+      }
+    }
+  }
   return c;
 }
 
 void sim_collider_destroy(sim_collider **pc) {
   if (!pc || !*pc) return;
   sim_collider *c = *pc;
+  for (size_t i = 0; c->cache && i < c->nslots; i++) geo_query_cache_destroy(&c->cache[i]);
+  free(c->cache);
   geo_query_ws_destroy(&c->ws);
   free(c->pairs);
   free(c->contacts);
@@ -110,12 +161,6 @@ void sim_pair_params(const sim_model *m, int a, int b, sim_contact_params *out) 
   out->mu = sqrt(pa.mu * pb.mu);
   out->mu_dynamic = sqrt(pa.mu_dynamic * pb.mu_dynamic);
   out->set = 0;
-}
-
-// bodies that can touch: both have geometry, at least one is free
-static int collidable(const sim_model *m, int a, int b) {
-  return m->bvh[a] && m->bvh[b] &&
-         (m->type[a] == SIM_BODY_FREE || m->type[b] == SIM_BODY_FREE);
 }
 
 // gap between the bounding spheres about the COM (a lower bound of the distance)
@@ -165,7 +210,8 @@ ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinemati
       geo_pose xa = pose_of(k, a), xb = pose_of(k, b);
       geo_prox_info info;
       uint64_t t0 = now_ns();
-      int rc = geo_proximity(m->bvh[a], &xa, m->bvh[b], &xb, cp.standoff, c->ws, NULL,
+      geo_query_cache *cache = c->cache ? c->cache[pair_slot(m, a, b)] : NULL;
+      int rc = geo_proximity(m->bvh[a], &xa, m->bvh[b], &xb, cp.standoff, c->ws, cache,
                              c->pairs, c->cap - c->n, &info);
       c->geometry_ns += now_ns() - t0;
       if (rc == GEO_QELIMIT) {
