@@ -424,6 +424,42 @@ static int edge_pierces(const double *const P[3], const double sp[3], const doub
   return 0;
 }
 
+// x on the inner side of the edges of T, m[k] = n x (T[k+1] - T[k]) (inclusive)
+static inline int inside_m(const double x[3], const double *const T[3], double m[3][3]) {
+  for (int k = 0; k < 3; k++) {
+    double w[3];
+    geo_v3_sub(w, x, T[k]);
+    if (geo_v3_dot(m[k], w) < 0.0) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+// o = the indices 0..2 ordered by increasing |v| (ties by index)
+static inline void order3(const double v[3], int o[3]) {
+  double a0 = fabs(v[0]), a1 = fabs(v[1]), a2 = fabs(v[2]);
+  o[0] = 0;
+  o[1] = 1;
+  o[2] = 2;
+  double t[3] = {a0, a1, a2};
+  if (t[o[1]] < t[o[0]]) {
+    int x = o[0];
+    o[0] = o[1];
+    o[1] = x;
+  }
+  if (t[o[2]] < t[o[1]]) {
+    int x = o[1];
+    o[1] = o[2];
+    o[2] = x;
+    if (t[o[1]] < t[o[0]]) {
+      x = o[0];
+      o[0] = o[1];
+      o[1] = x;
+    }
+  }
+}
+
 // (pa, pb) is the closest pair of the two triangles (convex sets) when v = pb - pa
 // separates them: every vertex of P at or behind pa along v, every vertex of Q at or beyond
 // pb; a relative 1e-12 absorbs rounding for vertices on the supporting planes
@@ -473,44 +509,65 @@ static double geo_q_tri_dist(const double *const P[3], const int pid[3], const d
     return lo > thr ? lo : -hi;
   }
   double best = INFINITY;
-  // vertex-face: a vertex whose projection falls inside the other triangle
+  // try the likeliest features first (those nearest the other plane) so that the proof
+  // below usually ends the search at once
+  int op[3], oq[3];
+  order3(sp, op);
+  order3(sq, oq);
+  // vertex-face: a vertex whose projection falls inside the other triangle; inside means
+  // on the inner side of the three in-plane edge normals m = n x e (the projection along n
+  // does not change those dot products, so the vertex itself is tested)
+  double mq[3][3], mp[3][3];
   for (int k = 0; k < 3; k++) {
-    if (sp[k] * sp[k] < best) {
-      geo_v3_madd(w, P[k], -sp[k], nq);
-      if (in_tri(w, Q, nq)) {
-        best = sp[k] * sp[k];
-        geo_v3_copy(pa, P[k]);
-        geo_v3_copy(pb, w);
-      }
+    double e[3];
+    geo_v3_sub(e, Q[(k + 1) % 3], Q[k]);
+    geo_v3_cross(mq[k], nq, e);
+    geo_v3_sub(e, P[(k + 1) % 3], P[k]);
+    geo_v3_cross(mp[k], np, e);
+  }
+  for (int n = 0; n < 3; n++) {
+    int k = op[n];
+    if (sp[k] * sp[k] < best && inside_m(P[k], Q, mq)) {
+      best = sp[k] * sp[k];
+      geo_v3_copy(pa, P[k]);
+      geo_v3_madd(pb, P[k], -sp[k], nq);
     }
-    if (sq[k] * sq[k] < best) {
-      geo_v3_madd(w, Q[k], -sq[k], np);
-      if (in_tri(w, P, np)) {
-        best = sq[k] * sq[k];
-        geo_v3_copy(pa, w);
-        geo_v3_copy(pb, Q[k]);
-      }
+  }
+  for (int n = 0; n < 3; n++) {
+    int k = oq[n];
+    if (sq[k] * sq[k] < best && inside_m(Q[k], P, mp)) {
+      best = sq[k] * sq[k];
+      geo_v3_madd(pa, Q[k], -sq[k], np);
+      geo_v3_copy(pb, Q[k]);
     }
   }
   if (best < INFINITY && closest_ok(P, Q, pa, pb)) {
     return sqrt(best);
   }
-  // edge-edge, each edge oriented from its lower vertex id; stop at a provably closest pair
+  // edge-edge, each edge oriented from its lower vertex id; stop at a provably closest pair.
+  // Edge k joins vertices k and k+1; edges through the nearest vertices first.
   static const int nx[3] = {1, 2, 0};
+  double ep[3], eq[3];
+  for (int k = 0; k < 3; k++) {
+    ep[k] = fabs(sp[k]) + fabs(sp[nx[k]]);
+    eq[k] = fabs(sq[k]) + fabs(sq[nx[k]]);
+  }
+  order3(ep, op);
+  order3(eq, oq);
   const double *qo[3];
   double qd[3][3], ql[3];
-  for (int j = 0; j < 3; j++) {
-    int j0 = j, j1 = nx[j];
+  for (int n = 0; n < 3; n++) {
+    int j = oq[n], j0 = j, j1 = nx[j];
     if (qid[j0] > qid[j1]) {
       j0 = j1;
       j1 = j;
     }
-    qo[j] = Q[j0];
-    geo_v3_sub(qd[j], Q[j1], Q[j0]);
-    ql[j] = geo_v3_dot(qd[j], qd[j]);
+    qo[n] = Q[j0];
+    geo_v3_sub(qd[n], Q[j1], Q[j0]);
+    ql[n] = geo_v3_dot(qd[n], qd[n]);
   }
-  for (int i = 0; i < 3; i++) {
-    int i0 = i, i1 = nx[i];
+  for (int m = 0; m < 3; m++) {
+    int i = op[m], i0 = i, i1 = nx[i];
     if (pid[i0] > pid[i1]) {
       i0 = i1;
       i1 = i;
