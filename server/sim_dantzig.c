@@ -17,8 +17,8 @@ struct sim_dantzig {
   sim_dantzig_opts opts;  // tolerances and the pivot cap
   double *L;              // Cholesky factor of M_CC + reg I, row-major, stride n_max
   double *dinv;           // 1 / diagonal of L (n_max)
-  double *f;              // forces z (n_max)
-  double *a;              // accelerations w = M z + q (n_max)
+  double *f;              // forces z of the clamped set, in factor order (n_max)
+  double *a;              // accelerations w = M z + q of NC, in ncl order (n_max)
   double *x;              // direction on the clamped set, in factor order (n_max)
   double *y;              // scratch for triangular solves (n_max)
   double *rhs;            // right-hand sides in factor order (n_max)
@@ -206,6 +206,7 @@ static int chol_add(sim_dantzig *dz, int n, const double *M, int j, int check_de
   dz->dinv[k] = 1.0 / lk[k];
   dz->cidx[k] = j;
   dz->pos[j] = k;
+  dz->f[k] = 0.0;
   dz->nc = k + 1;
   // R gains column k: R[i][k] = M_ij (column j of the symmetric M)
   const double *mj = M + (size_t)j * n;
@@ -223,6 +224,7 @@ static void chol_remove(sim_dantzig *dz, int n, int p) {
   dz->pos[dz->cidx[p]] = -1;
   for (int r = p; r < k - 1; r++) {
     dz->cidx[r] = dz->cidx[r + 1];
+    dz->f[r] = dz->f[r + 1];
     dz->pos[dz->cidx[r]] = r;
   }
   for (int i = p; i < k - 1; i++) {
@@ -251,29 +253,22 @@ static void chol_remove(sim_dantzig *dz, int n, int p) {
   }
 }
 
-// f_C from M_CC f_C = -q_C (regularised factor), f = 0 elsewhere on the clamped set's
-// complement is left untouched; then a = M f + q over all n.
+// f_C from M_CC f_C = -q_C through the (regularised) factor, then `refine` steps of
+// iterative refinement against the unregularised M_CC, which remove the regularisation's
+// bias.
 static void resync(sim_dantzig *dz, int n, const double *M, const double *q, int refine) {
   const int k = dz->nc;
   for (int r = 0; r < k; r++) dz->rhs[r] = -q[dz->cidx[r]];
-  chol_solve(dz, dz->rhs, dz->x);
-  // iterative refinement against the unregularised M_CC removes the regularisation bias
+  chol_solve(dz, dz->rhs, dz->f);
   for (int it = 0; it < refine; it++) {
     for (int r = 0; r < k; r++) {
       const double *mr = M + (size_t)dz->cidx[r] * n;
       double s = -q[dz->cidx[r]];
-      for (int c = 0; c < k; c++) s -= mr[dz->cidx[c]] * dz->x[c];
+      for (int c = 0; c < k; c++) s -= mr[dz->cidx[c]] * dz->f[c];
       dz->rhs[r] = s;
     }
     chol_solve(dz, dz->rhs, dz->rhs);
-    for (int r = 0; r < k; r++) dz->x[r] += dz->rhs[r];
-  }
-  for (int r = 0; r < k; r++) dz->f[dz->cidx[r]] = dz->x[r];
-  for (int i = 0; i < n; i++) dz->a[i] = q[i];
-  for (int r = 0; r < k; r++) {
-    const double *mc = M + (size_t)dz->cidx[r] * n;
-    double fr = dz->x[r];
-    for (int i = 0; i < n; i++) dz->a[i] += mc[i] * fr;
+    for (int r = 0; r < k; r++) dz->f[r] += dz->rhs[r];
   }
 }
 
@@ -313,14 +308,16 @@ static double rate(const sim_dantzig *dz, int n, const double *M, int i, int d) 
   return M[d + (size_t)i * n] + dot(ri, dz->x, dz->nc);
 }
 
-static void nc_add(sim_dantzig *dz, int i) {
+static void nc_add(sim_dantzig *dz, int i, double ai) {
   dz->ncpos[i] = dz->nnc;
+  dz->a[dz->nnc] = ai;
   dz->ncl[dz->nnc++] = i;
 }
 
 static void nc_remove(sim_dantzig *dz, int i) {
   int p = dz->ncpos[i], last = dz->ncl[--dz->nnc];
   dz->ncl[p] = last;
+  dz->a[p] = dz->a[dz->nnc];
   dz->ncpos[last] = p;
   dz->ncpos[i] = -1;
 }
@@ -349,10 +346,8 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
   if (mmax == 0.0) mmax = 1.0;
   dz->reg = o->reg_rel * mmax;
   const double drive_thr = o->drive_tol * (qs > 0.0 ? qs : 1.0);
-  double *f = dz->f, *a = dz->a, *x = dz->x;
+  double *f = dz->f, *a = dz->a, *x = dz->x, *da = dz->da;
   for (int i = 0; i < n; i++) {
-    f[i] = 0.0;
-    a[i] = q[i];
     dz->pos[i] = -1;
     dz->ncpos[i] = -1;
     dz->skip[i] = 0;
@@ -366,17 +361,15 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
 
   // Baraff 4.1: contacts are taken one at a time in order; those not yet reached are
   // ignored (their a may go negative meanwhile). Processed indices are in C (a = 0,
-  // f >= 0) or NC (f = 0, a >= 0); a is maintained for NC only.
+  // f >= 0; f kept in factor order) or NC (f = 0, a >= 0; a kept in NC order).
   sim_lcp_status st = SIM_LCP_SOLVED;
   for (int d = 0; d < n; d++) {
     if (dz->pos[d] >= 0) continue;  // clamped by the warm start
     const double mdd = M[d + (size_t)d * n];
     const double *rd = dz->R + (size_t)d * dz->n_max;  // M_d,C in factor order
-    double ad = q[d];
-    for (int r = 0; r < dz->nc; r++) ad += rd[r] * f[dz->cidx[r]];
-    a[d] = ad;
+    double ad = q[d] + dot(rd, f, dz->nc), fd = 0.0;
     if (ad >= -drive_thr) {
-      nc_add(dz, d);
+      nc_add(dz, d, ad);
       continue;
     }
     // drive-to-zero(d)
@@ -385,53 +378,52 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
         st = SIM_LCP_PIVOT_LIMIT;
         goto done;
       }
-      if (!first && a[d] >= -drive_thr && f[d] == 0.0) {  // d became a valid unclamped one
-        nc_add(dz, d);
+      if (!first && ad >= -drive_thr && fd == 0.0) {  // d became a valid unclamped one
+        nc_add(dz, d, ad);
         break;
       }
       // fdirection: df_d = 1, M_CC x = -M_Cd (Baraff eq. 9); rates of a on d and NC
       const int k = dz->nc;
       for (int r = 0; r < k; r++) dz->rhs[r] = -rd[r];
       chol_solve(dz, dz->rhs, x);
-      double xn = 1.0, xx = 0.0;
-      for (int r = 0; r < k; r++) {
-        xn = dmax(xn, fabs(x[r]));
-        xx += x[r] * x[r];
-      }
+      // |x| (>= max |x_r|) scales the thresholds below
+      const double xx = dot(x, x, k), xn = dmax(1.0, sqrt(xx));
       const double dad = rate(dz, n, M, d, d);
-      for (int t = 0; t < dz->nnc; t++) dz->da[t] = rate(dz, n, M, dz->ncl[t], d);
+      for (int t = 0; t < dz->nnc; t++) da[t] = rate(dz, n, M, dz->ncl[t], d);
       // maxstep (Baraff eq. 10-12). d counts as reachable only if its rate (the Schur
       // complement of d on C) is not negligible: otherwise d is redundant with C (Baraff's
       // redundant contacts). Among blockers the first minimum wins; a tie with d goes to d.
+      // j: the blocking index; jt: its position in C (jt >= 0) or in NC (jt < 0: -1 - t)
       const int stamp = inf.pivots + 1;
       double s;
-      int j, joined = 0;
+      int j, jt = 0, joined = 0;
       for (;;) {
         s = INFINITY;
         j = -1;
         double sd = INFINITY;
         if (dad > o->dep_tol * mdd + 2.0 * dz->reg * (1.0 + xx)) {
-          s = sd = dmax(0.0, -a[d]) / dad;
+          s = sd = dmax(0.0, -ad) / dad;
           j = d;
         }
         const double xthr = o->piv_tol * xn;
         for (int r = 0; r < k; r++) {
           if (x[r] < -xthr) {
-            double si = dmax(0.0, f[dz->cidx[r]]) / -x[r];
+            double si = dmax(0.0, f[r]) / -x[r];
             if (si < s) {
               s = si;
               j = dz->cidx[r];
+              jt = r;
             }
           }
         }
         const double athr = o->piv_tol * mmax * xn;
         for (int t = 0; t < dz->nnc; t++) {
-          int i = dz->ncl[t];
-          if (dz->da[t] < -athr && dz->skip[i] != stamp) {
-            double si = dmax(0.0, a[i]) / -dz->da[t];
-            if (si < s) {
+          if (da[t] < -athr) {
+            double si = dmax(0.0, a[t]) / -da[t];
+            if (si < s && dz->skip[dz->ncl[t]] != stamp) {
               s = si;
-              j = i;
+              j = dz->ncl[t];
+              jt = -1 - t;
             }
           }
         }
@@ -439,7 +431,7 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
           s = sd;
           j = d;
         }
-        if (j < 0 || j == d || dz->pos[j] >= 0) break;
+        if (j < 0 || j == d || jt >= 0) break;
         // an unclamped blocker joins C; if it is (numerically) dependent on C its rate
         // can only be rounding noise: skip it and select again
         if (chol_add(dz, n, M, j, 1, NULL, -1.0) == 0) {
@@ -451,7 +443,7 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
       if (j < 0) {
         // nothing limits the step and a_d never reaches zero: infeasible. If a_d is
         // already zero up to the tolerance this is no proof: report a numerical failure
-        st = a[d] < -drive_thr ? SIM_LCP_RAY : SIM_LCP_NUMERICAL;
+        st = ad < -drive_thr ? SIM_LCP_RAY : SIM_LCP_NUMERICAL;
         goto done;
       }
       if (!isfinite(s)) {
@@ -463,14 +455,13 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
       if (s == 0.0) {
         inf.zero_steps++;
       } else {
-        for (int r = 0; r < k; r++) f[dz->cidx[r]] += s * x[r];
-        f[d] += s;
-        a[d] += s * dad;
-        for (int t = 0; t < dz->nnc; t++) a[dz->ncl[t]] += s * dz->da[t];
+        for (int r = 0; r < k; r++) f[r] += s * x[r];
+        fd += s;
+        ad += s * dad;
+        for (int t = 0; t < dz->nnc; t++) a[t] += s * da[t];
       }
       inf.pivots++;
       if (j == d) {
-        a[d] = 0.0;
         // L^-1 M_Cd is minus the forward result of this pivot's solve (C unchanged since);
         // d's rate (its Schur complement) was checked in the selection
         for (int r = 0; r < k; r++) dz->y[r] = -dz->y[r];
@@ -478,15 +469,13 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
           st = SIM_LCP_NUMERICAL;
           goto done;
         }
+        f[k] = fd;
         break;
       } else if (joined) {
-        a[j] = 0.0;  // already appended to the factor during the selection
-        nc_remove(dz, j);
+        nc_remove(dz, j);  // already appended to the factor (force 0) in the selection
       } else {
-        f[j] = 0.0;
-        a[j] = 0.0;
-        chol_remove(dz, n, dz->pos[j]);
-        nc_add(dz, j);
+        chol_remove(dz, n, jt);
+        nc_add(dz, j, 0.0);
       }
     }
   }
@@ -498,11 +487,12 @@ done:
   }
   // verify the pivoted z; if rounding spoiled it, recompute z on C from the factor with
   // iterative refinement against the unregularised M_CC and verify again
-  for (int i = 0; i < n; i++) z[i] = dz->pos[i] >= 0 ? dmax(0.0, f[i]) : 0.0;
+  for (int i = 0; i < n; i++) z[i] = 0.0;
+  for (int r = 0; r < dz->nc; r++) z[dz->cidx[r]] = dmax(0.0, f[r]);
   int ok = sim_lcp_verify(n, M, q, z, w, o->verify_tol, &inf.check);
   if (st == SIM_LCP_SOLVED && !ok && dz->nc > 0) {
     resync(dz, n, M, q, 2);
-    for (int i = 0; i < n; i++) z[i] = dz->pos[i] >= 0 ? dmax(0.0, f[i]) : 0.0;
+    for (int r = 0; r < dz->nc; r++) z[dz->cidx[r]] = dmax(0.0, f[r]);
     ok = sim_lcp_verify(n, M, q, z, w, o->verify_tol, &inf.check);
   }
   if (st == SIM_LCP_SOLVED && !ok) st = SIM_LCP_NUMERICAL;
