@@ -128,31 +128,53 @@ static inline double dot(const double *a, const double *b, int m) {
   return (s0 + s1) + (s2 + s3);
 }
 
+// a . v and b . v over m entries at once (v is read once; two independent sum chains)
+static inline void dot2(const double *a, const double *b, const double *v, int m, double *sa,
+                        double *sb) {
+  double a0 = 0.0, a1 = 0.0, b0 = 0.0, b1 = 0.0;
+  int i = 0;
+  for (; i + 2 <= m; i += 2) {
+    a0 += a[i] * v[i];
+    a1 += a[i + 1] * v[i + 1];
+    b0 += b[i] * v[i];
+    b1 += b[i + 1] * v[i + 1];
+  }
+  if (i < m) {
+    a0 += a[i] * v[i];
+    b0 += b[i] * v[i];
+  }
+  *sa = a0 + a1;
+  *sb = b0 + b1;
+}
+
 // Solves (L L^T) x = rhs over the nc clamped positions; rhs and x may alias. The forward
 // result L^-1 rhs stays in dz->y (chol_add of the driven index reuses it).
 static void chol_solve(sim_dantzig *dz, const double *rhs, double *x) {
   const int k = dz->nc, ld = dz->n_max;
   const double *L = dz->L, *di = dz->dinv;
   double *y = dz->y;
-  // forward: L y = rhs, row by row
-  for (int r = 0; r < k; r++) {
-    y[r] = (rhs[r] - dot(L + (size_t)r * ld, y, r)) * di[r];
+  // forward: L y = rhs, two rows at a time over the entries both rows share
+  int i = 0;
+  for (; i + 2 <= k; i += 2) {
+    const double *l0 = L + (size_t)i * ld, *l1 = l0 + ld;
+    double s0, s1;
+    dot2(l0, l1, y, i, &s0, &s1);
+    y[i] = (rhs[i] - s0) * di[i];
+    y[i + 1] = (rhs[i + 1] - s1 - l1[i] * y[i]) * di[i + 1];
   }
-  // backward: L^T x = y, column-oriented so each step reads one row of L
+  if (i < k) y[i] = (rhs[i] - dot(L + (size_t)i * ld, y, i)) * di[i];
+  // backward: L^T x = y, column-oriented (each step reads rows of L), two rows per pass
   for (int r = 0; r < k; r++) x[r] = y[r];
-  for (int r = k - 1; r >= 0; r--) {
-    const double *lr = L + (size_t)r * ld;
-    double xr = x[r] * di[r];
-    x[r] = xr;
-    int c = 0;
-    for (; c + 4 <= r; c += 4) {
-      x[c] -= lr[c] * xr;
-      x[c + 1] -= lr[c + 1] * xr;
-      x[c + 2] -= lr[c + 2] * xr;
-      x[c + 3] -= lr[c + 3] * xr;
-    }
-    for (; c < r; c++) x[c] -= lr[c] * xr;
+  int r = k - 1;
+  for (; r >= 1; r -= 2) {
+    const double *l1 = L + (size_t)r * ld, *l0 = l1 - ld;
+    double x1 = x[r] * di[r];
+    double x0 = (x[r - 1] - l1[r - 1] * x1) * di[r - 1];
+    x[r] = x1;
+    x[r - 1] = x0;
+    for (int c = 0; c < r - 1; c++) x[c] -= l1[c] * x1 + l0[c] * x0;
   }
+  if (r == 0) x[0] *= di[0];
 }
 
 // Appends index j to the clamped set: one new row l of L, O(nc^2), and column j of M to
@@ -389,7 +411,15 @@ sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const 
       // |x| (>= max |x_r|) scales the thresholds below
       const double xx = dot(x, x, k), xn = dmax(1.0, sqrt(xx));
       const double dad = rate(dz, n, M, d, d);
-      for (int t = 0; t < dz->nnc; t++) da[t] = rate(dz, n, M, dz->ncl[t], d);
+      int t2 = 0;
+      for (; t2 + 2 <= dz->nnc; t2 += 2) {
+        int i0 = dz->ncl[t2], i1 = dz->ncl[t2 + 1];
+        double s0, s1;
+        dot2(dz->R + (size_t)i0 * dz->n_max, dz->R + (size_t)i1 * dz->n_max, x, k, &s0, &s1);
+        da[t2] = M[d + (size_t)i0 * n] + s0;
+        da[t2 + 1] = M[d + (size_t)i1 * n] + s1;
+      }
+      if (t2 < dz->nnc) da[t2] = rate(dz, n, M, dz->ncl[t2], d);
       // maxstep (Baraff eq. 10-12). d counts as reachable only if its rate (the Schur
       // complement of d on C) is not negligible: otherwise d is redundant with C (Baraff's
       // redundant contacts). Among blockers the first minimum wins; a tie with d goes to d.
