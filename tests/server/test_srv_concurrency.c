@@ -1,0 +1,334 @@
+// ctest-label: e2e
+// ctest-timeout: 120
+// Sessions step in parallel: a long step of one session delays no other client; 16
+// clients x 1000 steps on their own sessions and one controller with 8 observers on one
+// session, every reply checked against free fall, no cross-talk.
+#include "ccsim_test.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ccsim_client.h"
+#include "ccsim_scene.h"
+#include "srv.h"
+
+#ifdef __SANITIZE_ADDRESS__
+#define NSTEPS 400
+#else
+#define NSTEPS 1000
+#endif
+#define NCLIENTS 16
+#define NOBSERVERS 8
+
+typedef struct fixture {
+  srv *s;
+  pthread_t thread;
+  char endpoint[256];
+} fixture;
+
+static void *serve(void *arg) {
+  srv_run(arg);
+  return NULL;
+}
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.workers = 4;
+  char err[256] = "";
+  f->s = srv_new(&cfg, err, sizeof err);
+  if (!f->s) {
+    print_error("srv_new: %s\n", err);
+    free(f);
+    return -1;
+  }
+  snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
+  pthread_create(&f->thread, NULL, serve, f->s);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  srv_stop(f->s);
+  pthread_join(f->thread, NULL);
+  srv_destroy(&f->s);
+  free(f);
+  return 0;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// a ball at height z0 moving at vx0, free fall; tight tolerances so the analytic answer holds
+static ccsim_scene *ball_scene(double z0, double vx0, double max_step) {
+  char json[512];
+  snprintf(json, sizeof json,
+           "{\"gravity\": [0, 0, -9.81], \"integrator\": {\"rtol\": 1e-9, \"atol\": 1e-12%s},"
+           " \"bodies\": [{\"name\": \"ball\", \"mass\": 1, \"inertia\": [0.1, 0.1, 0.1],"
+           "   \"pose\": {\"p\": [0, 0, %.17g]}, \"velocity\": {\"v\": [%.17g, 0, 0]}}]}",
+           max_step > 0 ? ", \"max_step\": 1e-6" : "", z0, vx0);
+  char err[256];
+  ccsim_scene *sc = ccsim_scene_parse(json, strlen(json), "ball", NULL, err, sizeof err);
+  if (!sc) {
+    print_error("scene: %s\n", err);
+  }
+  return sc;
+}
+
+// |state - free fall from (0, 0, z0) with vx0| within tol; returns 0 when it matches
+static int off_free_fall(const ccsim_body_state *b, double t, double z0, double vx0, double tol) {
+  double e = 0;
+  e = fmax(e, fabs(b->p[0] - vx0 * t));
+  e = fmax(e, fabs(b->p[1]));
+  e = fmax(e, fabs(b->p[2] - (z0 - 0.5 * 9.81 * t * t)));
+  e = fmax(e, fabs(b->v[0] - vx0));
+  e = fmax(e, fabs(b->v[2] + 9.81 * t));
+  return !(e <= tol);
+}
+
+// ---- a slow session delays nobody else ------------------------------------------------
+
+typedef struct slow_arg {
+  const char *endpoint;
+  int status;
+  double t_start, t_end;
+} slow_arg;
+
+static void *slow_client(void *p) {
+  slow_arg *a = p;
+  char err[256];
+  ccsim_scene *sc = ball_scene(10, 0, 1e-6);
+  ccsim_client *c = ccsim_client_new(a->endpoint, err, sizeof err);
+  ccsim_session *s = c && sc ? ccsim_session_create(c, sc) : NULL;
+  a->status = -100;
+  if (s) {
+    a->t_start = now_s();
+    // 0.5 s of simulated time at an internal step of at most 1 us: a long computation
+    a->status = ccsim_session_step_n(s, 0.025, 20, NULL, 0, NULL, NULL);
+    a->t_end = now_s();
+    ccsim_session_close(&s);
+  }
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+  return NULL;
+}
+
+static void test_slow_session_delays_nobody(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = ball_scene(5, 1, 0);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  assert_non_null(c);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  slow_arg a = {.endpoint = f->endpoint};
+  pthread_t th;
+  pthread_create(&th, NULL, slow_client, &a);
+  // wait until the slow session exists and is busy: the server lists it with time 0
+  double t0 = now_s();
+  while (a.t_start == 0 && now_s() - t0 < 10) {
+    struct timespec ns = {0, 1000000};
+    nanosleep(&ns, NULL);
+  }
+  assert_true(a.t_start > 0);
+  struct timespec settle = {0, 20000000};
+  nanosleep(&settle, NULL);
+  double worst = 0;
+  int done_before = 0;
+  for (int k = 0; k < 20; k++) {
+    double t = now_s();
+    assert_int_equal(ccsim_session_get_state(s), CCSIM_OK);
+    assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+    double dt = now_s() - t;
+    worst = fmax(worst, dt);
+    done_before += a.t_end == 0;  // the slow step was still running when we finished
+  }
+  pthread_join(th, NULL);
+  assert_int_equal(a.status, CCSIM_OK);
+  double slow = a.t_end - a.t_start;
+  print_message("slow step %.3f s; other client's get_state + step: worst %.2f ms\n", slow,
+                1e3 * worst);
+  // the slow step really was slow, and every other request finished while it ran
+  assert_true(slow > 0.2);
+  assert_int_equal(done_before, 20);
+  assert_true(worst < slow / 4);
+  assert_double_near(ccsim_session_time(s), 0.02, 1e-12);
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
+// ---- 16 clients, each on its own session ----------------------------------------------
+
+typedef struct client_arg {
+  const char *endpoint;
+  int index;
+  int failures;        // replies that did not match this client's own trajectory
+  int status;
+  char session_id[64];
+} client_arg;
+
+static void *own_session_client(void *p) {
+  client_arg *a = p;
+  char err[256];
+  double z0 = 100 + a->index, vx0 = 0.5 * a->index;
+  ccsim_scene *sc = ball_scene(z0, vx0, 0);
+  ccsim_client *c = ccsim_client_new(a->endpoint, err, sizeof err);
+  ccsim_session *s = c && sc ? ccsim_session_create(c, sc) : NULL;
+  a->status = s ? CCSIM_OK : -100;
+  if (s) {
+    snprintf(a->session_id, sizeof a->session_id, "%s", ccsim_session_id(s));
+    double t = 0;
+    for (int k = 0; k < NSTEPS && a->status == CCSIM_OK; k++) {
+      a->status = ccsim_session_step(s, 1e-3, NULL, 0);
+      t += 1e-3;
+      if (ccsim_session_time(s) != t ||
+          off_free_fall(&ccsim_session_bodies(s)[0], t, z0, vx0, 1e-6)) {
+        a->failures++;
+      }
+    }
+    if (ccsim_session_close(&s) != CCSIM_OK) {
+      a->status = -101;
+    }
+  }
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+  return NULL;
+}
+
+static void test_sixteen_clients(void **state) {
+  fixture *f = *state;
+  client_arg a[NCLIENTS];
+  pthread_t th[NCLIENTS];
+  double t0 = now_s();
+  for (int i = 0; i < NCLIENTS; i++) {
+    a[i] = (client_arg){.endpoint = f->endpoint, .index = i};
+    pthread_create(&th[i], NULL, own_session_client, &a[i]);
+  }
+  for (int i = 0; i < NCLIENTS; i++) {
+    pthread_join(th[i], NULL);
+  }
+  double wall = now_s() - t0;
+  print_message("%d clients x %d steps in %.2f s (%.0f steps/s)\n", NCLIENTS, NSTEPS, wall,
+                NCLIENTS * NSTEPS / wall);
+  for (int i = 0; i < NCLIENTS; i++) {
+    assert_int_equal(a[i].status, CCSIM_OK);
+    assert_int_equal(a[i].failures, 0);
+    for (int k = 0; k < i; k++) {
+      assert_string_not_equal(a[i].session_id, a[k].session_id);
+    }
+  }
+  assert_int_equal(srv_session_count(f->s), 0);
+}
+
+// ---- one controller, eight observers ---------------------------------------------------
+
+typedef struct observer_arg {
+  const char *endpoint;
+  const char *session_id;
+  double z0, vx0;
+  double t_end;        // stop once this time is seen
+  int reads, failures, status;
+  int eperm_step, eperm_checkpoint;
+} observer_arg;
+
+static void *observer(void *p) {
+  observer_arg *a = p;
+  char err[256];
+  ccsim_client *c = ccsim_client_new(a->endpoint, err, sizeof err);
+  ccsim_session *s = c ? ccsim_session_attach(c, a->session_id) : NULL;
+  a->status = s ? CCSIM_OK : -100;
+  if (!s) {
+    ccsim_client_destroy(&c);
+    return NULL;
+  }
+  // an observer may not step, take checkpoints or close
+  a->eperm_step = ccsim_session_step(s, 1e-3, NULL, 0) == CCSIM_EPERM;
+  uint8_t *blob = NULL;
+  size_t len = 0;
+  a->eperm_checkpoint = ccsim_session_checkpoint(s, &blob, &len) == CCSIM_EPERM;
+  free(blob);
+  double last = -1, t0 = now_s();
+  while (a->status == CCSIM_OK && now_s() - t0 < 60) {
+    a->status = ccsim_session_get_state(s);
+    double t = ccsim_session_time(s);
+    a->reads++;
+    if (t < last || off_free_fall(&ccsim_session_bodies(s)[0], t, a->z0, a->vx0, 1e-6)) {
+      a->failures++;
+    }
+    last = t;
+    if (t >= a->t_end - 1e-9) {
+      break;
+    }
+  }
+  // the handle is not the controller's: closing it only frees it locally
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  return NULL;
+}
+
+static void test_controller_and_observers(void **state) {
+  fixture *f = *state;
+  char err[256];
+  const double z0 = 50, vx0 = 2;
+  ccsim_scene *sc = ball_scene(z0, vx0, 0);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  assert_true(strlen(ccsim_session_token(s)) > 0);
+  observer_arg o[NOBSERVERS];
+  pthread_t th[NOBSERVERS];
+  for (int i = 0; i < NOBSERVERS; i++) {
+    o[i] = (observer_arg){.endpoint = f->endpoint, .session_id = ccsim_session_id(s), .z0 = z0,
+                          .vx0 = vx0, .t_end = NSTEPS * 1e-3};
+    pthread_create(&th[i], NULL, observer, &o[i]);
+  }
+  double t = 0;
+  for (int k = 0; k < NSTEPS; k++) {
+    assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+    t += 1e-3;
+    assert_true(ccsim_session_time(s) == t);
+    assert_int_equal(off_free_fall(&ccsim_session_bodies(s)[0], t, z0, vx0, 1e-6), 0);
+  }
+  for (int i = 0; i < NOBSERVERS; i++) {
+    pthread_join(th[i], NULL);
+    assert_int_equal(o[i].status, CCSIM_OK);
+    assert_int_equal(o[i].failures, 0);
+    assert_true(o[i].reads > 0);
+    assert_true(o[i].eperm_step);
+    assert_true(o[i].eperm_checkpoint);
+  }
+  // the observers' attempts changed nothing: the controller's seq and time are intact
+  assert_int_equal(ccsim_session_get_state(s), CCSIM_OK);
+  assert_true(ccsim_session_time(s) == t);
+  assert_int_equal(ccsim_session_seq(s), NSTEPS);
+  // after the controller closes, an observer coming back learns why
+  ccsim_client *oc = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *obs = ccsim_session_attach(oc, ccsim_session_id(s));
+  assert_non_null(obs);
+  assert_int_equal(ccsim_session_close(&s), CCSIM_OK);
+  assert_int_equal(ccsim_session_get_state(obs), CCSIM_EEXPIRED);
+  assert_non_null(strstr(ccsim_client_errmsg(oc), "closed by its controller"));
+  ccsim_session_release(&obs);
+  ccsim_client_destroy(&oc);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+  assert_int_equal(srv_session_count(f->s), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_slow_session_delays_nobody, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sixteen_clients, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_controller_and_observers, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,280 @@
+// ctest-label: e2e
+// ctest-timeout: 60
+// Exactly-once steps: a proxy between client and server drops Step replies; the client
+// times out, reconnects and sends the same seq again; the plant advanced exactly once.
+// Out-of-sequence seqs are refused and a repeated seq returns the stored reply.
+#include "ccsim_test.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zmq.h>
+
+#include "ccsim.pb-c.h"
+#include "ccsim_client.h"
+#include "ccsim_scene.h"
+#include "srv.h"
+
+typedef struct fixture {
+  srv *s;
+  pthread_t thread, proxy_thread;
+  char endpoint[256];        // the server
+  char proxy_endpoint[256];  // the proxy clients talk to
+  void *zctx;
+  atomic_int drop_steps;     // Step replies the proxy still has to drop
+  atomic_int dropped;
+  atomic_int stop_proxy;
+  void *front, *back;
+} fixture;
+
+static void *serve(void *arg) {
+  srv_run(arg);
+  return NULL;
+}
+
+// ROUTER in front, DEALER behind: requests pass as they are, replies go back to the last
+// client seen, except Step replies while drop_steps > 0
+static void *proxy(void *arg) {
+  fixture *f = arg;
+  zmq_msg_t id;
+  zmq_msg_init(&id);
+  while (!atomic_load(&f->stop_proxy)) {
+    zmq_pollitem_t it[2] = {{.socket = f->front, .events = ZMQ_POLLIN},
+                            {.socket = f->back, .events = ZMQ_POLLIN}};
+    if (zmq_poll(it, 2, 20) <= 0) {
+      continue;
+    }
+    if (it[0].revents & ZMQ_POLLIN) {
+      zmq_msg_t body;
+      zmq_msg_init(&body);
+      zmq_msg_close(&id);
+      zmq_msg_init(&id);
+      zmq_msg_recv(&id, f->front, 0);
+      zmq_msg_recv(&body, f->front, 0);
+      zmq_msg_send(&body, f->back, 0);
+    }
+    if (it[1].revents & ZMQ_POLLIN) {
+      zmq_msg_t body;
+      zmq_msg_init(&body);
+      zmq_msg_recv(&body, f->back, 0);
+      Ccsim__Reply *r = ccsim__reply__unpack(NULL, zmq_msg_size(&body), zmq_msg_data(&body));
+      int drop = r && r->body_case == CCSIM__REPLY__BODY_STEP && atomic_load(&f->drop_steps) > 0;
+      if (r) ccsim__reply__free_unpacked(r, NULL);
+      if (drop) {
+        atomic_fetch_sub(&f->drop_steps, 1);
+        atomic_fetch_add(&f->dropped, 1);
+        zmq_msg_close(&body);
+        continue;
+      }
+      zmq_msg_t idc;
+      zmq_msg_init(&idc);
+      zmq_msg_copy(&idc, &id);
+      zmq_msg_send(&idc, f->front, ZMQ_SNDMORE);
+      zmq_msg_send(&body, f->front, 0);
+    }
+  }
+  zmq_msg_close(&id);
+  return NULL;
+}
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.workers = 2;
+  char err[256] = "";
+  f->s = srv_new(&cfg, err, sizeof err);
+  if (!f->s) {
+    print_error("srv_new: %s\n", err);
+    free(f);
+    return -1;
+  }
+  snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
+  pthread_create(&f->thread, NULL, serve, f->s);
+  f->zctx = zmq_ctx_new();
+  f->front = zmq_socket(f->zctx, ZMQ_ROUTER);
+  f->back = zmq_socket(f->zctx, ZMQ_DEALER);
+  int linger = 0;
+  zmq_setsockopt(f->front, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(f->back, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_bind(f->front, "tcp://127.0.0.1:*");
+  zmq_connect(f->back, f->endpoint);
+  size_t n = sizeof f->proxy_endpoint;
+  zmq_getsockopt(f->front, ZMQ_LAST_ENDPOINT, f->proxy_endpoint, &n);
+  pthread_create(&f->proxy_thread, NULL, proxy, f);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  atomic_store(&f->stop_proxy, 1);
+  pthread_join(f->proxy_thread, NULL);
+  zmq_close(f->front);
+  zmq_close(f->back);
+  zmq_ctx_term(f->zctx);
+  srv_stop(f->s);
+  pthread_join(f->thread, NULL);
+  srv_destroy(&f->s);
+  free(f);
+  return 0;
+}
+
+static const char *k_scene =
+    "{\"gravity\": [0, 0, -9.81], \"integrator\": {\"rtol\": 1e-9, \"atol\": 1e-12},"
+    " \"bodies\": [{\"name\": \"ball\", \"mass\": 1, \"inertia\": [0.1, 0.2, 0.3],"
+    "   \"pose\": {\"p\": [0, 0, 10]}, \"velocity\": {\"v\": [1, 0, 0], \"w\": [0.1, 2, 0.3]}}]}";
+
+// steps the server executed for session id, as it lists them
+static uint64_t server_steps(ccsim_client *c, const char *id) {
+  ccsim_session_info *info = NULL;
+  size_t n = 0;
+  assert_int_equal(ccsim_client_list_sessions(c, &info, &n), CCSIM_OK);
+  uint64_t steps = UINT64_MAX;
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(info[i].id, id) == 0) {
+      steps = info[i].steps;
+    }
+  }
+  free(info);
+  return steps;
+}
+
+static void test_dropped_reply_steps_once(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "ball", NULL, err, sizeof err);
+  ccsim_client_opts o;
+  ccsim_client_opts_defaults(&o);
+  o.timeout_ms = 300;
+  o.retries = 3;
+  ccsim_client *c = ccsim_client_new_opts(f->proxy_endpoint, &o, err, sizeof err);
+  assert_non_null(c);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  // a reference session stepped directly, never retried
+  ccsim_client *direct = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *ref = ccsim_session_create(direct, sc);
+  assert_non_null(ref);
+  for (int k = 1; k <= 30; k++) {
+    // every tenth step loses its reply once, every fifteenth twice
+    int drops = (k % 15 == 0) ? 2 : (k % 10 == 0) ? 1 : 0;
+    atomic_store(&f->drop_steps, drops);
+    int before = atomic_load(&f->dropped);
+    assert_int_equal(ccsim_session_step(s, 1e-2, NULL, 0), CCSIM_OK);
+    assert_int_equal(atomic_load(&f->dropped) - before, drops);
+    assert_int_equal(ccsim_session_step(ref, 1e-2, NULL, 0), CCSIM_OK);
+    // the plant advanced exactly once: same time, same bits as the reference
+    assert_int_equal(ccsim_session_seq(s), k);
+    assert_int_equal(server_steps(direct, ccsim_session_id(s)), k);
+    assert_true(ccsim_session_time(s) == ccsim_session_time(ref));
+    assert_memory_equal(ccsim_session_bodies(s), ccsim_session_bodies(ref),
+                        sizeof(ccsim_body_state));
+  }
+  assert_int_equal(atomic_load(&f->dropped), 1 + 2 + 1 + 2);  // k = 10, 20 once; 15, 30 twice
+  // the server's own view agrees
+  ccsim_session *obs = ccsim_session_attach(direct, ccsim_session_id(s));
+  assert_non_null(obs);
+  assert_true(ccsim_session_time(obs) == ccsim_session_time(ref));
+  assert_memory_equal(ccsim_session_bodies(obs), ccsim_session_bodies(ref),
+                      sizeof(ccsim_body_state));
+  ccsim_session_release(&obs);
+  // with no retries left, a lost reply is a timeout, and the step still ran once
+  ccsim_client_set_retries(c, 0);
+  atomic_store(&f->drop_steps, 1);
+  assert_int_equal(ccsim_session_step(s, 1e-2, NULL, 0), CCSIM_ETIMEOUT);
+  assert_int_equal(server_steps(direct, ccsim_session_id(s)), 31);
+  ccsim_session_close(&s);
+  ccsim_session_close(&ref);
+  ccsim_client_destroy(&c);
+  ccsim_client_destroy(&direct);
+  ccsim_scene_destroy(&sc);
+}
+
+// raw requests with chosen seqs
+static Ccsim__Reply *send_step(void *sock, const char *id, const char *token, uint64_t rid,
+                               uint64_t seq) {
+  Ccsim__Request rq;
+  Ccsim__Step st;
+  ccsim__request__init(&rq);
+  ccsim__step__init(&st);
+  st.has_dt = 1;
+  st.dt = 1e-2;
+  rq.has_request_id = rq.has_seq = 1;
+  rq.request_id = rid;
+  rq.seq = seq;
+  rq.session_id = (char *)id;
+  rq.token = (char *)token;
+  rq.body_case = CCSIM__REQUEST__BODY_STEP;
+  rq.step = &st;
+  uint8_t buf[512];
+  size_t n = ccsim__request__pack(&rq, buf);
+  assert_true(zmq_send(sock, buf, n, 0) >= 0);
+  zmq_msg_t m;
+  zmq_msg_init(&m);
+  assert_true(zmq_msg_recv(&m, sock, 0) >= 0);
+  Ccsim__Reply *r = ccsim__reply__unpack(NULL, zmq_msg_size(&m), zmq_msg_data(&m));
+  zmq_msg_close(&m);
+  assert_non_null(r);
+  assert_int_equal(r->request_id, rid);
+  return r;
+}
+
+static void test_seq_rules(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "ball", NULL, err, sizeof err);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  void *sock = zmq_socket(f->zctx, ZMQ_DEALER);
+  int linger = 0, tmo = 10000;
+  zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(sock, ZMQ_RCVTIMEO, &tmo, sizeof tmo);
+  zmq_connect(sock, f->endpoint);
+  const char *id = ccsim_session_id(s), *tok = ccsim_session_token(s);
+  Ccsim__Reply *r1 = send_step(sock, id, tok, 100, 1);
+  assert_int_equal(r1->error->code, CCSIM__CODE__OK);
+  assert_int_equal(r1->body_case, CCSIM__REPLY__BODY_STEP);
+  // seq = last: the stored reply, same time and state, nothing stepped
+  Ccsim__Reply *r1b = send_step(sock, id, tok, 101, 1);
+  assert_int_equal(r1b->error->code, CCSIM__CODE__OK);
+  assert_true(r1b->step->time == r1->step->time);
+  assert_true(r1b->step->bodies[0]->pose->p->z == r1->step->bodies[0]->pose->p->z);
+  assert_int_equal(r1b->step->stats->rhs_evals, r1->step->stats->rhs_evals);
+  // seq = last + 2 and seq = last - 1 (0 is unsequenced): out of sequence
+  const uint64_t bad[] = {3, 7, UINT64_MAX};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    Ccsim__Reply *r = send_step(sock, id, tok, 200 + i, bad[i]);
+    assert_int_equal(r->error->code, CCSIM__CODE__ESEQ);
+    assert_non_null(strstr(r->error->message, "send 2"));
+    ccsim__reply__free_unpacked(r, NULL);
+  }
+  Ccsim__Reply *r2 = send_step(sock, id, tok, 300, 2);
+  assert_int_equal(r2->error->code, CCSIM__CODE__OK);
+  assert_double_near(r2->step->time, 0.02, 1e-15);
+  // now seq 1 is too old
+  Ccsim__Reply *r1c = send_step(sock, id, tok, 301, 1);
+  assert_int_equal(r1c->error->code, CCSIM__CODE__ESEQ);
+  ccsim__reply__free_unpacked(r1, NULL);
+  ccsim__reply__free_unpacked(r1b, NULL);
+  ccsim__reply__free_unpacked(r1c, NULL);
+  ccsim__reply__free_unpacked(r2, NULL);
+  zmq_close(sock);
+  assert_int_equal(ccsim_session_get_state(s), CCSIM_OK);
+  assert_double_near(ccsim_session_time(s), 0.02, 1e-15);
+  ccsim_session_release(&s);  // its seq counter is stale; the server frees it below
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_dropped_reply_steps_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_seq_rules, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
