@@ -31,6 +31,8 @@ struct geo_query_ws {
   geo_pair *raw;       // (cap_raw) raw pairs, B's frame
   int *idx;            // (cap_raw) sort permutation of raw
   unsigned long long *key;  // (cap_raw) merge keys of raw (feat_key)
+  unsigned long long *skey, *skey2;  // (cap_raw each) radix-sort scratch keys
+  int *idx2;           // (cap_raw) radix-sort scratch permutation
   int n_raw;           // raw pairs found (may exceed cap_raw: then only counted)
   double par_cos;      // cosine of the parallel-face angle (> 1 disables the rule)
   const geo_bvh *a, *b;  // the current query's hierarchies (borrowed for the query)
@@ -125,8 +127,12 @@ geo_query_ws *geo_query_ws_new(const geo_bvh *a, const geo_bvh *b, int raw_cap, 
   ws->raw = malloc((size_t)ws->cap_raw * sizeof *ws->raw);
   ws->idx = malloc((size_t)ws->cap_raw * sizeof *ws->idx);
   ws->key = malloc((size_t)ws->cap_raw * sizeof *ws->key);
+  ws->skey = malloc((size_t)ws->cap_raw * sizeof *ws->skey);
+  ws->skey2 = malloc((size_t)ws->cap_raw * sizeof *ws->skey2);
+  ws->idx2 = malloc((size_t)ws->cap_raw * sizeof *ws->idx2);
   if (!ws->vstamp || !ws->vx || !ws->cstamp || !ws->cx || !ws->xstamp || !ws->axx ||
-      !ws->stack || !ws->raw || !ws->idx || !ws->key) {
+      !ws->stack || !ws->raw || !ws->idx || !ws->key || !ws->skey || !ws->skey2 ||
+      !ws->idx2) {
     geo_query_ws_destroy(&ws);
     set_err(err, err_sz, "geo_query_ws_new: out of memory");
     return NULL;
@@ -149,6 +155,9 @@ void geo_query_ws_destroy(geo_query_ws **pws) {
   free(ws->raw);
   free(ws->idx);
   free(ws->key);
+  free(ws->skey);
+  free(ws->skey2);
+  free(ws->idx2);
   free(ws);
   *pws = NULL;
 }
@@ -866,35 +875,54 @@ static inline int raw_less(const geo_query_ws *ws, int i, int j) {
   return x->tri_b < y->tri_b;
 }
 
-// heapsort of the index array by raw_less (allocation-free)
-static void sift_down(const geo_query_ws *ws, int *idx, int root, int n) {
-  for (;;) {
-    int child = 2 * root + 1;
-    if (child >= n) {
-      return;
-    }
-    if (child + 1 < n && raw_less(ws, idx[child], idx[child + 1])) {
-      child++;
-    }
-    if (!raw_less(ws, idx[root], idx[child])) {
-      return;
-    }
-    int t = idx[root];
-    idx[root] = idx[child];
-    idx[child] = t;
-    root = child;
+// ws->idx = the raw pairs 0..n-1 in raw_less order: least-significant-digit radix sort on
+// the merge keys (11-bit digits, constant digits skipped), then each run of equal keys by
+// insertion sort on (dist, tri_a, tri_b). Linear in n, allocation-free.
+static void sort_raw(geo_query_ws *ws, int n) {
+  unsigned long long *k0 = ws->skey, *k1 = ws->skey2;
+  int *i0 = ws->idx, *i1 = ws->idx2;
+  for (int i = 0; i < n; i++) {
+    k0[i] = ws->key[i];
+    i0[i] = i;
   }
-}
-
-static void sort_idx(const geo_query_ws *ws, int *idx, int n) {
-  for (int start = n / 2 - 1; start >= 0; start--) {
-    sift_down(ws, idx, start, n);
+  unsigned cnt[2048];
+  for (int shift = 0; shift < 64; shift += 11) {
+    memset(cnt, 0, sizeof cnt);
+    for (int i = 0; i < n; i++) {
+      cnt[(k0[i] >> shift) & 2047u]++;
+    }
+    if (n == 0 || cnt[(k0[0] >> shift) & 2047u] == (unsigned)n) {
+      continue;
+    }
+    unsigned sum = 0;
+    for (int d = 0; d < 2048; d++) {
+      unsigned c = cnt[d];
+      cnt[d] = sum;
+      sum += c;
+    }
+    for (int i = 0; i < n; i++) {
+      unsigned pos = cnt[(k0[i] >> shift) & 2047u]++;
+      k1[pos] = k0[i];
+      i1[pos] = i0[i];
+    }
+    unsigned long long *tk = k0;
+    k0 = k1;
+    k1 = tk;
+    int *ti = i0;
+    i0 = i1;
+    i1 = ti;
   }
-  for (int end = n - 1; end > 0; end--) {
-    int t = idx[0];
-    idx[0] = idx[end];
-    idx[end] = t;
-    sift_down(ws, idx, 0, end);
+  if (i0 != ws->idx) {
+    memcpy(ws->idx, i0, (size_t)n * sizeof *i0);
+  }
+  int *idx = ws->idx;
+  for (int i = 1; i < n; i++) {
+    int v = idx[i], j = i - 1;
+    while (j >= 0 && ws->key[idx[j]] == ws->key[v] && raw_less(ws, v, idx[j])) {
+      idx[j + 1] = idx[j];
+      j--;
+    }
+    idx[j + 1] = v;
   }
 }
 
@@ -986,10 +1014,7 @@ int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const 
   }
   // merge by feature identity: sort, keep the first of each feature key
   int n = ws->n_raw;
-  for (int i = 0; i < n; i++) {
-    ws->idx[i] = i;
-  }
-  sort_idx(ws, ws->idx, n);
+  sort_raw(ws, n);
   int m = 0;
   for (int i = 0; i < n;) {
     const geo_pair *keep = &ws->raw[ws->idx[i]];
