@@ -282,9 +282,17 @@ double sim_collider_time_bound(const sim_model *m, sim_collider *c, const sim_ki
                                double dv_extra, double horizon) {
   double best = horizon;
   if (!c->ws) return best;
+  int next = 0;  // contacts are stored pair by pair in this same loop order
   for (int a = 0; a < m->nbody; a++) {
     for (int b = a + 1; b < m->nbody; b++) {
       if (!collidable(m, a, b)) continue;
+      int touching = 0;
+      while (next < c->n && (c->contacts[next].body_a < a ||
+                             (c->contacts[next].body_a == a && c->contacts[next].body_b <= b))) {
+        touching |= c->contacts[next].body_a == a && c->contacts[next].body_b == b;
+        next++;
+      }
+      if (touching) continue;  // within the standoff already: the springs act there
       sim_contact_params cp;
       sim_pair_params(m, a, b, &cp);
       // approach speed bound: relative COM speed, rim speeds of both spheres, and what
@@ -302,7 +310,8 @@ double sim_collider_time_bound(const sim_model *m, sim_collider *c, const sim_ki
       geo_pose xa = pose_of(k, a), xb = pose_of(k, b);
       geo_pair p;
       uint64_t t0 = now_ns();
-      int rc = geo_min_distance(m->bvh[a], &xa, m->bvh[b], &xb, c->ws, NULL, &p);
+      geo_query_cache *cache = c->cache ? c->cache[pair_slot(m, a, b)] : NULL;
+      int rc = geo_min_distance(m->bvh[a], &xa, m->bvh[b], &xb, c->ws, cache, &p);
       c->geometry_ns += now_ns() - t0;
       if (rc != GEO_QOK || p.dist <= cp.standoff) continue;  // in contact: the springs act
       double t = (p.dist - target) / speed;

@@ -27,8 +27,25 @@ int wire_vec3_get(const Ccsim__Vec3 *v, double out[3], const double dflt[3]);
 int wire_quat_get(const Ccsim__Quat *q, double out[4]);
 
 // Every body's state as BodyState messages in a: *out gets an array of m->nbody
-// pointers. Returns 0 or -1 when the arena is exhausted.
-int wire_bodies_new(ccsim_arena *a, const sim_model *m, const sim_data *d,
-                    Ccsim__BodyState ***out, size_t *n);
+// pointers. When the model has contact geometry, the contacts are evaluated at the
+// current state and each body's contact force, torque and count are filled in. Returns 0
+// or -1 when the arena is exhausted.
+int wire_bodies_new(ccsim_arena *a, const sim_model *m, sim_data *d, Ccsim__BodyState ***out,
+                    size_t *n);
+
+// Check every input of a Step for model m: body index in range, forces and torques on
+// free bodies only, poses and twists on kinematic bodies only, everything finite.
+// Returns 0, or -1 with a message naming the input in err. Changes nothing.
+int wire_inputs_check(const sim_model *m, const Ccsim__Step *st, char *err, size_t err_sz);
+
+// Apply checked inputs for a step of dt [s]: held forces are replaced (bodies not named
+// get none), kinematic bodies get their motion for this step.
+void wire_inputs_apply(const sim_model *m, sim_data *d, const Ccsim__Step *st, double dt);
+
+// The contacts at d's current state as Contact messages in a (*out: array of *n).
+// Returns 0, CCSIM_ESOLVER when bodies touch past the standoff here, or -1 when the
+// arena is exhausted.
+int wire_contacts_new(ccsim_arena *a, const sim_model *m, sim_data *d, Ccsim__Contact ***out,
+                      size_t *n);
 
 #endif

@@ -1,0 +1,186 @@
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "geo_vec.h"
+#include "wire.h"
+
+Ccsim__Vec3 *wire_vec3_new(ccsim_arena *a, const double v[3]) {
+  Ccsim__Vec3 *out = ccsim_arena_alloc(a, sizeof *out);
+  if (out) {
+    ccsim__vec3__init(out);
+    out->has_x = out->has_y = out->has_z = 1;
+    out->x = v[0], out->y = v[1], out->z = v[2];
+  }
+  return out;
+}
+
+Ccsim__Quat *wire_quat_new(ccsim_arena *a, const double q[4]) {
+  Ccsim__Quat *out = ccsim_arena_alloc(a, sizeof *out);
+  if (out) {
+    ccsim__quat__init(out);
+    out->has_w = out->has_x = out->has_y = out->has_z = 1;
+    out->w = q[0], out->x = q[1], out->y = q[2], out->z = q[3];
+  }
+  return out;
+}
+
+// 1 when the model has at least two bodies with geometry (contacts are possible)
+static int has_contacts(const sim_model *m) {
+  int n = 0;
+  for (int b = 0; b < m->nbody && n < 2; b++) n += m->bvh[b] != NULL;
+  return n >= 2;
+}
+
+int wire_bodies_new(ccsim_arena *a, const sim_model *m, sim_data *d, Ccsim__BodyState ***out,
+                    size_t *n) {
+  Ccsim__BodyState **arr = ccsim_arena_alloc(a, sizeof *arr * (size_t)(m->nbody ? m->nbody : 1));
+  if (!arr) {
+    return -1;
+  }
+  // a state where the contacts cannot be evaluated still reports poses, without wrenches
+  int contacts = has_contacts(m) && sim_eval_contacts(m, d) == CCSIM_OK;
+  for (int b = 0; b < m->nbody; b++) {
+    double p[3], q[4], v[3], w[3];
+    sim_get_body(m, d, b, p, q, v, w);
+    Ccsim__BodyState *bs = ccsim_arena_alloc(a, sizeof *bs);
+    Ccsim__Pose *pose = ccsim_arena_alloc(a, sizeof *pose);
+    Ccsim__Twist *tw = ccsim_arena_alloc(a, sizeof *tw);
+    if (!bs || !pose || !tw) {
+      return -1;
+    }
+    ccsim__body_state__init(bs);
+    ccsim__pose__init(pose);
+    ccsim__twist__init(tw);
+    pose->p = wire_vec3_new(a, p);
+    pose->q = wire_quat_new(a, q);
+    tw->v = wire_vec3_new(a, v);
+    tw->w = wire_vec3_new(a, w);
+    if (!pose->p || !pose->q || !tw->v || !tw->w) {
+      return -1;
+    }
+    bs->has_body = 1;
+    bs->body = (uint32_t)b;
+    bs->pose = pose;
+    bs->twist = tw;
+    if (contacts) {
+      double f[3], t[3];
+      int count = 0;
+      sim_data_body_contact(m, d, b, f, t, &count);
+      bs->contact_force = wire_vec3_new(a, f);
+      bs->contact_torque = wire_vec3_new(a, t);
+      if (!bs->contact_force || !bs->contact_torque) {
+        return -1;
+      }
+      bs->has_contact_count = 1;
+      bs->contact_count = (uint32_t)count;
+    }
+    arr[b] = bs;
+  }
+  *out = arr;
+  *n = (size_t)m->nbody;
+  return 0;
+}
+
+int wire_inputs_check(const sim_model *m, const Ccsim__Step *st, char *err, size_t err_sz) {
+  const double zero[3] = {0, 0, 0};
+  for (size_t i = 0; i < st->n_inputs; i++) {
+    const Ccsim__BodyInput *in = st->inputs[i];
+    if (!in->has_body || in->body >= (uint32_t)m->nbody) {
+      snprintf(err, err_sz, "step.inputs[%zu].body: %s (the scene has %d bodies)", i,
+               in->has_body ? "out of range" : "missing", m->nbody);
+      return -1;
+    }
+    const char *name = m->name[in->body];
+    sim_body_type type = m->type[in->body];
+    if ((in->force || in->torque) && type != SIM_BODY_FREE) {
+      snprintf(err, err_sz, "step.inputs[%zu]: body %u (\"%s\") is not free: forces and torques "
+               "act on free bodies only", i, in->body, name);
+      return -1;
+    }
+    if ((in->pose || in->twist) && type != SIM_BODY_KINEMATIC) {
+      snprintf(err, err_sz, "step.inputs[%zu]: body %u (\"%s\") is not kinematic: only "
+               "kinematic bodies take a pose or twist", i, in->body, name);
+      return -1;
+    }
+    double f[3], t[3], q[4];
+    if (wire_vec3_get(in->force, f, zero) != 0 || wire_vec3_get(in->torque, t, zero) != 0) {
+      snprintf(err, err_sz, "step.inputs[%zu]: force and torque must be finite", i);
+      return -1;
+    }
+    if (in->pose && (wire_vec3_get(in->pose->p, f, zero) != 0 ||
+                     wire_quat_get(in->pose->q, q) != 0 ||
+                     (in->pose->q && q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] == 0))) {
+      snprintf(err, err_sz, "step.inputs[%zu].pose: must be finite with a non-zero quaternion", i);
+      return -1;
+    }
+    if (in->twist && (wire_vec3_get(in->twist->v, f, zero) != 0 ||
+                      wire_vec3_get(in->twist->w, t, zero) != 0)) {
+      snprintf(err, err_sz, "step.inputs[%zu].twist: must be finite", i);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+void wire_inputs_apply(const sim_model *m, sim_data *d, const Ccsim__Step *st, double dt) {
+  const double zero[3] = {0, 0, 0};
+  sim_clear_inputs(m, d);
+  for (size_t i = 0; i < st->n_inputs; i++) {
+    const Ccsim__BodyInput *in = st->inputs[i];
+    int b = (int)in->body;
+    double f[3], t[3];
+    if (m->type[b] == SIM_BODY_FREE) {
+      wire_vec3_get(in->force, f, zero);
+      wire_vec3_get(in->torque, t, zero);
+      sim_set_input(m, d, b, f, t);
+    } else if (in->pose) {
+      double p[3], q[4];
+      wire_vec3_get(in->pose->p, p, zero);
+      wire_quat_get(in->pose->q, q);
+      sim_set_kinematic(m, d, b, p, q, zero, zero, dt);
+    } else if (in->twist) {
+      wire_vec3_get(in->twist->v, f, zero);
+      wire_vec3_get(in->twist->w, t, zero);
+      sim_set_kinematic(m, d, b, NULL, NULL, f, t, dt);
+    }
+  }
+}
+
+int wire_contacts_new(ccsim_arena *a, const sim_model *m, sim_data *d, Ccsim__Contact ***out,
+                      size_t *n) {
+  *out = NULL;
+  *n = 0;
+  if (!has_contacts(m)) {
+    return 0;
+  }
+  int st = sim_eval_contacts(m, d);
+  if (st != CCSIM_OK) {
+    return st;
+  }
+  int nc = 0;
+  const sim_contact *c = sim_data_contacts(d, &nc);
+  Ccsim__Contact **arr = ccsim_arena_alloc(a, sizeof *arr * (size_t)(nc ? nc : 1));
+  if (!arr) return -1;
+  for (int i = 0; i < nc; i++) {
+    Ccsim__Contact *ct = ccsim_arena_alloc(a, sizeof *ct);
+    if (!ct) return -1;
+    ccsim__contact__init(ct);
+    double f[3];
+    geo_v3_scale(f, c[i].normal, c[i].force);
+    ct->has_body_a = ct->has_body_b = ct->has_depth = ct->has_depth_rate = 1;
+    ct->body_a = (uint32_t)c[i].body_a;
+    ct->body_b = (uint32_t)c[i].body_b;
+    ct->depth = c[i].depth;
+    ct->depth_rate = c[i].depth_rate;
+    ct->point_a = wire_vec3_new(a, c[i].pa);
+    ct->point_b = wire_vec3_new(a, c[i].pb);
+    ct->normal = wire_vec3_new(a, c[i].normal);
+    ct->force = wire_vec3_new(a, f);
+    if (!ct->point_a || !ct->point_b || !ct->normal || !ct->force) return -1;
+    arr[i] = ct;
+  }
+  *out = arr;
+  *n = (size_t)nc;
+  return 0;
+}
