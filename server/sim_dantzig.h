@@ -1,18 +1,27 @@
 // Dantzig's principal pivoting method for LCPs with a symmetric positive semidefinite M
 // (frictionless contact forces, Baraff 1994 section 4): w = M z + q (sim_lcp.h; M dense,
-// column-major; only symmetric M is meaningful, the upper and lower triangles are both
-// read). Indices are clamped (w = 0, z >= 0) or not (z = 0, w >= 0); one index at a time
-// with w_d < 0 is driven to w_d = 0 while the others keep their conditions.
+// column-major; only symmetric M is meaningful: rows are read as columns). Indices are
+// taken in order 0..n-1 (Baraff 4.1); each is clamped (w = 0, z >= 0) or unclamped
+// (z = 0, w >= 0), and one with w_d < 0 is driven to w_d = 0 while the indices already
+// processed keep their conditions; indices not yet reached are ignored meanwhile.
 //
 // The Cholesky factor of M_CC + reg I over the clamped set C is updated when one index
-// joins (O(n^2)) or leaves (Givens rotations, O(n^2)); reg is a small diagonal
-// regularisation (reg_rel times the largest diagonal entry) so redundant contacts do not
-// break the factorisation. Zero-length steps are taken explicitly with a fixed
-// tie-breaking rule, a pivot cap ends every solve, and the final z is recomputed from the
-// clamped set with iterative refinement and verified (sim_lcp_verify) before SOLVED.
+// joins (one row, O(n^2)) or leaves (Givens rotations, O(n^2)); reg is a small diagonal
+// regularisation (reg_rel times the largest diagonal entry) so that redundant contacts do
+// not break the factorisation, and an index whose Schur complement on C is explained by
+// the regularisation alone (dep_tol) counts as redundant: it neither joins C nor blocks.
+// Zero-length steps are taken explicitly (counted in info.zero_steps); a blocker that ties
+// with the driven index leaves the choice to it; a pivot cap ends every solve. The z of
+// the pivoting is verified (sim_lcp_verify) against the original M and q; if it fails,
+// z is recomputed from the clamped set with iterative refinement against the
+// unregularised M_CC and verified again, and only a verified z is reported SOLVED.
 //
-// Warm start: pass the previous step's clamped set; it is factorised, indices whose
-// force would be negative are dropped, and pivoting continues from there.
+// Warm start: pass the previous step's clamped set; it is factorised (redundant indices
+// dropped), the indices whose force would be negative are dropped one at a time (most
+// negative first), and the remaining indices are then processed in order.
+//
+// Cost: about one to two dense Cholesky solves of the same n for random SPD problems
+// (bench_lcp); on par with ODE's dxSolveLCP (bench_lcp_ode).
 //
 // A workspace (sim_dantzig) is created once for a capacity n_max; solving allocates
 // nothing. One workspace serves one thread at a time.
