@@ -136,6 +136,12 @@ static int eval_contacts(const sim_model *m, sim_data *d, double t, const double
     return -1;
   }
   d->contact_time = t;
+  int n = 0;
+  const sim_contact *c = sim_collider_contacts(d->col, &n);
+  uint32_t carrying = 0;
+  for (int i = 0; i < n; i++) carrying += c[i].force > 0;
+  d->stats.contacts = carrying;
+  d->stats.max_depth = sim_collider_max_depth(d->col);
   return 0;
 }
 
@@ -756,15 +762,6 @@ ccsim_status sim_eval_contacts(const sim_model *m, sim_data *d) {
     snprintf(d->err, sizeof d->err, "contacts: %s", sim_collider_errmsg(d->col));
     return rc > 0 ? CCSIM_ESOLVER : CCSIM_ELIMIT;
   }
-  d->contact_time = d->time;
-  int n = 0;
-  const sim_contact *c = d->col ? sim_collider_contacts(d->col, &n) : NULL;
-  uint32_t carrying = 0;
-  for (int i = 0; i < n; i++) {
-    if (c[i].force > 0) carrying++;
-  }
-  d->stats.contacts = carrying;
-  d->stats.max_depth = d->col ? sim_collider_max_depth(d->col) : 0;
   return CCSIM_OK;
 }
 

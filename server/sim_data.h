@@ -21,8 +21,9 @@ typedef struct sim_stats {
   uint64_t physics_ns;    // wall time inside sim_step [ns]
   uint64_t geometry_ns;   // part of physics_ns in proximity queries [ns]
   uint64_t penetrations;  // evaluations that found a pair past the standoff
-  uint32_t contacts;      // pairs carrying force at the last evaluated state
-  double max_depth;       // largest deformation at the last evaluated state [m]
+  uint32_t contacts;      // pairs carrying force at the last evaluated state (after
+                          // sim_eval_contacts: the current state)
+  double max_depth;       // largest deformation there [m]
   double last_step;       // CVODE's last internal step size [s]
 } sim_stats;
 
