@@ -533,6 +533,42 @@ static void test_friction_box(void **state) {
   }
 }
 
+// highly degenerate random problems (small integer entries, many ties in every ratio
+// test), general and PSD: a SOLVED z must pass the check, and no solve may hit the pivot
+// cap (which is where cycling would end)
+static void test_integer_ties(void **state) {
+  fixture *fx = *state;
+  rng r = {83};
+  int count = ASAN ? 1000 : 5000, solved = 0, rays = 0;
+  for (int t = 0; t < count; t++) {
+    int n = 1 + (int)(urand(&r) * 25);
+    if (t % 2 == 0) {
+      for (int i = 0; i < n * n; i++) fx->M[i] = (double)((int)(urand(&r) * 5) - 2);
+    } else {
+      int k = 1 + (int)(urand(&r) * n);
+      for (int i = 0; i < n * k; i++) fx->G[i] = (double)((int)(urand(&r) * 3) - 1);
+      for (int j = 0; j < n; j++) {
+        for (int i = 0; i < n; i++) {
+          double s = 0.0;
+          for (int c = 0; c < k; c++) s += fx->G[i + c * n] * fx->G[j + c * n];
+          fx->M[i + j * n] = s;
+        }
+      }
+    }
+    for (int i = 0; i < n; i++) fx->q[i] = (double)((int)(urand(&r) * 5) - 2);
+    sim_lcp_info info;
+    sim_lcp_status st = sim_lemke_solve(fx->lk, n, fx->M, fx->q, fx->z, fx->w, &info);
+    assert_int_not_equal(st, SIM_LCP_PIVOT_LIMIT);
+    if (st == SIM_LCP_SOLVED) {
+      assert_lcp_solution(n, fx->M, fx->q, fx->z);
+      solved++;
+    } else if (st == SIM_LCP_RAY) {
+      rays++;
+    }
+  }
+  print_message("integer ties: %d problems, %d solved, %d rays\n", count, solved, rays);
+}
+
 // solving allocates nothing: solved, degenerate, ray and capped solves
 static void test_no_allocation(void **state) {
   fixture *fx = *state;
@@ -563,6 +599,7 @@ int main(void) {
       cmocka_unit_test(test_murty),     cmocka_unit_test(test_rays),
       cmocka_unit_test(test_pivot_cap), cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_no_allocation), cmocka_unit_test(test_friction_box),
+      cmocka_unit_test(test_integer_ties),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
