@@ -71,7 +71,10 @@ ccsim_status sim_lcp_status_ccsim(sim_lcp_status status);
 // Checks z against the original data: computes w = M z + q into w (n, caller owns;
 // nullable: then only the check is returned) and accepts when
 //   min_z >= -tol * scale_z,  min_w >= -tol * scale_w,  comp <= tol * scale_w * scale_z.
-// M column-major n x n. Allocation-free; returns out->ok (0 also for non-finite values).
+// The scales have a floor of 1, so for data much smaller than 1 the test is absolute:
+// callers should scale their problems to O(1) magnitudes (e.g. velocities in m/s and
+// impulses in N s for contact LCPs are fine). M column-major n x n; out nullable.
+// Allocation-free; returns out->ok (0 also for non-finite values). Thread-safe.
 int sim_lcp_verify(int n, const double *M, const double *q, const double *z, double *w,
                    double tol, sim_lcp_check *out);
 
