@@ -72,8 +72,8 @@ ccsim_status sim_lcp_status_ccsim(sim_lcp_status status);
 // nullable: then only the check is returned) and accepts when
 //   min_z >= -tol * scale_z,  min_w >= -tol * scale_w,  comp <= tol * scale_w * scale_z.
 // The scales have a floor of 1, so for data much smaller than 1 the test is absolute:
-// callers should scale their problems to O(1) magnitudes (e.g. velocities in m/s and
-// impulses in N s for contact LCPs are fine). M column-major n x n; out nullable.
+// callers should scale their problems to O(1) magnitudes (SI units suit the contact
+// LCPs of bodies of kilograms and metres). M column-major n x n; out nullable.
 // Allocation-free; returns out->ok (0 also for non-finite values). Thread-safe.
 int sim_lcp_verify(int n, const double *M, const double *q, const double *z, double *w,
                    double tol, sim_lcp_check *out);
