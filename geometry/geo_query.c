@@ -18,6 +18,16 @@ typedef struct q_stack_ent {
   double lb;  // lower bound on their distance when pushed [m] (minimum distance only)
 } q_stack_ent;
 
+// one leaf pair in B's frame (valid after geo_q_leaf until the next call)
+typedef struct q_leaf {
+  int ta, tb;              // triangle ids in A and B
+  const double *P[3];      // A's triangle corners (B's frame) [m]
+  const double *Q[3];      // B's triangle corners [m]
+  int pid[3], qid[3];      // their vertex ids
+  double np[3];            // A's triangle normal in B's frame
+  const double *nq;        // B's triangle normal
+} q_leaf;
+
 struct geo_query_ws {
   int cap_vert, cap_node, cap_stack, cap_raw;  // capacities (vertices, nodes, stack, raw)
   unsigned stamp;      // current query id; a stamp equal to it marks a valid cached entry
@@ -40,12 +50,14 @@ struct geo_query_ws {
   geo_xform xa, xb;    // body -> world of A and B
   double slack;        // [m] rounding allowance of the lower bounds
   int n_leaf, n_node;  // counters of the current query
+  q_leaf lc;           // the last leaf pair evaluated
 };
 
 struct geo_query_cache {
   int cap, n;          // capacity and length of cand
   int *cand;           // (cap x 2) leaf pairs (tri_a, tri_b) closer than thr at (R, t)
   double *cand_d;      // (cap) their distances at (R, t) [m]
+  int *cand_hint;      // (cap) last closest feature pair (ca * 16 + cb, local codes) or -1
   double margin;       // [m] extra distance collected beyond the standoff
   int valid;           // cand is usable
   double thr;          // [m] the distance cand was collected for
@@ -191,8 +203,9 @@ geo_query_cache *geo_query_cache_new(int cap, double margin, char *err, size_t e
   if (c != NULL) {
     c->cand = malloc((size_t)cap * 2 * sizeof *c->cand);
     c->cand_d = malloc((size_t)cap * sizeof *c->cand_d);
+    c->cand_hint = malloc((size_t)cap * sizeof *c->cand_hint);
   }
-  if (c == NULL || c->cand == NULL || c->cand_d == NULL) {
+  if (c == NULL || c->cand == NULL || c->cand_d == NULL || c->cand_hint == NULL) {
     geo_query_cache_destroy(&c);
     set_err(err, err_sz, "geo_query_cache_new: out of memory");
     return NULL;
@@ -208,6 +221,7 @@ void geo_query_cache_destroy(geo_query_cache **pc) {
   }
   free((*pc)->cand);
   free((*pc)->cand_d);
+  free((*pc)->cand_hint);
   free(*pc);
   *pc = NULL;
 }
@@ -611,36 +625,37 @@ static double geo_q_tri_dist(const double *const P[3], const int pid[3], const d
 }
 
 // the leaf pair (ta of A, tb of B) in B's frame: vertices, ids, normals
-static inline void leaf_setup(geo_query_ws *ws, int ta, int tb, const double *P[3], int pid[3],
-                              double np[3], const double *Q[3], int qid[3], const double **nq) {
+static inline void leaf_setup(geo_query_ws *ws, int ta, int tb) {
   const geo_bvh *a = ws->a, *b = ws->b;
+  q_leaf *lc = &ws->lc;
+  lc->ta = ta;
+  lc->tb = tb;
   for (int k = 0; k < 3; k++) {
-    pid[k] = a->tri[3 * ta + k];
-    P[k] = a_vert(ws, pid[k]);
-    qid[k] = b->tri[3 * tb + k];
-    Q[k] = b->vert + 3 * qid[k];
+    lc->pid[k] = a->tri[3 * ta + k];
+    lc->P[k] = a_vert(ws, lc->pid[k]);
+    lc->qid[k] = b->tri[3 * tb + k];
+    lc->Q[k] = b->vert + 3 * lc->qid[k];
   }
-  geo_m3_mulv(np, ws->R, a->tri_normal + 3 * ta);
-  *nq = b->tri_normal + 3 * tb;
+  geo_m3_mulv(lc->np, ws->R, a->tri_normal + 3 * ta);
+  lc->nq = b->tri_normal + 3 * tb;
 }
 
+// exact distance of leaf pair (ta, tb) (or a lower bound above thr); sets ws->lc
 static double geo_q_leaf(geo_query_ws *ws, int ta, int tb, double thr, double pa[3],
                          double pb[3]) {
-  const double *P[3], *Q[3], *nq;
-  int pid[3], qid[3];
-  double np[3];
-  leaf_setup(ws, ta, tb, P, pid, np, Q, qid, &nq);
+  leaf_setup(ws, ta, tb);
   ws->n_leaf++;
-  return geo_q_tri_dist(P, pid, np, Q, qid, nq, thr, pa, pb);
+  const q_leaf *lc = &ws->lc;
+  return geo_q_tri_dist(lc->P, lc->pid, lc->np, lc->Q, lc->qid, lc->nq, thr, pa, pb);
 }
 
 // ---------------------------------------------------------------------------------------
 // features, pairs, parallel corners
 
-// feature of point x on triangle T (vertex ids tid, mesh triangle t, edge ids te): the
-// barycentric coordinates from the 2 x 2 Gram system of the edges from T[0]
-static geo_feature classify(const double *const T[3], const int tid[3], int t, const int *te,
-                            const double x[3]) {
+// Local feature code of point x on triangle T: 4 type + k, with k the vertex (type
+// vertex), the side k = (k, k+1) (type edge) or 0 (face); from the barycentric coordinates
+// of the 2 x 2 Gram system of the edges from T[0], GEO_FEAT_BARY_TOL counting as zero.
+static int classify_loc(const double *const T[3], const double x[3]) {
   double e1[3], e2[3], r[3];
   geo_v3_sub(e1, T[1], T[0]);
   geo_v3_sub(e2, T[2], T[0]);
@@ -660,18 +675,86 @@ static geo_feature classify(const double *const T[3], const int tid[3], int t, c
       kmax = k;
     }
   }
-  geo_feature f;
   if (nz >= 3) {
-    f.type = GEO_FEAT_FACE;
-    f.id = t;
-  } else if (nz == 2) {
-    f.type = GEO_FEAT_EDGE;
-    f.id = te[(kzero + 1) % 3];
-  } else {
-    f.type = GEO_FEAT_VERTEX;
-    f.id = tid[kmax];
+    return 4 * GEO_FEAT_FACE;
   }
+  if (nz == 2) {
+    return 4 * GEO_FEAT_EDGE + (kzero + 1) % 3;
+  }
+  return 4 * GEO_FEAT_VERTEX + kmax;
+}
+
+// mesh feature of a local code on triangle t (vertex ids tid, edge ids te)
+static inline geo_feature feat_of(int code, const int tid[3], int t, const int *te) {
+  geo_feature f;
+  f.type = code >> 2;
+  f.id = f.type == GEO_FEAT_FACE ? t : (f.type == GEO_FEAT_EDGE ? te[code & 3] : tid[code & 3]);
   return f;
+}
+
+// side k of triangle T (ids tid) from its lower vertex id: origin o, direction d
+static inline const double *side(const double *const T[3], const int tid[3], int k,
+                                 double d[3]) {
+  int i0 = k, i1 = (k + 1) % 3;
+  if (tid[i0] > tid[i1]) {
+    i0 = i1;
+    i1 = k;
+  }
+  geo_v3_sub(d, T[i1], T[i0]);
+  return T[i0];
+}
+
+// Canonical witness points of the leaf pair for the feature pair (ca, cb): vertex-vertex,
+// vertex-edge, vertex-face and (non-parallel) edge-edge closest points by one fixed
+// formula each, so the same features give bit-identical points however they were found.
+// Returns 0 (points untouched) for the other pairs (touching, parallel edges).
+static int canon(const q_leaf *lc, int ca, int cb, double pa[3], double pb[3]) {
+  int ta = ca >> 2, tb = cb >> 2, ka = ca & 3, kb = cb & 3;
+  double d1[3], d2[3], w[3];
+  if (ta == GEO_FEAT_VERTEX && tb == GEO_FEAT_VERTEX) {
+    geo_v3_copy(pa, lc->P[ka]);
+    geo_v3_copy(pb, lc->Q[kb]);
+    return 1;
+  }
+  if (ta == GEO_FEAT_VERTEX && tb == GEO_FEAT_EDGE) {
+    const double *o = side(lc->Q, lc->qid, kb, d2);
+    geo_v3_sub(w, lc->P[ka], o);
+    geo_v3_copy(pa, lc->P[ka]);
+    geo_v3_madd(pb, o, geo_v3_dot(w, d2) / geo_v3_dot(d2, d2), d2);
+    return 1;
+  }
+  if (ta == GEO_FEAT_EDGE && tb == GEO_FEAT_VERTEX) {
+    const double *o = side(lc->P, lc->pid, ka, d1);
+    geo_v3_sub(w, lc->Q[kb], o);
+    geo_v3_copy(pb, lc->Q[kb]);
+    geo_v3_madd(pa, o, geo_v3_dot(w, d1) / geo_v3_dot(d1, d1), d1);
+    return 1;
+  }
+  if (ta == GEO_FEAT_VERTEX && tb == GEO_FEAT_FACE) {
+    geo_v3_sub(w, lc->P[ka], lc->Q[0]);
+    geo_v3_copy(pa, lc->P[ka]);
+    geo_v3_madd(pb, lc->P[ka], -geo_v3_dot(lc->nq, w), lc->nq);
+    return 1;
+  }
+  if (ta == GEO_FEAT_FACE && tb == GEO_FEAT_VERTEX) {
+    geo_v3_sub(w, lc->Q[kb], lc->P[0]);
+    geo_v3_copy(pb, lc->Q[kb]);
+    geo_v3_madd(pa, lc->Q[kb], -geo_v3_dot(lc->np, w), lc->np);
+    return 1;
+  }
+  if (ta == GEO_FEAT_EDGE && tb == GEO_FEAT_EDGE) {
+    const double *p0 = side(lc->P, lc->pid, ka, d1), *q0 = side(lc->Q, lc->qid, kb, d2);
+    geo_v3_sub(w, p0, q0);
+    double a = geo_v3_dot(d1, d1), e = geo_v3_dot(d2, d2), b = geo_v3_dot(d1, d2);
+    double c = geo_v3_dot(d1, w), f = geo_v3_dot(d2, w), den = a * e - b * b;
+    if (!(den > 1e-10 * a * e)) {
+      return 0;
+    }
+    geo_v3_madd(pa, p0, (b * f - c * e) / den, d1);
+    geo_v3_madd(pb, q0, (a * f - b * c) / den, d2);
+    return 1;
+  }
+  return 0;
 }
 
 // the merge key of a pair: (fa.type, fa.id, fb.type, fb.id) packed in 64 bits (ids < 2^30)
@@ -680,23 +763,23 @@ static inline unsigned long long feat_key(const geo_pair *r) {
          ((unsigned long long)r->fb.type << 30) | (unsigned long long)r->fb.id;
 }
 
-// store a raw pair (B frame points); counts even when full
-static void push_raw(geo_query_ws *ws, int ta, int tb, const double *P[3], const int pid[3],
-                     const double np[3], const double *Q[3], const int qid[3],
-                     const double *nq, const double pa[3], const double pb[3], double dist,
-                     int flags) {
+// store a raw pair of the current leaf (B frame points, local feature codes ca, cb);
+// counts even when full
+static void push_raw(geo_query_ws *ws, int ca, int cb, const double pa[3], const double pb[3],
+                     double dist, int flags) {
   int i = ws->n_raw++;
   if (i >= ws->cap_raw) {
     return;
   }
+  const q_leaf *lc = &ws->lc;
   geo_pair *r = &ws->raw[i];
   geo_v3_copy(r->pa, pa);
   geo_v3_copy(r->pb, pb);
   r->dist = dist;
-  r->tri_a = ta;
-  r->tri_b = tb;
-  r->fa = classify(P, pid, ta, ws->a->tri_edge + 3 * ta, pa);
-  r->fb = classify(Q, qid, tb, ws->b->tri_edge + 3 * tb, pb);
+  r->tri_a = lc->ta;
+  r->tri_b = lc->tb;
+  r->fa = feat_of(ca, lc->pid, lc->ta, ws->a->tri_edge + 3 * lc->ta);
+  r->fb = feat_of(cb, lc->qid, lc->tb, ws->b->tri_edge + 3 * lc->tb);
   ws->key[i] = feat_key(r);
   if (dist == 0.0) {
     flags |= GEO_PAIR_TOUCH;
@@ -708,11 +791,11 @@ static void push_raw(geo_query_ws *ws, int ta, int tb, const double *P[3], const
     geo_v3_sub(nrm, pb, pa);
     geo_v3_scale(nrm, nrm, 1.0 / dist);
   } else if (r->fb.type == GEO_FEAT_FACE) {
-    geo_v3_scale(nrm, nq, -1.0);
+    geo_v3_scale(nrm, lc->nq, -1.0);
   } else if (r->fa.type == GEO_FEAT_FACE) {
-    geo_v3_copy(nrm, np);
+    geo_v3_copy(nrm, lc->np);
   } else {
-    geo_v3_scale(nrm, nq, -1.0);
+    geo_v3_scale(nrm, lc->nq, -1.0);
   }
   geo_v3_copy(r->normal, nrm);
 }
@@ -742,60 +825,106 @@ static int clip_edge(const double (*poly)[3], int np, const double u[3], const d
   return m;
 }
 
-// a leaf pair within the threshold: parallel corners or one closest pair
-static void close_pair(geo_query_ws *ws, int ta, int tb, double dist, const double pa[3],
-                       const double pb[3], double ds) {
-  const double *P[3], *Q[3], *nq;
-  int pid[3], qid[3];
-  double np[3];
-  leaf_setup(ws, ta, tb, P, pid, np, Q, qid, &nq);
-  double cs = geo_v3_dot(np, nq);
-  if (fabs(cs) >= ws->par_cos) {
-    // project A's triangle onto B's plane along nq and clip it by B's triangle
-    double buf[2][12][3];
-    int n = 3;
-    for (int k = 0; k < 3; k++) {
-      double w[3];
-      geo_v3_sub(w, P[k], Q[0]);
-      geo_v3_madd(buf[0][k], P[k], -geo_v3_dot(nq, w), nq);
-    }
-    int cur = 0;
-    for (int k = 0; k < 3 && n > 0; k++) {
-      n = clip_edge((const double(*)[3])buf[cur], n, Q[k], Q[(k + 1) % 3], nq, buf[1 - cur]);
-      cur = 1 - cur;
-    }
-    // a polygon with area: emit its corners below ds (lifted back onto A along nq)
-    double area2 = 0.0;
-    for (int i = 1; i + 1 < n; i++) {
-      double e1[3], e2[3], c[3];
-      geo_v3_sub(e1, buf[cur][i], buf[cur][0]);
-      geo_v3_sub(e2, buf[cur][i + 1], buf[cur][0]);
-      geo_v3_cross(c, e1, e2);
-      area2 += geo_v3_dot(c, nq);
-    }
+// 1 when the current leaf's triangles count as parallel
+static inline int leaf_parallel(const geo_query_ws *ws) {
+  return fabs(geo_v3_dot(ws->lc.np, ws->lc.nq)) >= ws->par_cos;
+}
+
+// corners of the overlap of the current (parallel) leaf pair below ds as raw pairs;
+// returns how many were emitted (0: no overlap with area, or none below ds)
+static int parallel_corners(geo_query_ws *ws, double ds) {
+  const q_leaf *lc = &ws->lc;
+  const double *const *P = lc->P, *const *Q = lc->Q, *nq = lc->nq, *np = lc->np;
+  // project A's triangle onto B's plane along nq and clip it by B's triangle
+  double buf[2][12][3];
+  int n = 3;
+  for (int k = 0; k < 3; k++) {
+    double w[3];
+    geo_v3_sub(w, P[k], Q[0]);
+    geo_v3_madd(buf[0][k], P[k], -geo_v3_dot(nq, w), nq);
+  }
+  int cur = 0;
+  for (int k = 0; k < 3 && n > 0; k++) {
+    n = clip_edge((const double(*)[3])buf[cur], n, Q[k], Q[(k + 1) % 3], nq, buf[1 - cur]);
+    cur = 1 - cur;
+  }
+  // a polygon with area: emit its corners below ds (lifted back onto A along nq)
+  double area2 = 0.0;
+  for (int i = 1; i + 1 < n; i++) {
     double e1[3], e2[3], c[3];
-    geo_v3_sub(e1, P[1], P[0]);
-    geo_v3_sub(e2, P[2], P[0]);
+    geo_v3_sub(e1, buf[cur][i], buf[cur][0]);
+    geo_v3_sub(e2, buf[cur][i + 1], buf[cur][0]);
     geo_v3_cross(c, e1, e2);
-    if (n >= 3 && fabs(area2) > 1e-9 * geo_v3_norm(c)) {
-      int emitted = 0;
-      for (int i = 0; i < n; i++) {
-        double *x = buf[cur][i], w[3], qa[3];
-        geo_v3_sub(w, P[0], x);
-        double s = geo_v3_dot(np, w) / geo_v3_dot(np, nq);
-        geo_v3_madd(qa, x, s, nq);
-        double d = fabs(s);
-        if (d < ds) {
-          push_raw(ws, ta, tb, P, pid, np, Q, qid, nq, qa, x, d, GEO_PAIR_PARALLEL);
-          emitted++;
-        }
-      }
-      if (emitted > 0) {
-        return;
+    area2 += geo_v3_dot(c, nq);
+  }
+  double e1[3], e2[3], c[3];
+  geo_v3_sub(e1, P[1], P[0]);
+  geo_v3_sub(e2, P[2], P[0]);
+  geo_v3_cross(c, e1, e2);
+  int emitted = 0;
+  if (n >= 3 && fabs(area2) > 1e-9 * geo_v3_norm(c)) {
+    for (int i = 0; i < n; i++) {
+      double *x = buf[cur][i], w[3], qa[3];
+      geo_v3_sub(w, P[0], x);
+      double s = geo_v3_dot(np, w) / geo_v3_dot(np, nq);
+      geo_v3_madd(qa, x, s, nq);
+      double d = fabs(s);
+      if (d < ds) {
+        push_raw(ws, classify_loc(P, qa), classify_loc(Q, x), qa, x, d, GEO_PAIR_PARALLEL);
+        emitted++;
       }
     }
   }
-  push_raw(ws, ta, tb, P, pid, np, Q, qid, nq, pa, pb, dist, 0);
+  return emitted;
+}
+
+// The current leaf pair, whose kernel gave (dist, pa, pb): parallel corners, or the
+// closest pair named by its features and moved to the canonical points of those features;
+// emitted when that distance is below ds. Returns the feature pair (ca * 16 + cb) as a
+// hint for the cache, or -1 (parallel, or no canonical form).
+static int close_pair(geo_query_ws *ws, double dist, double pa_in[3], double pb_in[3],
+                      double ds) {
+  if (leaf_parallel(ws) && parallel_corners(ws, ds) > 0) {
+    return -1;
+  }
+  const q_leaf *lc = &ws->lc;
+  double pa[3], pb[3];
+  geo_v3_copy(pa, pa_in);
+  geo_v3_copy(pb, pb_in);
+  int ca = classify_loc(lc->P, pa), cb = classify_loc(lc->Q, pb);
+  int hint = -1;
+  if (dist > 0.0 && canon(lc, ca, cb, pa, pb)) {
+    dist = geo_v3_dist(pa, pb);
+    hint = ca * 16 + cb;
+  }
+  if (dist < ds) {
+    push_raw(ws, ca, cb, pa, pb, dist, 0);
+  }
+  return leaf_parallel(ws) ? -1 : hint;
+}
+
+// The cached feature pair of the current leaf, when it still gives the closest pair: its
+// canonical points name the same features and provably separate the triangles. Then they
+// are what close_pair would produce. Returns 1 and emits (when below ds), else 0.
+static int try_hint(geo_query_ws *ws, int hint, double ds) {
+  const q_leaf *lc = &ws->lc;
+  if (hint < 0 || leaf_parallel(ws)) {
+    return 0;
+  }
+  int ca = hint >> 4, cb = hint & 15;
+  double pa[3], pb[3];
+  if (!canon(lc, ca, cb, pa, pb)) {
+    return 0;
+  }
+  double dist = geo_v3_dist(pa, pb);
+  if (!(dist > 0.0) || classify_loc(lc->P, pa) != ca || classify_loc(lc->Q, pb) != cb ||
+      !closest_ok(lc->P, lc->Q, pa, pb)) {
+    return 0;
+  }
+  if (dist < ds) {
+    push_raw(ws, ca, cb, pa, pb, dist, 0);
+  }
+  return 1;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -804,7 +933,7 @@ static void close_pair(geo_query_ws *ws, int ta, int tb, double dist, const doub
 // every leaf pair with distance < thr; pairs below ds become raw pairs; candidates (when
 // cand != NULL) receive every leaf pair below thr (up to cap; *ncand counts all)
 static void traverse_prox(geo_query_ws *ws, double thr, double ds, int *cand, double *cand_d,
-                          int cap, int *ncand) {
+                          int *cand_hint, int cap, int *ncand) {
   const geo_bvh *a = ws->a, *b = ws->b;
   double lim = thr + ws->slack;
   int sp = 0;
@@ -826,17 +955,22 @@ static void traverse_prox(geo_query_ws *ws, double thr, double ds, int *cand, do
       }
       double pa[3], pb[3];
       double d = geo_q_leaf(ws, A->tri, B->tri, lim, pa, pb);
-      if (d < thr) {
+      if (d < lim) {
+        // within ds (up to rounding): close_pair decides on the canonical distance
+        int hint = -1;
+        if (d < ds + ws->slack) {
+          hint = close_pair(ws, d, pa, pb, ds);
+        } else if (cand != NULL && !leaf_parallel(ws)) {
+          hint = classify_loc(ws->lc.P, pa) * 16 + classify_loc(ws->lc.Q, pb);
+        }
         if (cand != NULL) {
           if (*ncand < cap) {
             cand[2 * *ncand] = A->tri;
             cand[2 * *ncand + 1] = B->tri;
             cand_d[*ncand] = d;
+            cand_hint[*ncand] = hint;
           }
           (*ncand)++;
-        }
-        if (d < ds) {
-          close_pair(ws, A->tri, B->tri, d, pa, pb, ds);
         }
       }
       continue;
@@ -986,24 +1120,33 @@ int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const 
       if (cache->cand_d[i] >= skip) {
         continue;
       }
-      double pa[3], pb[3];
+      // the last closest features first (a proof of separation confirms them), else the
+      // kernel; both give what the cold query gives
       int ta = cache->cand[2 * i], tb = cache->cand[2 * i + 1];
-      double d = geo_q_leaf(ws, ta, tb, ds + ws->slack, pa, pb);
-      if (d < ds) {
-        close_pair(ws, ta, tb, d, pa, pb, ds);
+      leaf_setup(ws, ta, tb);
+      ws->n_leaf++;
+      if (try_hint(ws, cache->cand_hint[i], ds)) {
+        continue;
+      }
+      const q_leaf *lc = &ws->lc;
+      double pa[3], pb[3], lim = ds + ws->slack;
+      double d = geo_q_tri_dist(lc->P, lc->pid, lc->np, lc->Q, lc->qid, lc->nq, lim, pa, pb);
+      if (d < lim) {
+        cache->cand_hint[i] = close_pair(ws, d, pa, pb, ds);
       }
     }
   } else if (cache != NULL) {
     int ncand = 0;
     double thr = ds + cache->margin;
-    traverse_prox(ws, thr, ds, cache->cand, cache->cand_d, cache->cap, &ncand);
+    traverse_prox(ws, thr, ds, cache->cand, cache->cand_d, cache->cand_hint, cache->cap,
+                  &ncand);
     cache->valid = ncand <= cache->cap;
     cache->n = ncand <= cache->cap ? ncand : 0;
     cache->thr = thr;
     memcpy(cache->R, ws->R, sizeof cache->R);
     memcpy(cache->t, ws->t, sizeof cache->t);
   } else {
-    traverse_prox(ws, ds, ds, NULL, NULL, 0, NULL);
+    traverse_prox(ws, ds, ds, NULL, NULL, NULL, 0, NULL);
   }
   info->cache_hit = hit;
   info->n_leaf = ws->n_leaf;
@@ -1132,11 +1275,12 @@ int geo_min_distance(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
     cache->best_ta = bta;
     cache->best_tb = btb;
   }
-  // describe the pair: features, normal (B frame), then world
-  const double *P[3], *Q[3], *nq;
-  int pid[3], qid[3];
-  double np[3];
-  leaf_setup(ws, bta, btb, P, pid, np, Q, qid, &nq);
+  // describe the pair: features, canonical points, normal (B frame), then world
+  leaf_setup(ws, bta, btb);
+  int ca = classify_loc(ws->lc.P, pa), cb = classify_loc(ws->lc.Q, pb);
+  if (best > 0.0 && canon(&ws->lc, ca, cb, pa, pb)) {
+    best = geo_v3_dist(pa, pb);
+  }
   int save_n = ws->n_raw, save_cap = ws->cap_raw;
   geo_pair tmp;
   // reuse push_raw's description logic on a one-slot buffer
@@ -1144,7 +1288,7 @@ int geo_min_distance(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
   ws->raw = &tmp;
   ws->n_raw = 0;
   ws->cap_raw = 1;
-  push_raw(ws, bta, btb, P, pid, np, Q, qid, nq, pa, pb, best, 0);
+  push_raw(ws, ca, cb, pa, pb, best, 0);
   ws->raw = save_raw;
   ws->n_raw = save_n;
   ws->cap_raw = save_cap;

@@ -18,7 +18,7 @@
 #define N_SCENE_POSES 2
 #define N_CACHE_STEPS 20
 #else
-#define N_RANDOM 40
+#define N_RANDOM 120
 #define N_SCENE_POSES 6
 #define N_CACHE_STEPS 80
 #endif
@@ -265,6 +265,45 @@ static void test_cache_equals_cold(void **state) {
   scene_free(&s);
 }
 
+// the cache on random meshes: a drifting, jittering, rotating pair, cached == cold exactly
+static void test_cache_random(void **state) {
+  (void)state;
+  char err[256];
+  for (int trial = 0; trial < N_RANDOM / 4 + 1; trial++) {
+    geo_mesh *A = bumpy_sphere(0.5, 16, 10, 0.05), *B = bumpy_sphere(0.4, 14, 9, 0.05);
+    geo_bvh *ba = geo_bvh_new(A, err, sizeof err), *bb = geo_bvh_new(B, err, sizeof err);
+    geo_query_ws *ws = geo_query_ws_new(ba, bb, 0, err, sizeof err);
+    geo_query_cache *c = geo_query_cache_new(0, 0.01, err, sizeof err);
+    assert_non_null(c);
+    static geo_pair cold[4096], warm[4096];
+    geo_pose XA = geo_pose_identity(), XB;
+    random_quat(XB.q);
+    double dir[3] = {srand1(), srand1(), srand1()}, dn = sqrt(bf_dot(dir, dir));
+    for (int k = 0; k < 3; k++) XB.p[k] = 0.88 * dir[k] / dn;
+    int hits = 0, total = 0;
+    for (int step = 0; step < 30; step++) {
+      // drift a little, jitter, turn a little
+      for (int k = 0; k < 3; k++) XB.p[k] += 0.002 * srand1();
+      for (int k = 1; k < 4; k++) XB.q[k] += 0.002 * srand1();
+      geo_prox_info ic, iw;
+      assert_int_equal(geo_proximity(ba, &XA, bb, &XB, 0.03, ws, NULL, cold, 4096, &ic), GEO_QOK);
+      assert_int_equal(geo_proximity(ba, &XA, bb, &XB, 0.03, ws, c, warm, 4096, &iw), GEO_QOK);
+      hits += iw.cache_hit;
+      total += ic.n;
+      assert_int_equal(ic.n, iw.n);
+      assert_memory_equal(cold, warm, (size_t)ic.n * sizeof *cold);
+    }
+    assert_true(hits > 0);
+    assert_true(total > 0);
+    geo_query_cache_destroy(&c);
+    geo_query_ws_destroy(&ws);
+    geo_bvh_destroy(&ba);
+    geo_bvh_destroy(&bb);
+    geo_mesh_destroy(&A);
+    geo_mesh_destroy(&B);
+  }
+}
+
 // a small box resting 0.5 mm above a big box: the four bottom corners, each once
 static void test_parallel_faces(void **state) {
   (void)state;
@@ -380,7 +419,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parallel_faces),   cmocka_unit_test(test_interference),
       cmocka_unit_test(test_random_meshes),    cmocka_unit_test(test_torus_over_cone),
-      cmocka_unit_test(test_cache_equals_cold),
+      cmocka_unit_test(test_cache_equals_cold), cmocka_unit_test(test_cache_random),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
