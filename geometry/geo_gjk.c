@@ -2,6 +2,8 @@
 // A's local frame; B is mapped into it by the relative transform.
 #include "geo_gjk.h"
 
+#include "geo_tritri.h"
+
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -27,9 +29,15 @@ typedef struct sub_result {
   int n;
   int idx[4];
   double lam[4];
+  int has_v;    // 1 when v below is the closest point, computed more accurately than the
+                // weighted sum (a triangle's interior: the projection on its plane)
+  double v[3];
 } sub_result;
 
 static double sub_dist2(const gjk_simplex *S, const sub_result *s) {
+  if (s->has_v) {
+    return geo_v3_norm2(s->v);
+  }
   double v[3] = {0, 0, 0};
   for (int i = 0; i < s->n; i++) {
     geo_v3_madd(v, v, s->lam[i], S->v[s->idx[i]].w);
@@ -40,6 +48,7 @@ static double sub_dist2(const gjk_simplex *S, const sub_result *s) {
 // segment p-q (Montanari Alg. 4): project on the line, decide in the best 1D axis.
 static void s1d(const gjk_simplex *S, int ip, int iq, sub_result *out) {
   const double *p = S->v[ip].w, *q = S->v[iq].w;
+  out->has_v = 0;
   double t[3];
   geo_v3_sub(t, q, p);
   double tt = geo_v3_dot(t, t);
@@ -122,6 +131,10 @@ static void s2d(const gjk_simplex *S, int ip, int iq, int ir, sub_result *out) {
       out->idx[k] = idx[k];
       out->lam[k] = C[k] / mu;
     }
+    // the projection keeps the direction of the plane normal to rounding even when the
+    // plane passes very close to the origin (the weighted sum loses it: near-parallel faces)
+    out->has_v = 1;
+    geo_v3_copy(out->v, o);
     return;
   }
   // outside across the edge opposite vertex k for each k whose weight is not positive
@@ -156,6 +169,7 @@ static void s3d(const gjk_simplex *S, sub_result *out) {
     scale = fmax(scale, geo_v3_dist2(s[k], s[0]));
   }
   int flat = !(fabs(mu) > 1e-13 * scale * sqrt(scale));
+  out->has_v = 0;
   if (!flat && same_sign(mu, C[0]) && same_sign(mu, C[1]) && same_sign(mu, C[2]) &&
       same_sign(mu, C[3])) {
     out->n = 4;
@@ -193,6 +207,7 @@ static void closest(gjk_simplex *S, double v[3]) {
       sr.n = 1;
       sr.idx[0] = 0;
       sr.lam[0] = 1.0;
+      sr.has_v = 0;
       break;
     case 2:
       s1d(S, 0, 1, &sr);
@@ -211,6 +226,10 @@ static void closest(gjk_simplex *S, double v[3]) {
     T.lam[i] = sr.lam[i];
   }
   *S = T;
+  if (sr.has_v) {
+    geo_v3_copy(v, sr.v);
+    return;
+  }
   geo_v3_set(v, 0, 0, 0);
   for (int i = 0; i < S->n; i++) {
     geo_v3_madd(v, v, S->lam[i], S->v[i].w);
@@ -348,6 +367,123 @@ static geo_cfeat feature_of(const geo_convex *c, const int *v, int nv) {
   return f;
 }
 
+// the faces (local vertex id triples; hull face ids or -1) around vertices vs of a set.
+#define PATCH_MAX 48
+typedef struct patch {
+  int n;
+  int tri[PATCH_MAX][3];
+} patch;
+
+static void patch_add(patch *p, int a, int b, int c) {
+  for (int i = 0; i < p->n; i++) {
+    if (p->tri[i][0] == a && p->tri[i][1] == b && p->tri[i][2] == c) {
+      return;
+    }
+  }
+  if (p->n < PATCH_MAX) {
+    p->tri[p->n][0] = a;
+    p->tri[p->n][1] = b;
+    p->tri[p->n][2] = c;
+    p->n++;
+  }
+}
+
+static void make_patch(const geo_convex *c, const int *vs, int nv, patch *p) {
+  p->n = 0;
+  if (c->kind == GEO_CONVEX_HULL) {
+    const geo_hull *h = c->hull;
+    for (int i = 0; i < nv; i++) {
+      for (int k = h->vadj_start[vs[i]]; k < h->vadj_start[vs[i] + 1]; k++) {
+        const int *f = h->face + 3 * h->vadj_face[k];
+        patch_add(p, f[0], f[1], f[2]);
+      }
+    }
+  } else if (c->n <= 3) {
+    patch_add(p, 0, c->n > 1 ? 1 : 0, c->n > 2 ? 2 : c->n - 1);
+  } else {
+    patch_add(p, vs[0], vs[nv > 1 ? 1 : 0], vs[nv - 1]);
+  }
+}
+
+// the set's feature for the tri-tri feature f of triangle t (local ids); fills ids.
+static geo_cfeat patch_feature(const geo_convex *c, const int t[3], geo_cfeat f, int ids[3],
+                               int *nid) {
+  int m = 0, cand[3];
+  if (f.type == GEO_CF_VERTEX) {
+    cand[m++] = t[f.id];
+  } else if (f.type == GEO_CF_EDGE) {
+    cand[m++] = t[f.id];
+    cand[m++] = t[(f.id + 1) % 3];
+  } else {
+    cand[m++] = t[0];
+    cand[m++] = t[1];
+    cand[m++] = t[2];
+  }
+  // distinct, ascending
+  int k = 0;
+  for (int i = 0; i < m; i++) {
+    int dup = 0;
+    for (int j = 0; j < k; j++) {
+      dup |= ids[j] == cand[i];
+    }
+    if (!dup) {
+      ids[k++] = cand[i];
+    }
+  }
+  for (int i = 1; i < k; i++) {
+    for (int j = i; j > 0 && ids[j] < ids[j - 1]; j--) {
+      int tmp = ids[j];
+      ids[j] = ids[j - 1];
+      ids[j - 1] = tmp;
+    }
+  }
+  *nid = k;
+  return feature_of(c, ids, k);
+}
+
+// closed-form minimum over the face pairs around the witness features; replaces the
+// result when closer. pa, pb in A's frame.
+static void polish(const geo_convex *A, const geo_convex *B, const geo_xform *rel,
+                   geo_gjk_result *r, double *dist, double pa[3], double pb[3],
+                   int *intersect) {
+  patch P, Q;
+  make_patch(A, r->va, r->nva, &P);
+  make_patch(B, r->vb, r->nvb, &Q);
+  double TB[PATCH_MAX][9];
+  for (int j = 0; j < Q.n; j++) {
+    for (int k = 0; k < 3; k++) {
+      geo_xform_point(TB[j] + 3 * k, rel, cvx_vert(B, Q.tri[j][k]));
+    }
+  }
+  double best = *dist;
+  int bi = -1, bj = -1;
+  geo_tt_result bt, tt;
+  for (int i = 0; i < P.n; i++) {
+    double TA[9];
+    for (int k = 0; k < 3; k++) {
+      geo_v3_copy(TA + 3 * k, cvx_vert(A, P.tri[i][k]));
+    }
+    for (int j = 0; j < Q.n; j++) {
+      double d = geo_tritri_dist(TA, TB[j], &tt);
+      if (d < best) {
+        best = d;
+        bi = i;
+        bj = j;
+        bt = tt;
+      }
+    }
+  }
+  if (bi < 0) {
+    return;
+  }
+  *dist = best;
+  geo_v3_copy(pa, bt.pa);
+  geo_v3_copy(pb, bt.pb);
+  *intersect = bt.intersect;
+  r->fa = patch_feature(A, P.tri[bi], bt.fa, r->va, &r->nva);
+  r->fb = patch_feature(B, Q.tri[bj], bt.fb, r->vb, &r->nvb);
+}
+
 static int has_pair(const gjk_simplex *S, int ia, int ib) {
   for (int i = 0; i < S->n; i++) {
     if (S->v[i].ia == ia && S->v[i].ib == ib) {
@@ -475,26 +611,32 @@ int geo_gjk(const geo_convex *A, const geo_xform *XA, const geo_convex *B,
     geo_v3_madd(pa, pa, S.lam[i], S.v[i].a);
     geo_v3_madd(pb, pb, S.lam[i], S.v[i].b);
   }
-  memset(r, 0, sizeof(*r));
+  r->nva = side_vertices(&S, 0, r->va);
+  r->nvb = side_vertices(&S, 1, r->vb);
+  r->fa = feature_of(A, r->va, r->nva);
+  r->fb = feature_of(B, r->vb, r->nvb);
+  double dist = intersect ? 0.0 : geo_v3_dist(pa, pb);
+  // close to contact relative to the sets' size the direction of v is only good to
+  // eps |w| / |v|, and among nearly tied features (near-parallel faces and edges) GJK may
+  // stop on a neighbour of the closest one: polish with the closed-form triangle distance
+  // over the faces around the witness features
+  if (!intersect && status != GEO_GJK_ABOVE && vv < 1e-12 * maxw2) {
+    polish(A, B, &rel, r, &dist, pa, pb, &intersect);
+  }
   if (intersect) {
     // a common point: the same weights give a point of A and a point of B that coincide
     geo_v3_scale(pa, pa, 0.5);
     geo_v3_madd(pa, pa, 0.5, pb);
     geo_v3_copy(pb, pa);
-    r->dist = 0.0;
+    dist = 0.0;
     lower = 0.0;
-  } else {
-    r->dist = geo_v3_dist(pa, pb);
   }
+  r->dist = dist;
   r->lower = fmin(lower, r->dist);
   r->intersect = intersect;
   r->iters = it;
   geo_xform_point(r->pa, XA, pa);
   geo_xform_point(r->pb, XA, pb);
-  r->nva = side_vertices(&S, 0, r->va);
-  r->nvb = side_vertices(&S, 1, r->vb);
-  r->fa = feature_of(A, r->va, r->nva);
-  r->fb = feature_of(B, r->vb, r->nvb);
   // indexed sets answer in their listed ids
   for (int i = 0; i < r->nva && A->kind == GEO_CONVEX_INDEXED; i++) {
     r->va[i] = A->idx[r->va[i]];

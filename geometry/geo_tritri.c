@@ -1,6 +1,7 @@
 // Closed-form triangle-triangle distance, closest points of primitives, parallel patches.
-// The closest-point routines follow Ericson, Real-Time Collision Detection (2005), 5.1.5
-// (point-triangle by Voronoi regions) and 5.1.9 (segment-segment).
+// Point-triangle follows Ericson, Real-Time Collision Detection (2005), 5.1.5 (Voronoi
+// regions); segment-segment uses the cross-product form of the closest points of two lines,
+// accurate for nearly parallel segments, plus the four end-to-segment distances.
 #include "geo_tritri.h"
 
 #include <float.h>
@@ -111,43 +112,41 @@ double geo_closest_point_triangle(const double p[3], const double T[9], double c
 double geo_closest_seg_seg(const double p0[3], const double p1[3], const double q0[3],
                            const double q1[3], double *s, double *t, double c1[3],
                            double c2[3]) {
-  double d1[3], d2[3], r[3];
+  double d1[3], d2[3], r[3], n[3], x[3], u;
   geo_v3_sub(d1, p1, p0);
   geo_v3_sub(d2, q1, q0);
-  geo_v3_sub(r, p0, q0);
-  double a = geo_v3_dot(d1, d1), e = geo_v3_dot(d2, d2), f = geo_v3_dot(d2, r);
-  double ss = 0.0, tt = 0.0;
-  double b = geo_v3_dot(d1, d2), c = geo_v3_dot(d1, r);
-  double denom = a * e - b * b;
-  if (a <= 0.0 && e <= 0.0) {
-    ss = tt = 0.0;
-  } else if (a <= 0.0) {
-    tt = clamp01(f / e);
-  } else if (e <= 0.0) {
-    ss = clamp01(-c / a);
-  } else if (denom <= 1e-14 * a * e) {
-    // (nearly) parallel: the minimum is attained at one of the four segment ends
-    double best = DBL_MAX, x[3], u;
-    double dd = closest_point_segment(p0, q0, q1, x, &u);
-    if (dd < best) { best = dd; ss = 0.0; tt = u; }
-    dd = closest_point_segment(p1, q0, q1, x, &u);
-    if (dd < best) { best = dd; ss = 1.0; tt = u; }
-    dd = closest_point_segment(q0, p0, p1, x, &u);
-    if (dd < best) { best = dd; ss = u; tt = 0.0; }
-    dd = closest_point_segment(q1, p0, p1, x, &u);
-    if (dd < best) { best = dd; ss = u; tt = 1.0; }
-  } else {
-    // Ericson 5.1.9: unconstrained minimiser, then clamp and re-solve
-    ss = clamp01((b * f - c * e) / denom);
-    tt = (b * ss + f) / e;
-    if (tt < 0.0) {
-      tt = 0.0;
-      ss = clamp01(-c / a);
-    } else if (tt > 1.0) {
-      tt = 1.0;
-      ss = clamp01((b - c) / a);
+  geo_v3_sub(r, q0, p0);
+  double best = DBL_MAX, ss = 0.0, tt = 0.0;
+  // interior candidate: s of the closest points of the two lines in the cross-product form
+  // s = ((q0 - p0) x d2) . n / n.n, n = d1 x d2, whose factors are small together when the
+  // lines are nearly parallel and close (the normal equations lose everything there); then t
+  // is the projection of that point on Q's line, so the pair stays consistent even where s
+  // is ill-determined (the distance is flat in s there)
+  geo_v3_cross(n, d1, d2);
+  double nn = geo_v3_dot(n, n), e = geo_v3_dot(d2, d2);
+  if (nn > 0.0 && e > 0.0) {
+    double a[3], y[3], w[3];
+    geo_v3_cross(a, r, d2);
+    double si = clamp01(geo_v3_dot(a, n) / nn);
+    geo_v3_madd(x, p0, si, d1);
+    geo_v3_sub(w, x, q0);
+    double ti = geo_v3_dot(w, d2) / e;
+    if (ti >= 0.0 && ti <= 1.0) {
+      geo_v3_madd(y, q0, ti, d2);
+      best = geo_v3_dist2(x, y);
+      ss = si;
+      tt = ti;
     }
   }
+  // otherwise (and as a guard) the minimum is at an end of one of the segments
+  double dd = closest_point_segment(p0, q0, q1, x, &u);
+  if (dd < best) { best = dd; ss = 0.0; tt = u; }
+  dd = closest_point_segment(p1, q0, q1, x, &u);
+  if (dd < best) { best = dd; ss = 1.0; tt = u; }
+  dd = closest_point_segment(q0, p0, p1, x, &u);
+  if (dd < best) { best = dd; ss = u; tt = 0.0; }
+  dd = closest_point_segment(q1, p0, p1, x, &u);
+  if (dd < best) { best = dd; ss = u; tt = 1.0; }
   geo_v3_madd(c1, p0, ss, d1);
   geo_v3_madd(c2, q0, tt, d2);
   *s = ss;

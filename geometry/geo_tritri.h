@@ -39,7 +39,8 @@ double geo_closest_point_triangle(const double p[3], const double T[9], double c
                                   geo_cfeat *f);
 
 // Closest points c1 = p0 + s (p1 - p0) and c2 = q0 + t (q1 - q0) of two segments; returns
-// the squared distance. Parallel segments get a pair from the segment ends (exact minimum).
+// the squared distance. Accurate for nearly parallel segments (error ~ eps, not eps/angle^2);
+// parallel segments get a pair from the segment ends.
 double geo_closest_seg_seg(const double p0[3], const double p1[3], const double q0[3],
                            const double q1[3], double *s, double *t, double c1[3], double c2[3]);
 

@@ -21,6 +21,12 @@
 #define N_RANDOM_PAIRS 10000
 #endif
 
+// distances agree to rel (relative) with an absolute floor of 1e-14 times the size of the
+// problem: the coordinates of unit-size sets are themselves rounded at ~1e-16, so a gap of
+// 1e-9 between them is only defined to ~1e-16, not to 1e-18
+#define assert_dist(a, b, rel, size)                                                   \
+  assert_double_near((a), (b), (rel) * fmax(fabs(a), fabs(b)) + 1e-14 * (size))
+
 static const double M_PI_4_ = 0.78539816339744830962;  // pi / 4
 
 static uint64_t rng_state = 0xD1B54A32D192ED03ull;
@@ -148,10 +154,10 @@ static int check_pair(const geo_hull *A, const geo_xform *XA, const geo_hull *B,
     return 0;
   }
   assert_int_equal(r.intersect, 0);
-  assert_double_rel(r.dist, b.dist, 1e-9, 1e-12 * scale);
+  assert_dist(r.dist, b.dist, 1e-9, scale);
   assert_true(r.lower <= r.dist);
   // witnesses on the boundaries of their sets and as far apart as reported
-  assert_double_rel(geo_v3_dist(r.pa, r.pb), r.dist, 1e-12, 1e-14 * scale);
+  assert_dist(geo_v3_dist(r.pa, r.pb), r.dist, 1e-12, scale);
   assert_double_near(inside_dist(A, XA, r.pa), 0.0, 1e-9 * scale);
   assert_double_near(inside_dist(B, XB, r.pb), 0.0, 1e-9 * scale);
   check_feature(A, XA, r.pa, r.fa, 1e-9 * scale);
@@ -277,6 +283,61 @@ static void test_cubes_parallel_faces_rotated(void **state) {
   geo_hull_destroy(&A);
 }
 
+// rotation by angle about a random unit axis
+static void small_rotation(double R[9], double angle) {
+  double ax[3] = {2 * urand() - 1, 2 * urand() - 1, 2 * urand() - 1};
+  geo_v3_normalize(ax);
+  double q[4] = {cos(angle / 2), sin(angle / 2) * ax[0], sin(angle / 2) * ax[1],
+                 sin(angle / 2) * ax[2]};
+  geo_quat_to_mat(R, q);
+}
+
+static void test_near_parallel_stress(void **state) {
+  (void)state;
+  // cubes face to face or edge to edge, tilted by 0 to 1e-4 rad, gaps 1e-9 to 0.1: GJK
+  // against the brute-force face-pair distance
+  geo_hull *C = unit_cube(-0.5, 0.5);
+  geo_convex cc = geo_convex_of_hull(C);
+  const double tilts[4] = {0.0, 1e-12, 1e-8, 1e-4}, gaps[3] = {1e-9, 1e-3, 0.1};
+  for (int t = 0; t < 240; t++) {
+    double tilt = tilts[t % 4], gap = gaps[(t / 4) % 3];
+    int edge = (t / 12) % 2;
+    geo_xform XA, XB;
+    rand_xform(&XA, 1.0);
+    double Rs[9], Rl[9];
+    small_rotation(Rs, tilt);
+    // B's local rotation relative to A: identity (faces) or 90 degrees about z (edges)
+    double qz[4] = {sqrt(0.5), 0, 0, sqrt(0.5)};
+    double q0[4] = {1, 0, 0, 0};
+    geo_quat_to_mat(Rl, edge ? qz : q0);
+    double T[9];
+    geo_m3_mul(T, XA.R, Rl);
+    geo_m3_mul(XB.R, T, Rs);
+    double off[3];
+    if (edge) {
+      double s = sqrt(0.5);
+      geo_v3_set(off, s * (2 * s + gap), s * (2 * s + gap), 0.6 * urand() - 0.3);
+    } else {
+      geo_v3_set(off, 1.0 + gap, 0.6 * urand() - 0.3, 0.6 * urand() - 0.3);
+    }
+    double w[3];
+    geo_m3_mulv(w, XA.R, off);
+    geo_v3_add(XB.t, XA.t, w);
+    geo_gjk_result r;
+    assert_int_equal(geo_gjk(&cc, &XA, &cc, &XB, NULL, NULL, &r), GEO_GJK_OK);
+    brute b = brute_force(C, &XA, C, &XB);
+    if (b.cross) {
+      assert_int_equal(r.intersect, 1);
+      continue;
+    }
+    assert_dist(r.dist, b.dist, 1e-9, 1.0);
+    assert_dist(geo_v3_dist(r.pa, r.pb), r.dist, 1e-9, 1.0);
+    check_feature(C, &XA, r.pa, r.fa, 1e-12);
+    check_feature(C, &XB, r.pb, r.fb, 1e-12);
+  }
+  geo_hull_destroy(&C);
+}
+
 static void test_nested_cubes(void **state) {
   (void)state;
   geo_hull *A = unit_cube(0, 1), *B = unit_cube(0.4, 0.6);
@@ -351,7 +412,7 @@ static void test_primitives_vs_closed_form(void **state) {
     assert_int_equal(geo_gjk(&a, &I, &b, &I, NULL, NULL, &r), GEO_GJK_OK);
     double d = geo_tritri_dist(P, Q, &tt);
     assert_int_equal(r.intersect, tt.intersect);
-    assert_double_rel(r.dist, d, 1e-9, 1e-13);
+    assert_dist(r.dist, d, 1e-9, 1.0);
     if (!tt.intersect) {
       assert_int_equal(r.fa.type, tt.fa.type);
       assert_int_equal(r.fa.id, tt.fa.id);
@@ -364,7 +425,7 @@ static void test_primitives_vs_closed_form(void **state) {
     b = geo_convex_points(Q, 2);
     assert_int_equal(geo_gjk(&a, &I, &b, &I, NULL, NULL, &r), GEO_GJK_OK);
     d = sqrt(geo_closest_seg_seg(P, P + 3, Q, Q + 3, &s, &u, c1, c2));
-    assert_double_rel(r.dist, d, 1e-9, 1e-13);
+    assert_dist(r.dist, d, 1e-9, 1.0);
     int ta = (s > 0 && s < 1) ? GEO_CF_EDGE : GEO_CF_VERTEX;
     assert_int_equal(r.fa.type, ta);
     // point - triangle
@@ -373,7 +434,7 @@ static void test_primitives_vs_closed_form(void **state) {
     assert_int_equal(geo_gjk(&a, &I, &b, &I, NULL, NULL, &r), GEO_GJK_OK);
     geo_cfeat f;
     d = sqrt(geo_closest_point_triangle(P, Q, c1, &f));
-    assert_double_rel(r.dist, d, 1e-9, 1e-13);
+    assert_dist(r.dist, d, 1e-9, 1.0);
     assert_int_equal(r.fb.type, f.type);
     assert_int_equal(r.fb.id, f.id);
     assert_int_equal(r.fa.type, GEO_CF_VERTEX);
@@ -416,7 +477,7 @@ static void test_indexed_sets(void **state) {
     geo_gjk_result r;
     geo_tt_result tt;
     assert_int_equal(geo_gjk(&a, &I, &b, &I, NULL, NULL, &r), GEO_GJK_OK);
-    assert_double_rel(r.dist, geo_tritri_dist(P, Q, &tt), 1e-9, 1e-13);
+    assert_dist(r.dist, geo_tritri_dist(P, Q, &tt), 1e-9, 1.0);
     if (!tt.intersect) {
       assert_int_equal(r.fa.type, tt.fa.type);
       assert_int_equal(r.fb.type, tt.fb.type);
@@ -449,7 +510,7 @@ static void test_indexed_sets(void **state) {
     geo_gjk(&ca, &XA, &cb, &XB, NULL, NULL, &r1);
     geo_gjk(&hA, &XA, &hB, &XB, NULL, NULL, &r2);
     assert_int_equal(r1.intersect, r2.intersect);
-    assert_double_rel(r1.dist, r2.dist, 1e-12, 1e-15);
+    assert_dist(r1.dist, r2.dist, 1e-12, 1.0);
     if (!r1.intersect && r1.fa.type == GEO_CF_VERTEX) {
       // pool id of the witness vertex = the hull vertex's input index
       assert_int_equal(r1.fa.id, A->src[r2.fa.id]);
@@ -492,7 +553,7 @@ static void test_degenerate_sets(void **state) {
       assert_int_equal(r.intersect, 1);
     } else {
       assert_int_equal(r.intersect, 0);
-      assert_double_rel(r.dist, b.dist, 1e-9, 1e-13);
+      assert_dist(r.dist, b.dist, 1e-9, 1.0);
       check_feature(F, &XF, r.pa, r.fa, 1e-12);
     }
     // two flat hulls
@@ -501,7 +562,7 @@ static void test_degenerate_sets(void **state) {
     if (b.cross || b.nested) {
       assert_int_equal(r.intersect, 1);
     } else {
-      assert_double_rel(r.dist, b.dist, 1e-9, 1e-13);
+      assert_dist(r.dist, b.dist, 1e-9, 1.0);
     }
     geo_hull_destroy(&F);
     geo_hull_destroy(&B);
@@ -522,7 +583,7 @@ static void test_degenerate_sets(void **state) {
     assert_int_equal(geo_gjk(&a, &I, &c, &I, NULL, NULL, &r), GEO_GJK_OK);
     double ss, tt, c1[3], c2[3];
     double d = sqrt(geo_closest_seg_seg(s0, s1, u0, u1, &ss, &tt, c1, c2));
-    assert_double_rel(r.dist, d, 1e-9, 1e-13);
+    assert_dist(r.dist, d, 1e-9, 1.0);
   }
 }
 
@@ -545,15 +606,15 @@ static void test_warm_start(void **state) {
     XB.t[2] -= 2e-3;
     assert_int_equal(geo_gjk(&ca, &XA, &cb, &XB, NULL, &cache, &r1), GEO_GJK_OK);
     assert_int_equal(geo_gjk(&ca, &XA, &cb, &XB, NULL, NULL, &rc), GEO_GJK_OK);
-    assert_double_rel(r1.dist, rc.dist, 1e-12, 1e-15);
+    assert_dist(r1.dist, rc.dist, 1e-12, 1.0);
     brute b = brute_force(A, &XA, B, &XB);
-    assert_double_rel(r1.dist, b.dist, 1e-9, 1e-15);
+    assert_dist(r1.dist, b.dist, 1e-9, 1.0);
     warm_it += r1.iters;
     cold_it += rc.iters;
     // garbage in the cache is ignored
     geo_gjk_cache bad = {3, {-5, 999999, 2, 0}, {7, 1, 123456, 0}, -3, 1 << 30};
     assert_int_equal(geo_gjk(&ca, &XA, &cb, &XB, NULL, &bad, &r1), GEO_GJK_OK);
-    assert_double_rel(r1.dist, rc.dist, 1e-12, 1e-15);
+    assert_dist(r1.dist, rc.dist, 1e-12, 1.0);
     geo_hull_destroy(&A);
     geo_hull_destroy(&B);
   }
@@ -584,7 +645,7 @@ static void test_climb_matches_brute_support(void **state) {
     geo_gjk(&ch, &XA, &cb, &XB, NULL, NULL, &r1);
     geo_gjk(&cp, &XA, &cb, &XB, NULL, NULL, &r2);
     assert_int_equal(r1.intersect, r2.intersect);
-    assert_double_rel(r1.dist, r2.dist, 1e-12, 1e-15);
+    assert_dist(r1.dist, r2.dist, 1e-12, 1.0);
   }
   geo_hull_destroy(&A);
   geo_hull_destroy(&B);
@@ -629,6 +690,7 @@ int main(void) {
       cmocka_unit_test(test_random_polytope_pairs),
       cmocka_unit_test(test_cubes_parallel_faces),
       cmocka_unit_test(test_cubes_parallel_faces_rotated),
+      cmocka_unit_test(test_near_parallel_stress),
       cmocka_unit_test(test_nested_cubes),
       cmocka_unit_test(test_parallel_and_crossed_edges),
       cmocka_unit_test(test_primitives_vs_closed_form),
