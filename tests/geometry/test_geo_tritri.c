@@ -202,6 +202,30 @@ static void test_features_hand_made(void **state) {
   assert_double_near(geo_tritri_dist(P6, Q, &r), 2.0, 1e-15);
 }
 
+static void test_nearly_parallel_segments(void **state) {
+  (void)state;
+  // P on the x axis; Q in the plane z = h, direction (1, theta, 0), crossing y = 0 above
+  // x = 0.3: the common perpendicular is along z, so the distance is exactly h, at an
+  // interior point, however small theta (the normal equations fail below theta ~ 1e-7)
+  const double thetas[4] = {1e-3, 1e-6, 1e-8, 1e-11};
+  for (int i = 0; i < 4; i++) {
+    double th = thetas[i], h = 1e-9;
+    double p0[3] = {0, 0, 0}, p1[3] = {1, 0, 0};
+    double q0[3] = {-0.2, th * (-0.5), h}, q1[3] = {0.9, th * 0.6, h};
+    double s, t, c1[3], c2[3];
+    double d = sqrt(geo_closest_seg_seg(p0, p1, q0, q1, &s, &t, c1, c2));
+    assert_double_near(d, h, 1e-17);
+    assert_double_near(geo_v3_dist(c1, c2), d, 1e-20);
+    // the tri-tri distance of triangles built on these edges sees the same
+    double P[9] = {0, 0, 0, 1, 0, 0, 0.5, -1, -0.5};
+    double Q[9] = {-0.2, th * (-0.5), h, 0.9, th * 0.6, h, 0.4, 1, 0.6};
+    geo_tt_result r;
+    assert_double_near(geo_tritri_dist(P, Q, &r), h, 1e-17);
+    assert_int_equal(r.fa.type, GEO_CF_EDGE);
+    assert_int_equal(r.fb.type, GEO_CF_EDGE);
+  }
+}
+
 static double poly_area(const geo_tt_patch *p) {
   // area of the 3D polygon pa by the cross-product sum
   double s[3] = {0, 0, 0};
@@ -297,6 +321,7 @@ int main(void) {
       cmocka_unit_test(test_tritri_vs_sampling),
       cmocka_unit_test(test_tritri_refined_by_point_search),
       cmocka_unit_test(test_features_hand_made),
+      cmocka_unit_test(test_nearly_parallel_segments),
       cmocka_unit_test(test_parallel_patch),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
