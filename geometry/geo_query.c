@@ -64,6 +64,8 @@ struct geo_query_cache {
   double R[9], t[3];   // relative transform cand was collected at
   const geo_bvh *a, *b;  // the body pair the cache belongs to (borrowed identities)
   int best_valid, best_ta, best_tb;  // last closest leaf pair
+  int last_valid;      // lastR, lastt hold the previous minimum-distance query's pose
+  double lastR[9], lastt[3];  // relative transform of that query
 };
 
 static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
@@ -230,6 +232,7 @@ void geo_query_cache_reset(geo_query_cache *c) {
   if (c != NULL) {
     c->valid = 0;
     c->best_valid = 0;
+    c->last_valid = 0;
     c->a = c->b = NULL;
     c->n = 0;
   }
@@ -1269,8 +1272,51 @@ int geo_min_distance(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
     btb = cache->best_tb;
     best = geo_q_leaf(ws, bta, btb, INFINITY, pa, pb);
   }
-  geo_q_min_traverse(ws, &best, &bta, &btb, pa, pb);
+  int done = 0;
+  if (cache != NULL && cache->valid) {
+    // the candidates hold every leaf pair closer than cache->thr at the cached pose, so
+    // every other pair is now at least thr - delta away: when the best candidate beats
+    // that, it is the answer (the same leaf pair a full traversal picks)
+    double delta = motion_bound(a, cache->R, cache->t, ws->R, ws->t);
+    for (int i = 0; i < cache->n; i++) {
+      if (cache->cand_d[i] - delta > best + ws->slack) {
+        continue;
+      }
+      double qa[3], qb[3];
+      int ta = cache->cand[2 * i], tb = cache->cand[2 * i + 1];
+      double d = geo_q_leaf(ws, ta, tb, best + ws->slack, qa, qb);
+      if (better(d, ta, tb, best, bta, btb)) {
+        best = d;
+        bta = ta;
+        btb = tb;
+        geo_v3_copy(pa, qa);
+        geo_v3_copy(pb, qb);
+      }
+    }
+    done = best + 2.0 * ws->slack < cache->thr - delta;
+  }
+  if (!done) {
+    geo_q_min_traverse(ws, &best, &bta, &btb, pa, pb);
+    // when consecutive queries are coherent (moved less than half the margin), collect the
+    // candidates within best + margin for the next ones
+    if (cache != NULL && cache->last_valid &&
+        motion_bound(a, cache->lastR, cache->lastt, ws->R, ws->t) < 0.5 * cache->margin) {
+      int ncand = 0;
+      double thr = best + cache->margin;
+      ws->n_raw = 0;
+      traverse_prox(ws, thr, -INFINITY, cache->cand, cache->cand_d, cache->cand_hint,
+                    cache->cap, &ncand);
+      cache->valid = ncand <= cache->cap;
+      cache->n = ncand <= cache->cap ? ncand : 0;
+      cache->thr = thr;
+      memcpy(cache->R, ws->R, sizeof cache->R);
+      memcpy(cache->t, ws->t, sizeof cache->t);
+    }
+  }
   if (cache != NULL) {
+    cache->last_valid = 1;
+    memcpy(cache->lastR, ws->R, sizeof cache->lastR);
+    memcpy(cache->lastt, ws->t, sizeof cache->lastt);
     cache->best_valid = 1;
     cache->best_ta = bta;
     cache->best_tb = btb;

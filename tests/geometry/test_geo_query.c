@@ -274,7 +274,9 @@ static void test_cache_random(void **state) {
     geo_bvh *ba = geo_bvh_new(A, err, sizeof err), *bb = geo_bvh_new(B, err, sizeof err);
     geo_query_ws *ws = geo_query_ws_new(ba, bb, 0, err, sizeof err);
     geo_query_cache *c = geo_query_cache_new(0, 0.01, err, sizeof err);
+    geo_query_cache *cm = geo_query_cache_new(0, 0.01, err, sizeof err);
     assert_non_null(c);
+    assert_non_null(cm);
     static geo_pair cold[4096], warm[4096];
     geo_pose XA = geo_pose_identity(), XB;
     random_quat(XB.q);
@@ -292,10 +294,15 @@ static void test_cache_random(void **state) {
       total += ic.n;
       assert_int_equal(ic.n, iw.n);
       assert_memory_equal(cold, warm, (size_t)ic.n * sizeof *cold);
+      geo_pair mc, mw;
+      assert_int_equal(geo_min_distance(ba, &XA, bb, &XB, ws, NULL, &mc), GEO_QOK);
+      assert_int_equal(geo_min_distance(ba, &XA, bb, &XB, ws, cm, &mw), GEO_QOK);
+      assert_memory_equal(&mc, &mw, sizeof mc);
     }
     assert_true(hits > 0);
     assert_true(total > 0);
     geo_query_cache_destroy(&c);
+    geo_query_cache_destroy(&cm);
     geo_query_ws_destroy(&ws);
     geo_bvh_destroy(&ba);
     geo_bvh_destroy(&bb);
