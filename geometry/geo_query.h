@@ -12,6 +12,11 @@
 // in its triangle: a coordinate below GEO_FEAT_BARY_TOL counts as zero; one non-zero
 // coordinate -> that vertex, two -> the edge between them, three -> the face (the
 // triangle). Feature ids are the mesh's vertex / edge / triangle ids (geo_mesh.h).
+// The reported points are then the canonical closest points of that feature pair (vertex-
+// vertex, vertex-edge, vertex-face, non-parallel edge-edge; each edge taken from its lower
+// vertex id), and dist = |pb - pa| of those, so one feature pair always gives the same bits
+// whichever leaf pair or code path found it. Touching pairs and parallel edges keep the
+// kernel's points.
 //
 // Parallel faces. When a leaf pair's triangles are parallel up to the workspace's angle
 // tolerance (default GEO_PARALLEL_ANGLE; |n_a . n_b| >= cos(angle)) and the projection of
@@ -101,12 +106,19 @@ void geo_query_ws_stats(const geo_query_ws *ws, int *n_node, int *n_leaf);
 
 typedef struct geo_query_cache geo_query_cache;
 
-// Temporal-coherence cache for one ordered body pair. A proximity query with a cache
-// collects every leaf pair closer than d_s + margin [m] and reuses that list while the
-// relative motion since then provably keeps every pair within d_s inside it; a minimum
-// distance query starts from the previous closest leaf pair. Results are identical with
-// or without a cache. cap bounds the candidate list (<= 0: 65536); on overflow the cache
-// is simply not used for that pose. Returns the cache (caller owns) or NULL + message.
+// Temporal-coherence cache for one ordered body pair. It holds a candidate list: every
+// leaf pair closer than thr at some relative pose, with its distance and last closest
+// feature pair. Proximity fills it with thr = d_s + margin [m] and reuses it while the
+// relative motion since then (a bound delta on how far any point of A moved relative to B)
+// keeps d_s + delta <= thr: only candidates that were closer than d_s + delta are
+// re-evaluated, each first by re-proving its last feature pair (canonical points + a
+// separating-direction check), else by the full kernel. Minimum distance starts from the
+// previous closest pair and answers from the list when its best candidate is provably
+// below thr - delta; after two coherent queries (moved < margin / 2) it fills the list with
+// thr = best + margin. Results are bit-identical with or without a cache (tested). One
+// cache per ordered body pair; proximity and minimum distance may share it. cap bounds the
+// list (<= 0: 65536); on overflow the list is not used for that pose. Returns the cache
+// (caller owns; geo_query_cache_destroy) or NULL + message.
 geo_query_cache *geo_query_cache_new(int cap, double margin, char *err, size_t err_sz);
 // Free and set *c = NULL. NULL-safe.
 void geo_query_cache_destroy(geo_query_cache **c);
