@@ -109,34 +109,47 @@ double geo_closest_point_triangle(const double p[3], const double T[9], double c
   return geo_v3_dist2(p, c);
 }
 
+// the interior candidate of the segment-segment distance: s of the closest points of the two
+// lines in the cross-product form s = ((q0 - p0) x d2) . n / n.n, n = d1 x d2, whose factors
+// are small together when the lines are nearly parallel and close (the normal equations lose
+// everything there), clamped to [0, 1]; t is the projection of that point on Q's line, so the
+// pair stays consistent where s is ill-determined (the distance is flat in s there). Returns
+// the squared distance, or DBL_MAX when t falls outside [0, 1] (an end case).
+static double seg_seg_interior(const double p0[3], const double d1[3], const double q0[3],
+                               const double d2[3], double *s, double *t, double c1[3],
+                               double c2[3]) {
+  double n[3], r[3], a[3], w[3];
+  geo_v3_cross(n, d1, d2);
+  double nn = geo_v3_dot(n, n), e = geo_v3_dot(d2, d2);
+  if (!(nn > 0.0 && e > 0.0)) {
+    return DBL_MAX;
+  }
+  geo_v3_sub(r, q0, p0);
+  geo_v3_cross(a, r, d2);
+  double si = clamp01(geo_v3_dot(a, n) / nn);
+  geo_v3_madd(c1, p0, si, d1);
+  geo_v3_sub(w, c1, q0);
+  double ti = geo_v3_dot(w, d2) / e;
+  if (!(ti >= 0.0 && ti <= 1.0)) {
+    return DBL_MAX;
+  }
+  geo_v3_madd(c2, q0, ti, d2);
+  *s = si;
+  *t = ti;
+  return geo_v3_dist2(c1, c2);
+}
+
 double geo_closest_seg_seg(const double p0[3], const double p1[3], const double q0[3],
                            const double q1[3], double *s, double *t, double c1[3],
                            double c2[3]) {
-  double d1[3], d2[3], r[3], n[3], x[3], u;
+  double d1[3], d2[3], x[3], y[3], u, v;
   geo_v3_sub(d1, p1, p0);
   geo_v3_sub(d2, q1, q0);
-  geo_v3_sub(r, q0, p0);
-  double best = DBL_MAX, ss = 0.0, tt = 0.0;
-  // interior candidate: s of the closest points of the two lines in the cross-product form
-  // s = ((q0 - p0) x d2) . n / n.n, n = d1 x d2, whose factors are small together when the
-  // lines are nearly parallel and close (the normal equations lose everything there); then t
-  // is the projection of that point on Q's line, so the pair stays consistent even where s
-  // is ill-determined (the distance is flat in s there)
-  geo_v3_cross(n, d1, d2);
-  double nn = geo_v3_dot(n, n), e = geo_v3_dot(d2, d2);
-  if (nn > 0.0 && e > 0.0) {
-    double a[3], y[3], w[3];
-    geo_v3_cross(a, r, d2);
-    double si = clamp01(geo_v3_dot(a, n) / nn);
-    geo_v3_madd(x, p0, si, d1);
-    geo_v3_sub(w, x, q0);
-    double ti = geo_v3_dot(w, d2) / e;
-    if (ti >= 0.0 && ti <= 1.0) {
-      geo_v3_madd(y, q0, ti, d2);
-      best = geo_v3_dist2(x, y);
-      ss = si;
-      tt = ti;
-    }
+  double ss = 0.0, tt = 0.0;
+  double best = seg_seg_interior(p0, d1, q0, d2, &u, &v, x, y);
+  if (best < DBL_MAX) {
+    ss = u;
+    tt = v;
   }
   // otherwise (and as a guard) the minimum is at an end of one of the segments
   double dd = closest_point_segment(p0, q0, q1, x, &u);
@@ -249,13 +262,21 @@ double geo_tritri_dist(const double P[9], const double Q[9], geo_tt_result *r) {
     d2 = geo_closest_point_triangle(Q + 3 * k, P, c, &f);
     consider(r, &best2, &bestdim, d2, c, Q + 3 * k, f, fv);
   }
-  // nine edge-edge distances
+  // nine edge-edge distances: their interior candidates (the end cases are vertex-triangle
+  // distances above, or no closer than them)
+  double dp[3][3], dq[3][3];
+  for (int k = 0; k < 3; k++) {
+    geo_v3_sub(dp[k], P + 3 * ((k + 1) % 3), P + 3 * k);
+    geo_v3_sub(dq[k], Q + 3 * ((k + 1) % 3), Q + 3 * k);
+  }
   for (int i = 0; i < 3; i++) {
     for (int j = 0; j < 3; j++) {
       double s, t, c1[3], c2[3];
-      double d2 = geo_closest_seg_seg(P + 3 * i, P + 3 * ((i + 1) % 3), Q + 3 * j,
-                                      Q + 3 * ((j + 1) % 3), &s, &t, c1, c2);
-      consider(r, &best2, &bestdim, d2, c1, c2, edge_param_feat(i, s), edge_param_feat(j, t));
+      double d2 = seg_seg_interior(P + 3 * i, dp[i], Q + 3 * j, dq[j], &s, &t, c1, c2);
+      if (d2 < DBL_MAX) {
+        consider(r, &best2, &bestdim, d2, c1, c2, edge_param_feat(i, s),
+                 edge_param_feat(j, t));
+      }
     }
   }
   r->dist = sqrt(best2);
