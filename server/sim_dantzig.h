@@ -41,7 +41,7 @@ typedef struct sim_dantzig_opts {
   double piv_tol;     // relative threshold below which a rate of change counts as zero [1e-11]
   double dep_tol;     // an index whose Schur complement on C is below dep_tol * M_ii is
                       // redundant (dependent on C) and never joins C  [1e-8]
-  double drive_tol;   // w_d < -drive_tol * max(||q||_inf, tiny) is driven  [1e-11]
+  double drive_tol;   // w_d < -drive_tol * ||q||_inf (1 if q = 0) is driven  [1e-11]
   double verify_tol;  // tolerance handed to sim_lcp_verify  [SIM_LCP_VERIFY_TOL]
 } sim_dantzig_opts;
 
@@ -64,7 +64,8 @@ int sim_dantzig_n_max(const sim_dantzig *dz);
 // the call; z and w (n, caller owns) receive the result, w nullable. clamped_in (n flags,
 // nullable): warm-start clamped set; clamped_out (n flags, nullable, may equal
 // clamped_in): the final clamped set. info nullable. Allocation-free. SOLVED only after
-// verification; RAY means an index could not be driven (the LCP is infeasible).
+// verification; RAY means an index could not be driven (the LCP is infeasible); EINVAL for
+// n outside 0..n_max, NULL arrays, non-finite data or a negative diagonal entry.
 sim_lcp_status sim_dantzig_solve(sim_dantzig *dz, int n, const double *M, const double *q,
                                  double *z, double *w, const unsigned char *clamped_in,
                                  unsigned char *clamped_out, sim_lcp_info *info);
