@@ -7,8 +7,9 @@
 // final basis is refactorised from the original data (fresh LU, O(n^3)) and verified
 // again. Standard form and use for friction: Tan et al. eq. 13-14.
 //
-// A workspace (sim_lemke) is created once for a capacity n_max; solving allocates
-// nothing. One workspace serves one thread at a time.
+// A workspace (sim_lemke) is created once for a capacity n_max (memory: two n_max^2
+// arrays of doubles); solving allocates nothing. Cost per pivot O(n^2); pivots are
+// typically about the number of positive z. One workspace serves one thread at a time.
 #ifndef SIM_LEMKE_H
 #define SIM_LEMKE_H
 
