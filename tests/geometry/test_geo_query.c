@@ -91,6 +91,10 @@ static int compare_prox(const geo_mesh *A, const geo_pose *XA, const geo_mesh *B
   for (int i = 0; i < nb; i++) {
     if (fabs(ref[i].dist - ds) < 1e-10) borderline = 1;
   }
+  if (!borderline) {
+    // one raw pair per leaf pair within ds (no parallel faces here), crossing or not
+    assert_int_equal(info.n_raw, nraw);
+  }
   if (ninter > 0) {
     assert_int_equal(overlap, 1);
     int touch = 0;
@@ -162,6 +166,49 @@ static void test_random_meshes(void **state) {
   }
   // most placements must be compared pair by pair (the rest intersect)
   assert_true(full >= N_RANDOM / 3);
+}
+
+// open triangle soups, crossing each other: leaf pair counts, touch flags, min distance
+static geo_mesh *soup(int nt, double size) {
+  char err[256];
+  double *v = malloc((size_t)nt * 9 * sizeof *v);
+  int *t = malloc((size_t)nt * 3 * sizeof *t);
+  for (int i = 0; i < nt; i++) {
+    double c[3] = {srand1(), srand1(), srand1()};
+    for (int j = 0; j < 3; j++) {
+      for (int k = 0; k < 3; k++) v[9 * i + 3 * j + k] = c[k] + size * srand1();
+      t[3 * i + j] = 3 * i + j;
+    }
+  }
+  geo_mesh *m = geo_mesh_new(v, 3 * nt, t, nt, "soup", err, sizeof err);
+  if (m == NULL) print_error("%s\n", err);
+  assert_non_null(m);
+  free(v);
+  free(t);
+  return m;
+}
+
+static void test_random_soups(void **state) {
+  (void)state;
+  char err[256];
+  for (int trial = 0; trial < N_RANDOM / 6 + 1; trial++) {
+    geo_mesh *A = soup(60, 0.3), *B = soup(50, 0.3);
+    geo_bvh *ba = geo_bvh_new(A, err, sizeof err), *bb = geo_bvh_new(B, err, sizeof err);
+    geo_query_ws *ws = geo_query_ws_new(ba, bb, 0, err, sizeof err);
+    geo_pose XA, XB;
+    random_quat(XA.q);
+    random_quat(XB.q);
+    for (int k = 0; k < 3; k++) {
+      XA.p[k] = 0.3 * srand1();
+      XB.p[k] = 0.3 * srand1();
+    }
+    compare_prox(A, &XA, B, &XB, ba, bb, ws, 0.02 + 0.05 * urand());
+    geo_query_ws_destroy(&ws);
+    geo_bvh_destroy(&ba);
+    geo_bvh_destroy(&bb);
+    geo_mesh_destroy(&A);
+    geo_mesh_destroy(&B);
+  }
 }
 
 typedef struct scene {
@@ -425,7 +472,8 @@ static void test_interference(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parallel_faces),   cmocka_unit_test(test_interference),
-      cmocka_unit_test(test_random_meshes),    cmocka_unit_test(test_torus_over_cone),
+      cmocka_unit_test(test_random_meshes),    cmocka_unit_test(test_random_soups),
+      cmocka_unit_test(test_torus_over_cone),
       cmocka_unit_test(test_cache_equals_cold), cmocka_unit_test(test_cache_random),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
