@@ -685,8 +685,58 @@ static void test_early_exits(void **state) {
   geo_hull_destroy(&B);
 }
 
+// the geo_vec.h helpers GJK (and the rest of the module) builds on
+static void test_vec_helpers(void **state) {
+  (void)state;
+  for (int t = 0; t < 200; t++) {
+    double a[4], b[4], ab[4], Ra[9], Rb[9], Rab[9], M[9];
+    for (int k = 0; k < 4; k++) {
+      a[k] = urand() - 0.5;
+      b[k] = urand() - 0.5;
+    }
+    geo_quat_normalize(a);
+    geo_quat_normalize(b);
+    geo_quat_mul(ab, a, b);
+    geo_quat_to_mat(Ra, a);
+    geo_quat_to_mat(Rb, b);
+    geo_quat_to_mat(Rab, ab);
+    geo_m3_mul(M, Ra, Rb);
+    for (int i = 0; i < 9; i++) {
+      assert_double_near(M[i], Rab[i], 1e-14);
+    }
+    // R R^T = I
+    geo_m3_tmul(M, Ra, Ra);
+    for (int i = 0; i < 9; i++) {
+      assert_double_near(M[i], i % 4 == 0 ? 1.0 : 0.0, 1e-14);
+    }
+    // rel and mul are inverse; inv_point undoes point
+    geo_xform A, B, C, D;
+    rand_xform(&A, 3.0);
+    rand_xform(&B, 3.0);
+    geo_xform_rel(&C, &A, &B);
+    geo_xform_mul(&D, &A, &C);
+    for (int i = 0; i < 9; i++) {
+      assert_double_near(D.R[i], B.R[i], 1e-14);
+    }
+    for (int i = 0; i < 3; i++) {
+      assert_double_near(D.t[i], B.t[i], 1e-14);
+    }
+    double p[3] = {urand(), urand(), urand()}, w[3], l[3];
+    geo_xform_point(w, &A, p);
+    geo_xform_inv_point(l, &A, w);
+    assert_double_near(geo_v3_dist(l, p), 0.0, 1e-14);
+  }
+  // a quarter turn about z takes x to y; the cross product is right-handed
+  double q[4] = {sqrt(0.5), 0, 0, sqrt(0.5)}, x[3] = {1, 0, 0}, y[3], z[3];
+  geo_quat_rotate(y, q, x);
+  assert_double_near(y[1], 1.0, 1e-15);
+  geo_v3_cross(z, x, y);
+  assert_double_near(z[2], 1.0, 1e-15);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_vec_helpers),
       cmocka_unit_test(test_random_polytope_pairs),
       cmocka_unit_test(test_cubes_parallel_faces),
       cmocka_unit_test(test_cubes_parallel_faces_rotated),
