@@ -106,11 +106,6 @@ static int same_point(const double *a, const double *b) {
 // exact sign of det[p1 - o; p2 - o; p3 - o] (rows), i.e. of ((p1-o) x (p2-o)) . (p3-o):
 // floating-point with Shewchuk's error bound, exact expansion arithmetic when uncertain.
 static int orient_sign(const double *o, const double *p1, const double *p2, const double *p3) {
-  // a repeated point makes the determinant exactly zero (common in the corner test)
-  if (same_point(o, p1) || same_point(o, p2) || same_point(o, p3) || same_point(p1, p2) ||
-      same_point(p1, p3) || same_point(p2, p3)) {
-    return 0;
-  }
   double A[3], B[3], C[3];
   geo_v3_sub(A, p1, o);
   geo_v3_sub(B, p2, o);
@@ -127,7 +122,9 @@ static int orient_sign(const double *o, const double *p1, const double *p2, cons
   if (det < -bound) {
     return -1;
   }
-  if (perm == 0.0) {
+  // a repeated point makes the determinant exactly zero (common in the corner test)
+  if (perm == 0.0 || same_point(o, p1) || same_point(o, p2) || same_point(o, p3) ||
+      same_point(p1, p2) || same_point(p1, p3) || same_point(p2, p3)) {
     return 0;
   }
   // exact: each difference is hi + lo; each of the six signed triple products expands into
