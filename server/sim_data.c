@@ -15,6 +15,8 @@
 
 #include "geo_vec.h"
 
+#define SIM_MAX_TOUCH_RETRIES 400  // evaluations past the standoff one sim_step tolerates
+
 struct sim_data {
   const sim_model *m;  // borrowed; outlives d
   double time;         // [s]
@@ -34,6 +36,7 @@ struct sim_data {
   double *wrench;      // (nbody x 6) contact force and torque about the COM, world
   sim_collider *col;   // contact queries; NULL when fewer than two bodies have geometry
   double contact_time; // time of the contacts held by col (NAN: none evaluated)
+  int touches;         // evaluations past the standoff during the current sim_step
   SUNContext ctx;      // one per session: SUNDIALS contexts are not thread-safe
   void *cvode;
   N_Vector y;          // (nstate) the integrated state, SIM_NQ per free body
@@ -130,7 +133,9 @@ static int eval_contacts(const sim_model *m, sim_data *d, double t, const double
   d->stats.geometry_ns = sim_collider_geometry_ns(d->col);
   if (st == CCSIM_ESOLVER) {
     d->stats.penetrations++;
-    return 1;
+    // CVODE retries smaller; when hundreds of retries do not help, the contact is too soft
+    // for the load and more retries would only burn time: stop the step
+    return ++d->touches > SIM_MAX_TOUCH_RETRIES ? -1 : 1;
   }
   if (st != CCSIM_OK) {
     return -1;
@@ -670,6 +675,7 @@ ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out) {
   long base[5];
   read_base(d, base);
   uint64_t pen0 = d->stats.penetrations;
+  d->touches = 0;
   double t = d->time, tret = d->time;
   int flag = CV_SUCCESS;
   while (t < t_out) {
