@@ -20,6 +20,7 @@ typedef struct gjk_simplex {
   int n;
   gjk_vtx v[4];
   double lam[4];  // barycentric coordinates of the closest point
+  int sliver;     // 1 when the closest point came from a needle triangle (ill-set plane)
 } gjk_simplex;
 
 static int same_sign(double a, double b) { return (a > 0.0 && b > 0.0) || (a < 0.0 && b < 0.0); }
@@ -32,6 +33,7 @@ typedef struct sub_result {
   int has_v;    // 1 when v below is the closest point, computed more accurately than the
                 // weighted sum (a triangle's interior: the projection on its plane)
   double v[3];
+  int sliver;   // 1 when that triangle is a needle (sine of its shape below 1e-6)
 } sub_result;
 
 static double sub_dist2(const gjk_simplex *S, const sub_result *s) {
@@ -106,12 +108,16 @@ static void s2d(const gjk_simplex *S, int ip, int iq, int ir, sub_result *out) {
   int idx[3] = {ip, iq, ir};
   sub_result cand;
   double bd = DBL_MAX;
+  // a needle (height below 1e-6 of the longest side) has an ill-set plane: flag it
+  double L2 = fmax(fmax(geo_v3_norm2(e1), geo_v3_norm2(e2)), geo_v3_dist2(q, r));
+  int thin = !(nn > 1e-12 * L2 * L2);
   // degenerate (collinear) triangle: its closest point is on an edge
   if (!(nn > 1e-26 * geo_v3_norm2(e1) * geo_v3_norm2(e2))) {
     for (int k = 0; k < 3; k++) {
       s1d(S, idx[k], idx[(k + 1) % 3], &cand);
       keep_best(S, &cand, out, &bd);
     }
+    out->sliver = 1;
     return;
   }
   double o[3];
@@ -134,6 +140,7 @@ static void s2d(const gjk_simplex *S, int ip, int iq, int ir, sub_result *out) {
     // the projection keeps the direction of the plane normal to rounding even when the
     // plane passes very close to the origin (the weighted sum loses it: near-parallel faces)
     out->has_v = 1;
+    out->sliver = thin;
     geo_v3_copy(out->v, o);
     return;
   }
@@ -144,6 +151,7 @@ static void s2d(const gjk_simplex *S, int ip, int iq, int ir, sub_result *out) {
       keep_best(S, &cand, out, &bd);
     }
   }
+  out->sliver = thin;
 }
 
 // signed volume of (a, b, c, d): (b - a) . ((c - a) x (d - a)).
@@ -170,6 +178,7 @@ static void s3d(const gjk_simplex *S, sub_result *out) {
   }
   int flat = !(fabs(mu) > 1e-13 * scale * sqrt(scale));
   out->has_v = 0;
+  out->sliver = 0;
   if (!flat && same_sign(mu, C[0]) && same_sign(mu, C[1]) && same_sign(mu, C[2]) &&
       same_sign(mu, C[3])) {
     out->n = 4;
@@ -202,12 +211,15 @@ static void s3d(const gjk_simplex *S, sub_result *out) {
 // reduce S to the sub-simplex holding its closest point to the origin; v = that point.
 static void closest(gjk_simplex *S, double v[3]) {
   sub_result sr;
+  sr.has_v = 0;
+  sr.sliver = 0;
   switch (S->n) {
     case 1:
       sr.n = 1;
       sr.idx[0] = 0;
       sr.lam[0] = 1.0;
       sr.has_v = 0;
+      sr.sliver = 0;
       break;
     case 2:
       s1d(S, 0, 1, &sr);
@@ -221,6 +233,7 @@ static void closest(gjk_simplex *S, double v[3]) {
   }
   gjk_simplex T;
   T.n = sr.n;
+  T.sliver = sr.sliver;
   for (int i = 0; i < sr.n; i++) {
     T.v[i] = S->v[sr.idx[i]];
     T.lam[i] = sr.lam[i];
@@ -388,9 +401,12 @@ static void patch_add(patch *p, int a, int b, int c) {
   }
 }
 
-static void make_patch(const geo_convex *c, const int *vs, int nv, patch *p) {
+static void make_patch(const geo_convex *c, const int *vs, int nv, int full, patch *p) {
   p->n = 0;
-  if (c->kind == GEO_CONVEX_HULL) {
+  if (!full) {
+    // the witness feature itself, as a (possibly degenerate) triangle
+    patch_add(p, vs[0], vs[nv > 1 ? 1 : 0], vs[nv - 1]);
+  } else if (c->kind == GEO_CONVEX_HULL) {
     const geo_hull *h = c->hull;
     for (int i = 0; i < nv; i++) {
       for (int k = h->vadj_start[vs[i]]; k < h->vadj_start[vs[i] + 1]; k++) {
@@ -441,14 +457,14 @@ static geo_cfeat patch_feature(const geo_convex *c, const int t[3], geo_cfeat f,
   return feature_of(c, ids, k);
 }
 
-// closed-form minimum over the face pairs around the witness features; replaces the
-// result when closer. pa, pb in A's frame.
-static void polish(const geo_convex *A, const geo_convex *B, const geo_xform *rel,
+// closed-form minimum between the witness features (full = 0) or over the face pairs
+// around them (full = 1); replaces the result when closer. pa, pb in A's frame.
+static void polish(const geo_convex *A, const geo_convex *B, const geo_xform *rel, int full,
                    geo_gjk_result *r, double *dist, double pa[3], double pb[3],
                    int *intersect) {
   patch P, Q;
-  make_patch(A, r->va, r->nva, &P);
-  make_patch(B, r->vb, r->nvb, &Q);
+  make_patch(A, r->va, r->nva, full, &P);
+  make_patch(B, r->vb, r->nvb, full, &Q);
   double TB[PATCH_MAX][9];
   for (int j = 0; j < Q.n; j++) {
     for (int k = 0; k < 3; k++) {
@@ -484,6 +500,49 @@ static void polish(const geo_convex *A, const geo_convex *B, const geo_xform *re
   r->fb = patch_feature(B, Q.tri[bj], bt.fb, r->vb, &r->nvb);
 }
 
+// 1 if a vertex next to the witness vertices ids of set c (coordinates mapped by X, NULL for
+// identity) is within the direction uncertainty tau [rad] of being as far along unit dir u:
+// u . (x_j - x_i) > -tau |x_j - x_i| - tau |x_i| for a neighbour j of a witness vertex i.
+static int near_tie(const geo_convex *c, const geo_xform *X, const int *ids, int nid,
+                    const double u[3], double tau) {
+  for (int a = 0; a < nid; a++) {
+    int i = ids[a];
+    double xi[3], xj[3], d[3];
+    if (X) {
+      geo_xform_point(xi, X, cvx_vert(c, i));
+    } else {
+      geo_v3_copy(xi, cvx_vert(c, i));
+    }
+    int from = 0, to = c->n;
+    const int *nb = NULL;
+    if (c->kind == GEO_CONVEX_HULL) {
+      from = c->hull->vadj_start[i];
+      to = c->hull->vadj_start[i + 1];
+      nb = c->hull->vadj;
+    }
+    for (int k = from; k < to; k++) {
+      int j = nb ? nb[k] : k;
+      int mine = 0;
+      for (int b = 0; b < nid; b++) {
+        mine |= ids[b] == j;
+      }
+      if (mine) {
+        continue;
+      }
+      if (X) {
+        geo_xform_point(xj, X, cvx_vert(c, j));
+      } else {
+        geo_v3_copy(xj, cvx_vert(c, j));
+      }
+      geo_v3_sub(d, xj, xi);
+      if (geo_v3_dot(u, d) > -tau * (geo_v3_norm(d) + geo_v3_norm(xi))) {
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
 static int has_pair(const gjk_simplex *S, int ia, int ib) {
   for (int i = 0; i < S->n; i++) {
     if (S->v[i].ia == ia && S->v[i].ib == ib) {
@@ -517,6 +576,7 @@ int geo_gjk(const geo_convex *A, const geo_xform *XA, const geo_convex *B,
   int seed_a = 0, seed_b = 0;
   gjk_simplex S;
   S.n = 0;
+  S.sliver = 0;
   if (cache) {
     seed_a = (cache->seed_a >= 0 && cache->seed_a < A->n) ? cache->seed_a : 0;
     seed_b = (cache->seed_b >= 0 && cache->seed_b < B->n) ? cache->seed_b : 0;
@@ -616,12 +676,27 @@ int geo_gjk(const geo_convex *A, const geo_xform *XA, const geo_convex *B,
   r->fa = feature_of(A, r->va, r->nva);
   r->fb = feature_of(B, r->vb, r->nvb);
   double dist = intersect ? 0.0 : geo_v3_dist(pa, pb);
-  // close to contact relative to the sets' size the direction of v is only good to
-  // eps |w| / |v|, and among nearly tied features (near-parallel faces and edges) GJK may
-  // stop on a neighbour of the closest one: polish with the closed-form triangle distance
-  // over the faces around the witness features
-  if (!intersect && status != GEO_GJK_ABOVE && vv < 1e-12 * maxw2) {
-    polish(A, B, &rel, r, &dist, pa, pb, &intersect);
+  // the direction of v is only good to about eps |w| / |v|; among nearly tied vertices
+  // (near-parallel faces and edges) GJK may then stop on a neighbour of the closest feature.
+  // When a neighbour of a witness vertex is tied within that uncertainty (or the sets nearly
+  // touch), polish with the closed-form triangle distance over the faces around the witnesses
+  // Within the witness features the closed form is also better conditioned than the
+  // Minkowski simplex when that ended on a needle triangle or on a diagonal of a flat piece
+  // of A - B (twisted, nearly parallel edges): the pair is then recomputed from the
+  // features themselves.
+  if (!intersect && status != GEO_GJK_ABOVE && vv > 0.0) {
+    double vn = sqrt(vv), u[3], ub[3];
+    double tau = 64.0 * DBL_EPSILON * sqrt(maxw2) / vn;  // direction uncertainty [rad]
+    geo_v3_scale(u, v, -1.0 / vn);
+    geo_v3_scale(ub, u, -1.0);
+    int full = vv < 1e-12 * maxw2 || near_tie(A, NULL, r->va, r->nva, u, tau) ||
+               near_tie(B, &rel, r->vb, r->nvb, ub, tau);
+    // more witness vertices than a simplex of that size spans generically: parallel
+    // features (the simplex holds a diagonal of a flat piece of A - B)
+    int parallel = r->nva + r->nvb > S.n + 1;
+    if (full || S.sliver || parallel) {
+      polish(A, B, &rel, full, r, &dist, pa, pb, &intersect);
+    }
   }
   if (intersect) {
     // a common point: the same weights give a point of A and a point of B that coincide

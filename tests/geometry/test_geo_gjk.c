@@ -298,10 +298,10 @@ static void test_near_parallel_stress(void **state) {
   // against the brute-force face-pair distance
   geo_hull *C = unit_cube(-0.5, 0.5);
   geo_convex cc = geo_convex_of_hull(C);
-  const double tilts[4] = {0.0, 1e-12, 1e-8, 1e-4}, gaps[3] = {1e-9, 1e-3, 0.1};
-  for (int t = 0; t < 240; t++) {
-    double tilt = tilts[t % 4], gap = gaps[(t / 4) % 3];
-    int edge = (t / 12) % 2;
+  const double tilts[4] = {0.0, 1e-12, 1e-8, 1e-4}, gaps[5] = {1e-9, 1e-6, 1e-5, 1e-3, 0.1};
+  for (int t = 0; t < 800; t++) {
+    double tilt = tilts[t % 4], gap = gaps[(t / 4) % 5];
+    int edge = (t / 20) % 2;
     geo_xform XA, XB;
     rand_xform(&XA, 1.0);
     double Rs[9], Rl[9];
