@@ -1,0 +1,311 @@
+// ctest-label: e2e
+// ctest-timeout: 90
+// Batching and save/restore, to the last bit: N sub-steps in one request equal N single
+// steps; a session resumed from a checkpoint and the session it came from (restarted at
+// the checkpoint) step alike; ccsimd --state-dir gets SIGTERM, starts again, and the
+// client continues on a trajectory equal to an uninterrupted run with the same checkpoint.
+#include "ccsim_test.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ccsim_client.h"
+#include "ccsim_scene.h"
+#include "srv.h"
+
+typedef struct fixture {
+  srv *s;
+  pthread_t thread;
+  char endpoint[256];
+  pid_t child;    // a ccsimd started by the test (0: none)
+  char dir[64];   // its temporary directory ("" : none)
+} fixture;
+
+static void *serve(void *arg) {
+  srv_run(arg);
+  return NULL;
+}
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.workers = 2;
+  cfg.max_substeps = 1000;
+  char err[256] = "";
+  f->s = srv_new(&cfg, err, sizeof err);
+  if (!f->s) {
+    print_error("srv_new: %s\n", err);
+    free(f);
+    return -1;
+  }
+  snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
+  pthread_create(&f->thread, NULL, serve, f->s);
+  *state = f;
+  return 0;
+}
+
+// remove the test's directory: the socket, saved sessions and the directories
+static void remove_dir(const char *dir) {
+  char path[512];
+  const char *sub[] = {"state", ""};
+  for (int k = 0; k < 2; k++) {
+    snprintf(path, sizeof path, "%s/%s", dir, sub[k]);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+      if (e->d_name[0] != '.') {
+        char p2[800];
+        snprintf(p2, sizeof p2, "%s/%s", path, e->d_name);
+        unlink(p2);
+      }
+    }
+    if (d) closedir(d);
+    rmdir(path);
+  }
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  if (f->child > 0) {
+    kill(f->child, SIGKILL);  // a failed test must not leave a daemon behind
+    waitpid(f->child, NULL, 0);
+  }
+  if (f->dir[0]) {
+    remove_dir(f->dir);
+  }
+  srv_stop(f->s);
+  pthread_join(f->thread, NULL);
+  srv_destroy(&f->s);
+  free(f);
+  return 0;
+}
+
+// two tumbling bodies (intermediate-axis spin): the state is sensitive to every bit
+static const char *k_scene =
+    "{\"gravity\": [0, 0, -9.81], \"integrator\": {\"rtol\": 1e-8, \"atol\": 1e-10},"
+    " \"bodies\": [{\"name\": \"a\", \"mass\": 1, \"inertia\": [1, 2, 3],"
+    "   \"pose\": {\"p\": [0, 0, 10]}, \"velocity\": {\"v\": [1, 0, 2], \"w\": [0.01, 3, 0.02]}},"
+    "  {\"name\": \"b\", \"mass\": 2, \"inertia\": [0.5, 0.7, 0.2],"
+    "   \"pose\": {\"p\": [1, 0, 0]}, \"velocity\": {\"w\": [1, -2, 0.5]}}]}";
+
+static ccsim_scene *scene(void) {
+  char err[256];
+  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "tumble", NULL, err, sizeof err);
+  assert_non_null(sc);
+  return sc;
+}
+
+static void same_bits(const ccsim_session *a, const ccsim_session *b) {
+  assert_true(ccsim_session_time(a) == ccsim_session_time(b));
+  assert_memory_equal(ccsim_session_bodies(a), ccsim_session_bodies(b),
+                      2 * sizeof(ccsim_body_state));
+}
+
+static void test_batching_equals_single_steps(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = scene();
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *one = ccsim_session_create(c, sc), *batch = ccsim_session_create(c, sc);
+  assert_non_null(one);
+  assert_non_null(batch);
+  enum { N = 50 };
+  ccsim_input in = {.body = 1, .force = {0.5, 0, 3}, .torque = {0, 0.1, 0}};
+  ccsim_body_state sub[N * 2];
+  double sub_t[N];
+  assert_int_equal(ccsim_session_step_n(batch, 2e-3, N, &in, 1, sub, sub_t), CCSIM_OK);
+  for (int k = 0; k < N; k++) {
+    assert_int_equal(ccsim_session_step(one, 2e-3, &in, 1), CCSIM_OK);
+    assert_true(sub_t[k] == ccsim_session_time(one));
+    assert_memory_equal(&sub[2 * k], ccsim_session_bodies(one), 2 * sizeof(ccsim_body_state));
+  }
+  same_bits(one, batch);
+  assert_int_equal(ccsim_session_seq(batch), 1);
+  // without sub-states only the end state comes back; same bits again
+  assert_int_equal(ccsim_session_step_n(batch, 2e-3, N, NULL, 0, NULL, NULL), CCSIM_OK);
+  for (int k = 0; k < N; k++) {
+    assert_int_equal(ccsim_session_step(one, 2e-3, NULL, 0), CCSIM_OK);
+  }
+  same_bits(one, batch);
+  // over the limit: refused, nothing changed
+  double t = ccsim_session_time(batch);
+  assert_int_equal(ccsim_session_step_n(batch, 1e-3, 1001, NULL, 0, NULL, NULL), CCSIM_ELIMIT);
+  assert_non_null(strstr(ccsim_client_errmsg(c), "substeps"));
+  assert_int_equal(ccsim_session_get_state(batch), CCSIM_OK);
+  assert_true(ccsim_session_time(batch) == t);
+  ccsim_session_close(&one);
+  ccsim_session_close(&batch);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
+static void test_checkpoint_resume_bit_exact(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = scene();
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *orig = ccsim_session_create(c, sc);
+  assert_non_null(orig);
+  for (int k = 0; k < 100; k++) {
+    assert_int_equal(ccsim_session_step(orig, 1e-2, NULL, 0), CCSIM_OK);
+  }
+  uint8_t *blob = NULL;
+  size_t len = 0;
+  assert_int_equal(ccsim_session_checkpoint(orig, &blob, &len), CCSIM_OK);
+  assert_true(len > 100);
+  ccsim_session *copy = ccsim_session_resume(c, blob, len);
+  assert_non_null(copy);
+  assert_string_not_equal(ccsim_session_id(copy), ccsim_session_id(orig));
+  same_bits(orig, copy);
+  assert_int_equal(ccsim_session_seq(copy), 100);  // the resumed session continues the count
+  for (int k = 0; k < 300; k++) {
+    ccsim_input in = {.body = 0, .force = {0, 0, 9.81 * (k % 7 == 0)}, .torque = {0, 0, 0.1}};
+    assert_int_equal(ccsim_session_step(orig, 1e-2, &in, 1), CCSIM_OK);
+    assert_int_equal(ccsim_session_step(copy, 1e-2, &in, 1), CCSIM_OK);
+    same_bits(orig, copy);
+  }
+  // a corrupt blob is refused with a reason
+  blob[len / 2] ^= 0xff;
+  blob[len / 3] ^= 0x5a;
+  ccsim_session *bad = ccsim_session_resume(c, blob, len / 2);
+  assert_null(bad);
+  assert_non_null(strstr(ccsim_client_errmsg(c), "CCSIM_E"));
+  free(blob);
+  ccsim_session_close(&orig);
+  ccsim_session_close(&copy);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+  assert_int_equal(srv_session_count(f->s), 0);
+}
+
+// ---- ccsimd --state-dir across SIGTERM ---------------------------------------------------
+
+// build/tests/server/<test> -> build/server/ccsimd
+static int ccsimd_path(char *out, size_t n) {
+  char exe[PATH_MAX];
+  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (k <= 0) {
+    return -1;
+  }
+  exe[k] = 0;
+  for (int up = 0; up < 3; up++) {
+    char *slash = strrchr(exe, '/');
+    if (!slash) {
+      return -1;
+    }
+    *slash = 0;
+  }
+  snprintf(out, n, "%s/server/ccsimd", exe);
+  return access(out, X_OK);
+}
+
+static pid_t start_ccsimd(const char *bin, const char *endpoint, const char *state_dir) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl(bin, bin, "--bind", endpoint, "--state-dir", state_dir, "--stream", "none",
+          "--workers", "2", (char *)NULL);
+    _exit(127);
+  }
+  return pid;
+}
+
+static void test_state_dir_survives_sigterm(void **state) {
+  fixture *f = *state;
+  char bin[PATH_MAX + 32];
+  if (ccsimd_path(bin, sizeof bin) != 0) {
+    print_error("ccsimd not found next to the tests (%s)\n", bin);
+    fail();
+  }
+  // in the working directory (the build tree): short enough for an ipc:// path
+  snprintf(f->dir, sizeof f->dir, "ccsim-state-XXXXXX");
+  assert_non_null(mkdtemp(f->dir));
+  const char *dir = f->dir;
+  char endpoint[128], state_dir[128];
+  snprintf(endpoint, sizeof endpoint, "ipc://%s/sock", dir);
+  snprintf(state_dir, sizeof state_dir, "%s/state", dir);
+  pid_t pid = f->child = start_ccsimd(bin, endpoint, state_dir);
+  assert_true(pid > 0);
+
+  char err[512];
+  ccsim_scene *sc = scene();
+  ccsim_client_opts o;
+  ccsim_client_opts_defaults(&o);
+  o.timeout_ms = 2000;
+  o.retries = 5;
+  ccsim_client *c = ccsim_client_new_opts(endpoint, &o, err, sizeof err);
+  assert_non_null(c);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  // the reference: the in-process server, the same steps, a checkpoint at the same point
+  ccsim_client *rc = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *ref = ccsim_session_create(rc, sc);
+  assert_non_null(ref);
+  enum { K = 120, N = 300 };
+  for (int k = 0; k < K; k++) {
+    ccsim_input in = {.body = 1, .force = {0, 1, 0}};
+    assert_int_equal(ccsim_session_step(s, 1e-2, &in, 1), CCSIM_OK);
+    assert_int_equal(ccsim_session_step(ref, 1e-2, &in, 1), CCSIM_OK);
+  }
+  same_bits(s, ref);
+  uint8_t *blob = NULL;
+  size_t len = 0;
+  assert_int_equal(ccsim_session_checkpoint(ref, &blob, &len), CCSIM_OK);
+  free(blob);
+
+  // SIGTERM: ccsimd saves the session and exits cleanly
+  kill(pid, SIGTERM);
+  int wst = 0;
+  waitpid(pid, &wst, 0);
+  f->child = 0;
+  assert_true(WIFEXITED(wst));
+  assert_int_equal(WEXITSTATUS(wst), 0);
+  char saved[256];
+  snprintf(saved, sizeof saved, "%s/%s.session", state_dir, ccsim_session_id(s));
+  struct stat st;
+  assert_int_equal(stat(saved, &st), 0);
+
+  // a new ccsimd restores it; the same client handle carries on with its seq
+  pid = f->child = start_ccsimd(bin, endpoint, state_dir);
+  assert_true(pid > 0);
+  for (int k = K; k < N; k++) {
+    ccsim_input in = {.body = 1, .force = {0, 1, 0}};
+    int rcode = ccsim_session_step(s, 1e-2, &in, 1);
+    if (rcode != CCSIM_OK) {
+      print_error("step %d after restart: %s\n", k, ccsim_client_errmsg(c));
+    }
+    assert_int_equal(rcode, CCSIM_OK);
+    assert_int_equal(ccsim_session_step(ref, 1e-2, &in, 1), CCSIM_OK);
+    same_bits(s, ref);
+  }
+  assert_int_equal(ccsim_session_seq(s), N);
+  assert_int_equal(ccsim_session_close(&s), CCSIM_OK);
+  // closing removed the file; a clean stop leaves nothing to restore
+  assert_int_equal(stat(saved, &st), -1);
+  kill(pid, SIGTERM);
+  waitpid(pid, &wst, 0);
+  f->child = 0;
+  assert_true(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+  ccsim_session_close(&ref);
+  ccsim_client_destroy(&c);
+  ccsim_client_destroy(&rc);
+  ccsim_scene_destroy(&sc);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_batching_equals_single_steps, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_checkpoint_resume_bit_exact, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_state_dir_survives_sigterm, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
