@@ -500,19 +500,17 @@ static void polish(const geo_convex *A, const geo_convex *B, const geo_xform *re
   r->fb = patch_feature(B, Q.tri[bj], bt.fb, r->vb, &r->nvb);
 }
 
-// 1 if a vertex next to the witness vertices ids of set c (coordinates mapped by X, NULL for
-// identity) is within the direction uncertainty tau [rad] of being as far along unit dir u:
-// u . (x_j - x_i) > -tau |x_j - x_i| - tau |x_i| for a neighbour j of a witness vertex i.
-static int near_tie(const geo_convex *c, const geo_xform *X, const int *ids, int nid,
-                    const double u[3], double tau) {
+// 1 if a vertex next to the witness vertices ids of set c is within the direction
+// uncertainty tau [rad] of being as far along the unit direction u (in c's frame):
+// u . (x_j - x_i) > -tau (|x_j - x_i| + |x_i|) for a neighbour j of a witness vertex i
+// (tested without square roots, erring towards a tie).
+static int near_tie(const geo_convex *c, const int *ids, int nid, const double u[3],
+                    double tau) {
+  double t2 = 2.0 * tau * tau;
   for (int a = 0; a < nid; a++) {
     int i = ids[a];
-    double xi[3], xj[3], d[3];
-    if (X) {
-      geo_xform_point(xi, X, cvx_vert(c, i));
-    } else {
-      geo_v3_copy(xi, cvx_vert(c, i));
-    }
+    const double *xi = cvx_vert(c, i);
+    double xi2 = geo_v3_norm2(xi);
     int from = 0, to = c->n;
     const int *nb = NULL;
     if (c->kind == GEO_CONVEX_HULL) {
@@ -529,13 +527,10 @@ static int near_tie(const geo_convex *c, const geo_xform *X, const int *ids, int
       if (mine) {
         continue;
       }
-      if (X) {
-        geo_xform_point(xj, X, cvx_vert(c, j));
-      } else {
-        geo_v3_copy(xj, cvx_vert(c, j));
-      }
-      geo_v3_sub(d, xj, xi);
-      if (geo_v3_dot(u, d) > -tau * (geo_v3_norm(d) + geo_v3_norm(xi))) {
+      double d[3];
+      geo_v3_sub(d, cvx_vert(c, j), xi);
+      double ud = geo_v3_dot(u, d);
+      if (!(ud < 0.0 && ud * ud > t2 * (geo_v3_norm2(d) + xi2))) {
         return 1;
       }
     }
@@ -688,9 +683,10 @@ int geo_gjk(const geo_convex *A, const geo_xform *XA, const geo_convex *B,
     double vn = sqrt(vv), u[3], ub[3];
     double tau = 64.0 * DBL_EPSILON * sqrt(maxw2) / vn;  // direction uncertainty [rad]
     geo_v3_scale(u, v, -1.0 / vn);
-    geo_v3_scale(ub, u, -1.0);
-    int full = vv < 1e-12 * maxw2 || near_tie(A, NULL, r->va, r->nva, u, tau) ||
-               near_tie(B, &rel, r->vb, r->nvb, ub, tau);
+    geo_m3_tmulv(ub, rel.R, v);
+    geo_v3_scale(ub, ub, 1.0 / vn);
+    int full = vv < 1e-12 * maxw2 || near_tie(A, r->va, r->nva, u, tau) ||
+               near_tie(B, r->vb, r->nvb, ub, tau);
     // more witness vertices than a simplex of that size spans generically: parallel
     // features (the simplex holds a diagonal of a flat piece of A - B)
     int parallel = r->nva + r->nvb > S.n + 1;
