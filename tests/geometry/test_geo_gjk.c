@@ -196,6 +196,41 @@ static void test_random_polytope_pairs(void **state) {
   assert_true(big >= N_RANDOM_PAIRS / 10);
 }
 
+static void test_random_pairs_brought_close(void **state) {
+  (void)state;
+  // separated random pairs moved together along their closest direction until the gap is
+  // g: the distance is then g exactly (and brute force agrees), from 1e-3 down to 1e-12
+  const double gaps[4] = {1e-3, 1e-6, 1e-9, 1e-12};
+  for (int t = 0; t < 400; t++) {
+    geo_hull *A = rand_hull(4 + (int)(urand() * 30)), *B = rand_hull(4 + (int)(urand() * 30));
+    geo_convex ca = geo_convex_of_hull(A), cb = geo_convex_of_hull(B);
+    geo_xform XA, XB;
+    rand_xform(&XA, 0.0);
+    rand_xform(&XB, 0.0);
+    double dir[3] = {2 * urand() - 1, 2 * urand() - 1, 2 * urand() - 1};
+    geo_v3_normalize(dir);
+    geo_v3_scale(XB.t, dir, 1.5 * (A->radius + B->radius));
+    geo_gjk_result r;
+    assert_int_equal(geo_gjk(&ca, &XA, &cb, &XB, NULL, NULL, &r), GEO_GJK_OK);
+    brute b = brute_force(A, &XA, B, &XB);
+    double scale = A->radius + B->radius;
+    assert_dist(r.dist, b.dist, 1e-9, scale);
+    double g = gaps[t % 4] * scale, n[3];
+    geo_v3_sub(n, r.pb, r.pa);
+    geo_v3_scale(n, n, 1.0 / r.dist);
+    geo_v3_madd(XB.t, XB.t, -(r.dist - g), n);
+    assert_int_equal(geo_gjk(&ca, &XA, &cb, &XB, NULL, NULL, &r), GEO_GJK_OK);
+    assert_int_equal(r.intersect, 0);
+    assert_dist(r.dist, g, 1e-9, scale);
+    b = brute_force(A, &XA, B, &XB);
+    assert_dist(r.dist, b.dist, 1e-9, scale);
+    check_feature(A, &XA, r.pa, r.fa, 1e-12 * scale);
+    check_feature(B, &XB, r.pb, r.fb, 1e-12 * scale);
+    geo_hull_destroy(&A);
+    geo_hull_destroy(&B);
+  }
+}
+
 // unit cube [0,1]^3 with face centres and a duplicate corner (coplanar and repeated input)
 static geo_hull *unit_cube(double lo, double hi) {
   double p[16 * 3];
@@ -738,6 +773,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vec_helpers),
       cmocka_unit_test(test_random_polytope_pairs),
+      cmocka_unit_test(test_random_pairs_brought_close),
       cmocka_unit_test(test_cubes_parallel_faces),
       cmocka_unit_test(test_cubes_parallel_faces_rotated),
       cmocka_unit_test(test_near_parallel_stress),
