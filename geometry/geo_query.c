@@ -128,7 +128,7 @@ geo_query_ws *geo_query_ws_new(const geo_bvh *a, const geo_bvh *b, int raw_cap, 
   }
   ws->cap_vert = a->nvert > b->nvert ? a->nvert : b->nvert;
   ws->cap_node = a->nnode > b->nnode ? a->nnode : b->nnode;
-  ws->cap_stack = 2 * (a->depth + b->depth) + 16;
+  ws->cap_stack = 3 * (a->depth + b->depth) + 16;
   ws->cap_raw = raw_cap;
   ws->par_cos = cos(GEO_PARALLEL_ANGLE);
   ws->vstamp = calloc((size_t)ws->cap_vert, sizeof *ws->vstamp);
@@ -247,7 +247,7 @@ static int geo_q_begin(geo_query_ws *ws, const geo_bvh *a, const geo_pose *xa, c
     return GEO_QEINVAL;
   }
   if (a->nvert > ws->cap_vert || a->nnode > ws->cap_node ||
-      2 * (a->depth + b->depth) + 16 > ws->cap_stack) {
+      3 * (a->depth + b->depth) + 16 > ws->cap_stack) {
     return GEO_QEINVAL;
   }
   geo_xform XA, XB, rel;
@@ -981,6 +981,20 @@ static void traverse_prox(geo_query_ws *ws, double thr, double ds, int *cand, do
     if (geo_q_node_lb(ws, ia, ib, lim) > lim) {
       continue;
     }
+    if (A->tri < 0 && B->tri < 0 && A->r < 2.0 * B->r && B->r < 2.0 * A->r) {
+      // similar sizes: descend both at once (skips the half-way tests, which rarely prune
+      // in a contact web)
+      ws->stack[sp].a = A->right;
+      ws->stack[sp].b = B->right;
+      ws->stack[sp + 1].a = A->right;
+      ws->stack[sp + 1].b = B->left;
+      ws->stack[sp + 2].a = A->left;
+      ws->stack[sp + 2].b = B->right;
+      ws->stack[sp + 3].a = A->left;
+      ws->stack[sp + 3].b = B->left;
+      sp += 4;
+      continue;
+    }
     if (B->tri >= 0 || (A->tri < 0 && A->r >= B->r)) {
       ws->stack[sp].a = A->right;
       ws->stack[sp].b = ib;
@@ -1220,30 +1234,52 @@ static void geo_q_min_traverse(geo_query_ws *ws, double *best, int *bta, int *bt
       }
       continue;
     }
-    int c[2][2];
-    if (B->tri >= 0 || (A->tri < 0 && A->r >= B->r)) {
+    int c[4][2], nc;
+    if (A->tri < 0 && B->tri < 0 && A->r < 2.0 * B->r && B->r < 2.0 * A->r) {
+      // similar sizes: all four grandchild pairs at once
+      c[0][0] = A->left;
+      c[0][1] = B->left;
+      c[1][0] = A->left;
+      c[1][1] = B->right;
+      c[2][0] = A->right;
+      c[2][1] = B->left;
+      c[3][0] = A->right;
+      c[3][1] = B->right;
+      nc = 4;
+    } else if (B->tri >= 0 || (A->tri < 0 && A->r >= B->r)) {
       c[0][0] = A->left;
       c[0][1] = ib;
       c[1][0] = A->right;
       c[1][1] = ib;
+      nc = 2;
     } else {
       c[0][0] = ia;
       c[0][1] = B->left;
       c[1][0] = ia;
       c[1][1] = B->right;
+      nc = 2;
     }
-    double lim = *best + ws->slack;
-    double l0 = geo_q_node_lb(ws, c[0][0], c[0][1], lim);
-    double l1 = geo_q_node_lb(ws, c[1][0], c[1][1], lim);
-    // push the farther first so the nearer is explored first
-    int first = l0 <= l1 ? 1 : 0;
-    for (int k = 0; k < 2; k++) {
-      int s = k == 0 ? first : 1 - first;
-      double l = s == 0 ? l0 : l1;
-      if (l <= lim) {
-        ws->stack[sp].a = c[s][0];
-        ws->stack[sp].b = c[s][1];
-        ws->stack[sp].lb = l;
+    double lim = *best + ws->slack, l[4];
+    int o[4];
+    for (int k = 0; k < nc; k++) {
+      l[k] = geo_q_node_lb(ws, c[k][0], c[k][1], lim);
+      o[k] = k;
+    }
+    // push the farther first so the nearer is explored first (insertion sort, ties by index)
+    for (int k = 1; k < nc; k++) {
+      int v = o[k], j = k - 1;
+      while (j >= 0 && l[o[j]] < l[v]) {
+        o[j + 1] = o[j];
+        j--;
+      }
+      o[j + 1] = v;
+    }
+    for (int k = 0; k < nc; k++) {
+      int q = o[k];
+      if (l[q] <= lim) {
+        ws->stack[sp].a = c[q][0];
+        ws->stack[sp].b = c[q][1];
+        ws->stack[sp].lb = l[q];
         sp++;
       }
     }
