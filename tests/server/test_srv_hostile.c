@@ -1,0 +1,457 @@
+// ctest-label: unit
+// ctest-timeout: 60
+// Hostile requests through the transport-free dispatcher (srv_handle): random bytes,
+// truncated protobuf, wrong wire types, huge declared counts, NaN/Inf, unknown sessions,
+// wrong roles and every configured limit. Each gets an error code and a message, the
+// session stays exactly as it was, and a Hello still works afterwards.
+#include "ccsim_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ccsim.pb-c.h"
+#include "ccsim_status.h"
+#include "srv.h"
+
+typedef struct fixture {
+  srv *s;
+  char id[64], token[64];
+  uint64_t rid;
+} fixture;
+
+static Ccsim__Reply *call_raw(fixture *f, const uint8_t *buf, size_t n) {
+  size_t rlen = 0;
+  uint8_t *rep = srv_handle(f->s, buf, n, &rlen);
+  assert_non_null(rep);
+  Ccsim__Reply *r = ccsim__reply__unpack(NULL, rlen, rep);
+  free(rep);
+  assert_non_null(r);  // whatever came in, a decodable reply goes out
+  assert_non_null(r->error);
+  return r;
+}
+
+static Ccsim__Reply *call(fixture *f, Ccsim__Request *rq) {
+  rq->has_request_id = 1;
+  rq->request_id = ++f->rid;
+  size_t n = ccsim__request__get_packed_size(rq);
+  uint8_t *buf = malloc(n + 1);
+  ccsim__request__pack(rq, buf);
+  Ccsim__Reply *r = call_raw(f, buf, n);
+  free(buf);
+  assert_int_equal(r->request_id, rq->request_id);
+  return r;
+}
+
+static void expect(Ccsim__Reply *r, int code, const char *needle) {
+  if ((int)r->error->code != code || (needle && !strstr(r->error->message, needle))) {
+    print_error("expected %s (\"%s\"), got %s: %s\n", ccsim_status_name(code),
+                needle ? needle : "", ccsim_status_name((int)r->error->code),
+                r->error->message ? r->error->message : "");
+  }
+  assert_int_equal((int)r->error->code, code);
+  if (code != CCSIM_OK) {
+    assert_non_null(r->error->message);
+    assert_true(strlen(r->error->message) > 0);
+    assert_int_equal(r->body_case, CCSIM__REPLY__BODY__NOT_SET);
+  }
+  if (needle) {
+    assert_non_null(strstr(r->error->message, needle));
+  }
+  ccsim__reply__free_unpacked(r, NULL);
+}
+
+// a one-body scene (nbody free balls)
+typedef struct scene_buf {
+  Ccsim__Scene sc;
+  Ccsim__Body b[8], *bp[8];
+  Ccsim__Pose pose[8];
+  Ccsim__Vec3 p[8];
+} scene_buf;
+
+static Ccsim__Scene *make_scene(scene_buf *sb, int nbody) {
+  ccsim__scene__init(&sb->sc);
+  for (int i = 0; i < nbody; i++) {
+    ccsim__body__init(&sb->b[i]);
+    ccsim__pose__init(&sb->pose[i]);
+    ccsim__vec3__init(&sb->p[i]);
+    sb->p[i].has_z = 1;
+    sb->p[i].z = 10 + i;
+    sb->pose[i].p = &sb->p[i];
+    sb->b[i].pose = &sb->pose[i];
+    sb->b[i].has_mass = 1;
+    sb->b[i].mass = 1;
+    static double inertia[3] = {0.1, 0.1, 0.1};
+    sb->b[i].n_inertia = 3;
+    sb->b[i].inertia = inertia;
+    static char names[8][8];
+    snprintf(names[i], sizeof names[i], "b%d", i);
+    sb->b[i].name = names[i];
+    sb->bp[i] = &sb->b[i];
+  }
+  sb->sc.n_bodies = (size_t)nbody;
+  sb->sc.bodies = sb->bp;
+  return &sb->sc;
+}
+
+static Ccsim__Reply *create(fixture *f, int nbody) {
+  scene_buf sb;
+  Ccsim__Request rq;
+  Ccsim__CreateSession cs;
+  ccsim__request__init(&rq);
+  ccsim__create_session__init(&cs);
+  cs.scene = make_scene(&sb, nbody);
+  rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
+  rq.create_session = &cs;
+  return call(f, &rq);
+}
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = NULL;
+  cfg.max_sessions = 3;
+  cfg.max_bodies = 4;
+  cfg.max_triangles = 12;
+  cfg.max_substeps = 100;
+  cfg.max_msg_bytes = 4096;
+  char err[256];
+  f->s = srv_new(&cfg, err, sizeof err);
+  if (!f->s) {
+    print_error("%s\n", err);
+    return -1;
+  }
+  Ccsim__Reply *r = create(f, 1);
+  if (r->error->code != CCSIM__CODE__OK) {
+    return -1;
+  }
+  snprintf(f->id, sizeof f->id, "%s", r->create_session->session_id);
+  snprintf(f->token, sizeof f->token, "%s", r->create_session->controller_token);
+  ccsim__reply__free_unpacked(r, NULL);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  srv_destroy(&f->s);
+  free(f);
+  return 0;
+}
+
+// the session's time and first body's z, via GetState
+static void snapshot(fixture *f, double *t, double *z) {
+  Ccsim__Request rq;
+  Ccsim__GetState gs;
+  ccsim__request__init(&rq);
+  ccsim__get_state__init(&gs);
+  rq.session_id = f->id;
+  rq.body_case = CCSIM__REQUEST__BODY_GET_STATE;
+  rq.get_state = &gs;
+  Ccsim__Reply *r = call(f, &rq);
+  assert_int_equal(r->error->code, CCSIM__CODE__OK);
+  *t = r->state->time;
+  *z = r->state->bodies[0]->pose->p->z;
+  ccsim__reply__free_unpacked(r, NULL);
+}
+
+static void hello_works(fixture *f) {
+  Ccsim__Request rq;
+  Ccsim__Hello h;
+  ccsim__request__init(&rq);
+  ccsim__hello__init(&h);
+  h.has_protocol_version = 1;
+  h.protocol_version = 1;
+  rq.body_case = CCSIM__REQUEST__BODY_HELLO;
+  rq.hello = &h;
+  expect(call(f, &rq), CCSIM_OK, NULL);
+}
+
+// a valid Step request on the fixture's session (fields for the test to spoil)
+typedef struct step_req {
+  Ccsim__Request rq;
+  Ccsim__Step st;
+  Ccsim__BodyInput in, *inp[1];
+  Ccsim__Vec3 force;
+} step_req;
+
+static void make_step(fixture *f, step_req *s) {
+  ccsim__request__init(&s->rq);
+  ccsim__step__init(&s->st);
+  ccsim__body_input__init(&s->in);
+  ccsim__vec3__init(&s->force);
+  s->st.has_dt = 1;
+  s->st.dt = 1e-3;
+  s->rq.session_id = f->id;
+  s->rq.token = f->token;
+  s->rq.body_case = CCSIM__REQUEST__BODY_STEP;
+  s->rq.step = &s->st;
+}
+
+static void test_bytes_and_encodings(void **state) {
+  fixture *f = *state;
+  double t0, z0, t, z;
+  snapshot(f, &t0, &z0);
+  // random bytes
+  unsigned seed = 7;
+  for (int k = 0; k < 500; k++) {
+    uint8_t junk[300];
+    size_t n = (size_t)(rand_r(&seed) % 300);
+    for (size_t i = 0; i < n; i++) junk[i] = (uint8_t)rand_r(&seed);
+    Ccsim__Reply *r = call_raw(f, junk, n);
+    assert_true(r->error->code != CCSIM__CODE__OK || n == 0 ||
+                r->body_case != CCSIM__REPLY__BODY_STEP);
+    ccsim__reply__free_unpacked(r, NULL);
+  }
+  // a valid step, truncated at every length
+  step_req s;
+  make_step(f, &s);
+  uint8_t buf[512];
+  size_t n = ccsim__request__pack(&s.rq, buf);
+  for (size_t cut = 1; cut < n; cut++) {
+    Ccsim__Reply *r = call_raw(f, buf, cut);
+    // a cut inside a field is undecodable; a cut between fields is a request missing parts
+    assert_true(r->error->code == CCSIM__CODE__EPROTO || r->error->code == CCSIM__CODE__ENOTFOUND ||
+                r->error->code == CCSIM__CODE__EPERM || r->error->code == CCSIM__CODE__EINVAL);
+    ccsim__reply__free_unpacked(r, NULL);
+  }
+  snapshot(f, &t, &z);
+  assert_true(t == t0 && z == z0);
+  // wrong wire types: session_id (field 2, a string) as a varint; step.dt (a double) as
+  // a varint; a declared length of 2^62 bytes
+  const uint8_t wrong_id[] = {0x08, 0x01, 0x10, 0x05, 0x62, 0x00};
+  expect(call_raw(f, wrong_id, sizeof wrong_id), CCSIM_EPROTO, NULL);
+  uint8_t wrong_dt[128];
+  size_t p = 0;
+  wrong_dt[p++] = 0x12;  // session_id
+  wrong_dt[p++] = 32;
+  memcpy(wrong_dt + p, f->id, 32);
+  p += 32;
+  wrong_dt[p++] = 0x22;  // token
+  wrong_dt[p++] = 32;
+  memcpy(wrong_dt + p, f->token, 32);
+  p += 32;
+  wrong_dt[p++] = 0x62;  // step, 2 bytes
+  wrong_dt[p++] = 2;
+  wrong_dt[p++] = 0x08;  // dt as varint 5
+  wrong_dt[p++] = 0x05;
+  expect(call_raw(f, wrong_dt, p), CCSIM_EPROTO, NULL);
+  const uint8_t huge_len[] = {0x12, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40, 'a'};
+  expect(call_raw(f, huge_len, sizeof huge_len), CCSIM_EPROTO, NULL);
+  // a packed repeated double (inertia) claiming far more values than the message holds
+  const uint8_t huge_packed[] = {0x5a, 0x08, 0x0a, 0x06, 0x22, 0x04, 0x22, 0xff, 0xff, 0x7f};
+  expect(call_raw(f, huge_packed, sizeof huge_packed), CCSIM_EPROTO, NULL);
+  // over the size limit: an error reply, not a silent drop
+  uint8_t *big = calloc(1, 5000);
+  expect(call_raw(f, big, 5000), CCSIM_ELIMIT, "exceeds the limit");
+  free(big);
+  snapshot(f, &t, &z);
+  assert_true(t == t0 && z == z0);
+  hello_works(f);
+}
+
+static void test_numbers_roles_and_sessions(void **state) {
+  fixture *f = *state;
+  double t0, z0, t, z;
+  step_req s;
+  make_step(f, &s);
+  expect(call(f, &s.rq), CCSIM_OK, NULL);
+  snapshot(f, &t0, &z0);
+  // NaN/Inf in dt, forces, substeps too many, inputs for bodies that do not exist
+  const double bad[] = {NAN, INFINITY, -INFINITY, -1, 0, 1e300};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    make_step(f, &s);
+    s.st.dt = bad[i];
+    Ccsim__Reply *r = call(f, &s.rq);
+    assert_true(r->error->code == CCSIM__CODE__EINVAL || r->error->code == CCSIM__CODE__ELIMIT);
+    ccsim__reply__free_unpacked(r, NULL);
+  }
+  make_step(f, &s);
+  s.st.has_substeps = 1;
+  s.st.substeps = 4000000000u;
+  expect(call(f, &s.rq), CCSIM_ELIMIT, "substeps");
+  s.st.substeps = 100;
+  s.st.dt = 40;  // 4000 s in one request
+  expect(call(f, &s.rq), CCSIM_ELIMIT, "dt x substeps");
+  make_step(f, &s);
+  s.inp[0] = &s.in;
+  s.st.n_inputs = 1;
+  s.st.inputs = s.inp;
+  s.in.has_body = 1;
+  s.in.body = UINT32_MAX;
+  expect(call(f, &s.rq), CCSIM_EINVAL, "inputs[0].body");
+  s.in.body = 0;
+  s.in.force = &s.force;
+  s.force.has_y = 1;
+  s.force.y = INFINITY;
+  expect(call(f, &s.rq), CCSIM_EINVAL, "finite");
+  // wrong roles: no token, a wrong token, a token of the right length but not ours
+  make_step(f, &s);
+  s.rq.token = NULL;
+  expect(call(f, &s.rq), CCSIM_EPERM, "controller");
+  s.rq.token = "not a token";
+  expect(call(f, &s.rq), CCSIM_EPERM, NULL);
+  char forged[64];
+  snprintf(forged, sizeof forged, "%s", f->token);
+  forged[0] = forged[0] == '0' ? '1' : '0';
+  s.rq.token = forged;
+  expect(call(f, &s.rq), CCSIM_EPERM, NULL);
+  {
+    Ccsim__Request rq;
+    Ccsim__CloseSession cl;
+    ccsim__request__init(&rq);
+    ccsim__close_session__init(&cl);
+    rq.session_id = f->id;
+    rq.token = forged;
+    rq.body_case = CCSIM__REQUEST__BODY_CLOSE_SESSION;
+    rq.close_session = &cl;
+    expect(call(f, &rq), CCSIM_EPERM, NULL);
+    Ccsim__GetState gs;
+    ccsim__get_state__init(&gs);
+    gs.has_checkpoint = 1;
+    gs.checkpoint = 1;
+    rq.body_case = CCSIM__REQUEST__BODY_GET_STATE;
+    rq.get_state = &gs;
+    expect(call(f, &rq), CCSIM_EPERM, "checkpoint");
+    // set_state: NaN pose, a body out of range
+    Ccsim__SetState ss;
+    Ccsim__BodyState bs, *bsp[1] = {&bs};
+    Ccsim__Pose pose;
+    Ccsim__Vec3 pp;
+    ccsim__set_state__init(&ss);
+    ccsim__body_state__init(&bs);
+    ccsim__pose__init(&pose);
+    ccsim__vec3__init(&pp);
+    pp.has_x = 1;
+    pp.x = NAN;
+    pose.p = &pp;
+    bs.has_body = 1;
+    bs.pose = &pose;
+    ss.n_bodies = 1;
+    ss.bodies = bsp;
+    rq.token = f->token;
+    rq.body_case = CCSIM__REQUEST__BODY_SET_STATE;
+    rq.set_state = &ss;
+    expect(call(f, &rq), CCSIM_EINVAL, "finite");
+    bs.body = 9;
+    expect(call(f, &rq), CCSIM_EINVAL, "out of range");
+    ss.has_time = 1;
+    ss.time = -INFINITY;
+    bs.body = 0;
+    pp.x = 1;
+    expect(call(f, &rq), CCSIM_EINVAL, "set_state.time");
+  }
+  // unknown sessions: random, too long, empty
+  make_step(f, &s);
+  s.rq.session_id = "ffffffffffffffffffffffffffffffff";
+  expect(call(f, &s.rq), CCSIM_ENOTFOUND, "unknown session");
+  char longid[300];
+  memset(longid, 'a', sizeof longid - 1);
+  longid[sizeof longid - 1] = 0;
+  s.rq.session_id = longid;
+  expect(call(f, &s.rq), CCSIM_ENOTFOUND, NULL);
+  s.rq.session_id = NULL;
+  expect(call(f, &s.rq), CCSIM_ENOTFOUND, NULL);
+  snapshot(f, &t, &z);
+  assert_true(t == t0 && z == z0);
+  // a valid set_state does change it, and the stream of steps carries on from there
+  {
+    Ccsim__Request rq;
+    Ccsim__SetState ss;
+    Ccsim__BodyState bs, *bsp[1] = {&bs};
+    Ccsim__Pose pose;
+    Ccsim__Vec3 pp;
+    ccsim__request__init(&rq);
+    ccsim__set_state__init(&ss);
+    ccsim__body_state__init(&bs);
+    ccsim__pose__init(&pose);
+    ccsim__vec3__init(&pp);
+    pp.has_z = 1;
+    pp.z = 3;
+    pose.p = &pp;
+    bs.has_body = 1;
+    bs.pose = &pose;
+    ss.n_bodies = 1;
+    ss.bodies = bsp;
+    ss.has_time = 1;
+    ss.time = 2;
+    rq.session_id = f->id;
+    rq.token = f->token;
+    rq.body_case = CCSIM__REQUEST__BODY_SET_STATE;
+    rq.set_state = &ss;
+    expect(call(f, &rq), CCSIM_OK, NULL);
+    snapshot(f, &t, &z);
+    assert_true(t == 2 && z == 3);
+  }
+  hello_works(f);
+}
+
+static void test_limits(void **state) {
+  fixture *f = *state;
+  // bodies per session
+  expect(create(f, 5), CCSIM_ELIMIT, "4 per session");
+  // triangles per session: a tetrahedron is 4, the limit 12, four tetrahedra are 16
+  {
+    static double v[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+    static uint32_t tri[12] = {0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3};
+    scene_buf sb;
+    Ccsim__Scene *sc = make_scene(&sb, 4);
+    Ccsim__Shape sh;
+    Ccsim__Mesh mesh;
+    ccsim__shape__init(&sh);
+    ccsim__mesh__init(&mesh);
+    mesh.n_vertices = 12;
+    mesh.vertices = v;
+    mesh.n_triangles = 12;
+    mesh.triangles = tri;
+    sh.kind_case = CCSIM__SHAPE__KIND_MESH;
+    sh.mesh = &mesh;
+    for (int i = 0; i < 4; i++) sb.b[i].shape = &sh;
+    Ccsim__Request rq;
+    Ccsim__CreateSession cs;
+    ccsim__request__init(&rq);
+    ccsim__create_session__init(&cs);
+    cs.scene = sc;
+    rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
+    rq.create_session = &cs;
+    expect(call(f, &rq), CCSIM_ELIMIT, "triangles");
+    // scene and checkpoint together, a checkpoint that is not one, a bad pacing
+    cs.scene = make_scene(&sb, 1);
+    cs.has_checkpoint = 1;
+    cs.checkpoint.data = (uint8_t *)"xyz";
+    cs.checkpoint.len = 3;
+    expect(call(f, &rq), CCSIM_EINVAL, "either");
+    cs.scene = NULL;
+    expect(call(f, &rq), CCSIM_EINVAL, "checkpoint");
+    cs.has_checkpoint = 0;
+    cs.scene = make_scene(&sb, 1);
+    Ccsim__Pacing pc;
+    ccsim__pacing__init(&pc);
+    pc.has_mode = pc.has_period = 1;
+    pc.mode = CCSIM__PACING_MODE__PACING_FREE_RUNNING;
+    pc.period = NAN;
+    cs.pacing = &pc;
+    expect(call(f, &rq), CCSIM_EINVAL, "pacing.period");
+    pc.period = 1e-3;
+    pc.mode = (Ccsim__PacingMode)99;
+    expect(call(f, &rq), CCSIM_EINVAL, "pacing.mode");
+  }
+  // sessions per server: the fixture holds one, the limit is 3
+  Ccsim__Reply *r1 = create(f, 1), *r2 = create(f, 1);
+  assert_int_equal(r1->error->code, CCSIM__CODE__OK);
+  assert_int_equal(r2->error->code, CCSIM__CODE__OK);
+  expect(create(f, 1), CCSIM_ELIMIT, "limit");
+  assert_int_equal(srv_session_count(f->s), 3);
+  ccsim__reply__free_unpacked(r1, NULL);
+  ccsim__reply__free_unpacked(r2, NULL);
+  hello_works(f);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_bytes_and_encodings, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_numbers_roles_and_sessions, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
