@@ -3,17 +3,17 @@
 // adjacency, edges, and per-vertex adjacency (CSR) for hill-climbing support mappings.
 //
 // Robustness: every visibility decision is an exact orientation sign (floating point with
-// Shewchuk's error bound, exact expansion arithmetic when uncertain), so the hull is the exact
-// hull of the input however coplanar, duplicated or noisy; a point on a face counts as
-// inside; face planes are computed in extended precision. A final pass rebuilds the hull
-// without vertices that are exactly in a flat region or on a straight edge (grids, boxes with
-// points on their sides), so h->nvert counts true corners. Coplanar faces stay separate
-// triangles (a flat square side is two faces).
+// Shewchuk's error bound, exact expansion arithmetic when uncertain), so by exact signs no
+// input point lies outside any face however coplanar, duplicated or noisy the input; a
+// point on a face counts as inside; output planes are computed in extended precision. A
+// final pass rebuilds the hull without vertices that are exactly in a flat region or on a
+// straight edge (grids, boxes with points on their sides), so h->nvert counts true corners.
+// Coplanar faces stay separate triangles (a flat square side is two faces).
 // Coplanar input (all points within 4 tol of one plane; tol then grows by that thickness)
-// gives a FLAT hull (h->flat = 1): the
-// 2D convex polygon stored as a closed double-sided surface, a fan of triangles facing +n and
-// a fan facing -n (V - E + F = 2 still holds). Collinear or coincident input (fewer than
-// three affinely independent points) is an error: NULL with a message.
+// gives a FLAT hull (h->flat = 1): the 2D convex polygon stored as a closed double-sided
+// surface, a fan of triangles facing +n and a fan facing -n (V - E + F = 2 still holds).
+// Collinear or coincident input (fewer than three affinely independent points) is an
+// error: NULL with a message.
 //
 // Packing many hulls: build each with geo_hull_new, then geo_hull_copy into one block of
 // caller storage (sizes from h->bytes, 8-byte aligned offsets) and destroy the temporaries.
