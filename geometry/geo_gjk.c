@@ -10,10 +10,8 @@
 
 // a vertex of the Minkowski difference A - B (A's frame) with its origins.
 typedef struct gjk_vtx {
-  double w[3];  // a - b
-  double a[3];  // support point of A
-  double b[3];  // support point of B (in A's frame)
-  int ia, ib;   // their vertex ids
+  double w[3];  // a - b, with a the support point of A and b that of B in A's frame
+  int ia, ib;   // their vertex ids (the points themselves are recomputed at the end)
 } gjk_vtx;
 
 typedef struct gjk_simplex {
@@ -287,9 +285,9 @@ static void make_vtx(gjk_vtx *x, const geo_convex *A, const geo_convex *B, const
                      int ia, int ib) {
   x->ia = ia;
   x->ib = ib;
-  geo_v3_copy(x->a, cvx_vert(A, ia));
-  geo_xform_point(x->b, rel, cvx_vert(B, ib));
-  geo_v3_sub(x->w, x->a, x->b);
+  double b[3];
+  geo_xform_point(b, rel, cvx_vert(B, ib));
+  geo_v3_sub(x->w, cvx_vert(A, ia), b);
 }
 
 // the distinct vertex ids of one side of the simplex carrying weight, ascending.
@@ -663,8 +661,10 @@ int geo_gjk(const geo_convex *A, const geo_xform *XA, const geo_convex *B,
   // witnesses and features from the final simplex
   double pa[3] = {0, 0, 0}, pb[3] = {0, 0, 0};
   for (int i = 0; i < S.n; i++) {
-    geo_v3_madd(pa, pa, S.lam[i], S.v[i].a);
-    geo_v3_madd(pb, pb, S.lam[i], S.v[i].b);
+    double b[3];
+    geo_xform_point(b, &rel, cvx_vert(B, S.v[i].ib));
+    geo_v3_madd(pa, pa, S.lam[i], cvx_vert(A, S.v[i].ia));
+    geo_v3_madd(pb, pb, S.lam[i], b);
   }
   r->nva = side_vertices(&S, 0, r->va);
   r->nvb = side_vertices(&S, 1, r->vb);
