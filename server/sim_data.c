@@ -14,6 +14,7 @@
 #include <sunmatrix/sunmatrix_dense.h>
 
 #include "geo_vec.h"
+#include "sim_rigid.h"
 
 #define SIM_MAX_TOUCH_RETRIES 400  // evaluations past the standoff one sim_step tolerates
 
@@ -35,6 +36,7 @@ struct sim_data {
   double *x_pos, *x_quat, *x_com, *x_vel, *x_omega;  // (nbody x 3/4/3/3/3)
   double *wrench;      // (nbody x 6) contact force and torque about the COM, world
   sim_collider *col;   // contact queries; NULL when fewer than two bodies have geometry
+  sim_rigid *rigid;    // rigid mode stepper; NULL in compliant mode
   double contact_time; // time of the contacts held by col (NAN: none evaluated)
   int touches;         // evaluations past the standoff during the current sim_step
   SUNContext ctx;      // one per session: SUNDIALS contexts are not thread-safe
@@ -518,6 +520,10 @@ sim_data *sim_data_new(const sim_model *m, char *err, size_t err_sz) {
     sim_data_destroy(&d);
     return NULL;
   }
+  if (m->mode == SIM_MODE_RIGID && !(d->rigid = sim_rigid_new(m, err, err_sz))) {
+    sim_data_destroy(&d);
+    return NULL;
+  }
   if (cvode_setup(m, d, err, err_sz) != 0) {
     sim_data_destroy(&d);
     return NULL;
@@ -550,6 +556,7 @@ void sim_data_destroy(sim_data **pd) {
   free(d->x_omega);
   free(d->wrench);
   sim_collider_destroy(&d->col);
+  sim_rigid_destroy(&d->rigid);
   free(d);
   *pd = NULL;
 }
@@ -660,6 +667,14 @@ ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out) {
     return CCSIM_EINVAL;
   }
   uint64_t t0 = now_ns();
+  if (d->rigid) {
+    double reached = d->time;
+    ccsim_status st = sim_rigid_step(m, d, d->rigid, d->time, t_out, &reached);
+    advance_kinematic(m, d, reached, st == CCSIM_OK);
+    d->time = reached;
+    d->stats.physics_ns += now_ns() - t0;
+    return st;
+  }
   if (d->nstate == 0) {
     advance_kinematic(m, d, t_out, 1);
     d->time = t_out;
@@ -683,6 +698,8 @@ ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out) {
     double t_next = isfinite(h) && t + h < t_out ? t + h : t_out;
     CVodeSetStopTime(d->cvode, t_next);
     flag = CVode(d->cvode, t_next, d->y, &tret, CV_NORMAL);
+    // the corrector moved y after the RHS's last evaluation: its contacts are stale
+    d->contact_time = NAN;
     if (flag < 0) break;
     t = t_next;  // CV_TSTOP_RETURN: exactly there
   }
@@ -956,3 +973,13 @@ ccsim_status sim_eval_derivatives(const sim_model *m, sim_data *d, const double 
   N_VDestroy(fv);
   return rc == 0 ? CCSIM_OK : rc > 0 ? CCSIM_ESOLVER : CCSIM_ELIMIT;
 }
+
+double *sim_data_state(sim_data *d) { return d->nstate ? N_VGetArrayPointer(d->y) : NULL; }
+
+sim_collider *sim_data_collider(sim_data *d) { return d->col; }
+
+void sim_data_kinematics_at(const sim_model *m, sim_data *d, double t, sim_kinematics *k) {
+  fill_kinematics(m, d, t, sim_data_state(d), k);
+}
+
+sim_stats *sim_data_stats_mut(sim_data *d) { return &d->stats; }

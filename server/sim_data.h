@@ -25,6 +25,9 @@ typedef struct sim_stats {
                           // sim_eval_contacts: the current state)
   double max_depth;       // largest deformation there [m]
   double last_step;       // CVODE's last internal step size [s]
+  uint64_t lcp_pivots;    // rigid mode: LCP pivots
+  uint64_t lcp_failures;  // rigid mode: LCPs without a verified solution
+  int lcp_solver;         // rigid mode: last solver used (sim_rigid.h SIM_LCP_SOLVER_*)
 } sim_stats;
 
 typedef struct sim_data sim_data;
@@ -124,6 +127,20 @@ void sim_get_state(const sim_model *m, const sim_data *d, double *y);
 // sim_state_size). Allocates; never call it on the step path.
 ccsim_status sim_eval_derivatives(const sim_model *m, sim_data *d, const double *y,
                                   double *ydot, double *jac);
+
+// The integrated state (borrowed; sim_state_size doubles: per free body p_com, q, v_com,
+// w_body). For steppers of the core (sim_rigid): whoever writes it calls sim_restart.
+double *sim_data_state(sim_data *d);
+
+// The contact collider of d (borrowed; NULL when the model has fewer than two bodies
+// with geometry), and every body's placement and motion at the current state and time t
+// (kinematic bodies move with their twist) into k (pointers into d's scratch, valid
+// until the next call on d).
+sim_collider *sim_data_collider(sim_data *d);
+void sim_data_kinematics_at(const sim_model *m, sim_data *d, double t, sim_kinematics *k);
+
+// Mutable statistics, for the core's steppers (borrowed).
+sim_stats *sim_data_stats_mut(sim_data *d);
 
 // Total mechanical energy [J]: kinetic of free bodies plus gravitational potential
 // (-m g . p_com). For validation and diagnostics.
