@@ -571,12 +571,17 @@ static double geo_q_tri_dist(const double *const P[3], const int pid[3], const d
     return sqrt(best);
   }
   // edge-edge, each edge oriented from its lower vertex id; stop at a provably closest pair.
-  // Edge k joins vertices k and k+1; edges through the nearest vertices first.
+  // Edge k joins vertices k and k+1. A's edges nearest B's plane first; B's edges (often
+  // long: the plane says little) by the distance of their midpoints from A's vertex
+  // nearest B's plane.
   static const int nx[3] = {1, 2, 0};
   double ep[3], eq[3];
+  const double *pv = P[op[0]];
   for (int k = 0; k < 3; k++) {
     ep[k] = fabs(sp[k]) + fabs(sp[nx[k]]);
-    eq[k] = fabs(sq[k]) + fabs(sq[nx[k]]);
+    double mid[3];
+    geo_v3_lerp(mid, Q[k], Q[nx[k]], 0.5);
+    eq[k] = geo_v3_dist2(mid, pv);
   }
   order3(ep, op);
   order3(eq, oq);
