@@ -410,6 +410,54 @@ static void test_parallel_faces(void **state) {
   geo_mesh_destroy(&big);
 }
 
+// capacities: a workspace too small, raw pairs beyond raw_cap, a cache list too short
+static void test_limits(void **state) {
+  (void)state;
+  scene s;
+  scene_make(&s, 1);
+  char err[256];
+  geo_mesh *tiny = geo_mesh_box(0.1, 0.1, 0.1, err, sizeof err);
+  geo_bvh *bt = geo_bvh_new(tiny, err, sizeof err);
+  geo_query_ws *small = geo_query_ws_new(bt, bt, 0, err, sizeof err);
+  geo_query_ws *few = geo_query_ws_new(s.bt, s.bc, 10, err, sizeof err);
+  geo_query_cache *c = geo_query_cache_new(4, 1e-3, err, sizeof err);
+  assert_non_null(small);
+  assert_non_null(few);
+  assert_non_null(c);
+  geo_pose XC = geo_pose_identity(), XT;
+  jitter_pose(&XT, s.z0, 0, 0);
+  static geo_pair out[4096], ref[4096];
+  geo_prox_info info, iref;
+  geo_pair mp;
+  // a workspace sized for boxes cannot serve the torus
+  assert_int_equal(geo_proximity(s.bt, &XT, s.bc, &XC, 1e-3, small, NULL, out, 4096, &info),
+                   GEO_QEINVAL);
+  assert_int_equal(geo_min_distance(s.bt, &XT, s.bc, &XC, small, NULL, &mp), GEO_QEINVAL);
+  // 10 raw pairs are not enough: a distinct code and the count needed
+  assert_int_equal(geo_proximity(s.bt, &XT, s.bc, &XC, 1e-3, few, NULL, out, 4096, &info),
+                   GEO_QELIMIT);
+  assert_int_equal(geo_proximity(s.bt, &XT, s.bc, &XC, 1e-3, s.ws, NULL, ref, 4096, &iref),
+                   GEO_QOK);
+  assert_int_equal(info.n_raw, iref.n_raw);
+  // a cache whose list overflows is not used, and the answer is unchanged
+  for (int k = 0; k < 3; k++) {
+    assert_int_equal(geo_proximity(s.bt, &XT, s.bc, &XC, 1e-3, s.ws, c, out, 4096, &info),
+                     GEO_QOK);
+    assert_int_equal(info.cache_hit, 0);
+    assert_int_equal(info.n, iref.n);
+    assert_memory_equal(out, ref, (size_t)iref.n * sizeof *out);
+  }
+  // a cache handed another body pair starts over
+  geo_query_cache_reset(c);
+  geo_query_cache_reset(NULL);
+  geo_query_cache_destroy(&c);
+  geo_query_ws_destroy(&few);
+  geo_query_ws_destroy(&small);
+  geo_bvh_destroy(&bt);
+  geo_mesh_destroy(&tiny);
+  scene_free(&s);
+}
+
 static int overlap_of(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
                       const geo_pose *xb, geo_query_ws *ws) {
   int o = -1;
@@ -475,6 +523,7 @@ int main(void) {
       cmocka_unit_test(test_random_meshes),    cmocka_unit_test(test_random_soups),
       cmocka_unit_test(test_torus_over_cone),
       cmocka_unit_test(test_cache_equals_cold), cmocka_unit_test(test_cache_random),
+      cmocka_unit_test(test_limits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
