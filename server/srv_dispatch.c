@@ -568,6 +568,9 @@ static int do_create(rctx *rc, srv_job *j) {
   if (ss) {
     srv_insert(s, ss);  // a slot was reserved by srv_accept
     cr = session_reply(rc, ss, 1);
+    if (ss->pacing == CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
+      pthread_cond_signal(&s->pace_cv);  // its first tick is due now
+    }
   }
   pthread_mutex_unlock(&s->mu);
   if (!ss) {

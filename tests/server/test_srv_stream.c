@@ -1,0 +1,306 @@
+// ctest-label: e2e
+// ctest-timeout: 90
+// The PUB state stream (every step, per-session sequence numbers, a closing message; a
+// subscriber that never reads loses messages but never slows stepping) and real-time
+// pacing (lockstep replies wait for the wall clock; free-running sessions advance at real
+// time with the latest inputs).
+#include "ccsim_test.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <zmq.h>
+
+#include "ccsim.pb-c.h"
+#include "ccsim_client.h"
+#include "ccsim_scene.h"
+#include "srv.h"
+
+typedef struct fixture {
+  srv *s;
+  pthread_t thread;
+  char endpoint[256], stream[256];
+} fixture;
+
+static void *serve(void *arg) {
+  srv_run(arg);
+  return NULL;
+}
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.stream_bind = "auto";
+  cfg.workers = 2;
+  char err[256] = "";
+  f->s = srv_new(&cfg, err, sizeof err);
+  if (!f->s) {
+    print_error("srv_new: %s\n", err);
+    free(f);
+    return -1;
+  }
+  snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
+  snprintf(f->stream, sizeof f->stream, "%s", srv_stream_endpoint(f->s));
+  pthread_create(&f->thread, NULL, serve, f->s);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  srv_stop(f->s);
+  pthread_join(f->thread, NULL);
+  srv_destroy(&f->s);
+  free(f);
+  return 0;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void sleep_s(double s) {
+  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+  nanosleep(&ts, NULL);
+}
+
+static ccsim_scene *balls(int n) {
+  size_t cap = 256 + 200 * (size_t)n;
+  char *json = malloc(cap);
+  size_t p = (size_t)snprintf(json, cap, "{\"gravity\": [0, 0, -9.81], \"bodies\": [");
+  for (int i = 0; i < n; i++) {
+    p += (size_t)snprintf(json + p, cap - p,
+                          "%s{\"name\": \"b%d\", \"mass\": 1, \"inertia\": [0.1, 0.1, 0.1],"
+                          " \"pose\": {\"p\": [%d, 0, 10]}}",
+                          i ? ", " : "", i, i);
+  }
+  snprintf(json + p, cap - p, "]}");
+  char err[256];
+  ccsim_scene *sc = ccsim_scene_parse(json, strlen(json), "balls", NULL, err, sizeof err);
+  free(json);
+  assert_non_null(sc);
+  return sc;
+}
+
+static void test_stream_sequence(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = balls(1);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_server_info info;
+  assert_int_equal(ccsim_client_server_info(c, &info, NULL), CCSIM_OK);
+  assert_string_equal(info.stream_endpoint, f->stream);
+  ccsim_session *s = ccsim_session_create(c, sc), *other = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  assert_non_null(other);
+  ccsim_watch *w = ccsim_watch_new(info.stream_endpoint, ccsim_session_id(s), NULL, err,
+                                   sizeof err);
+  assert_non_null(w);
+  // a subscription takes a moment to reach the publisher: step until the first arrives
+  ccsim_stream_msg m;
+  uint64_t first = 0;
+  for (int k = 0; k < 500 && !first; k++) {
+    assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+    assert_int_equal(ccsim_session_step(other, 1e-3, NULL, 0), CCSIM_OK);
+    while (ccsim_watch_next(w, 5, &m) == CCSIM_OK) {
+      assert_string_equal(m.session_id, ccsim_session_id(s));  // only the topic asked for
+      first = m.seq;
+    }
+  }
+  assert_true(first > 0);
+  // from here on every step arrives, in order, with the reply's time and state
+  enum { N = 200 };
+  double times[N];
+  ccsim_body_state states[N];
+  uint64_t base = ccsim_session_seq(s);
+  for (int k = 0; k < N; k++) {
+    assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+    assert_int_equal(ccsim_session_step(other, 1e-3, NULL, 0), CCSIM_OK);
+    times[k] = ccsim_session_time(s);
+    states[k] = ccsim_session_bodies(s)[0];
+  }
+  int got = 0;
+  while (got < N && ccsim_watch_next(w, 2000, &m) == CCSIM_OK) {
+    if (m.seq <= base) {
+      continue;  // still the warm-up steps
+    }
+    assert_int_equal(m.seq, base + 1 + (uint64_t)got);
+    assert_int_equal(m.nbody, 1);
+    assert_true(m.time == times[got]);
+    assert_memory_equal(&m.bodies[0], &states[got], sizeof states[got]);
+    got++;
+  }
+  assert_int_equal(got, N);
+  // closing sends a last message marked closed
+  assert_int_equal(ccsim_session_close(&s), CCSIM_OK);
+  assert_int_equal(ccsim_watch_next(w, 2000, &m), CCSIM_OK);
+  assert_true(m.closed);
+  assert_int_equal(m.seq, base + N + 1);
+  ccsim_watch_destroy(&w);
+  ccsim_session_close(&other);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
+static void test_stalled_subscriber_loses_not_blocks(void **state) {
+  fixture *f = *state;
+  char err[256];
+  enum { NB = 32 };
+#ifdef __SANITIZE_ADDRESS__
+  enum { N = 3000 };
+#else
+  enum { N = 4000 };
+#endif
+  ccsim_scene *sc = balls(NB);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  // a subscriber that reads nothing while N states of ~8 kB are published
+  void *ctx = zmq_ctx_new();
+  void *sub = zmq_socket(ctx, ZMQ_SUB);
+  int hwm = 10, rcvbuf = 4096, linger = 0;
+  zmq_setsockopt(sub, ZMQ_RCVHWM, &hwm, sizeof hwm);
+  zmq_setsockopt(sub, ZMQ_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  zmq_setsockopt(sub, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "", 0);
+  assert_int_equal(zmq_connect(sub, f->stream), 0);
+  sleep_s(0.2);
+  double t0 = now_s();
+  for (int k = 0; k < N; k++) {
+    assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+  }
+  double wall = now_s() - t0;
+  // now read what reached it: fewer than N, with gaps the sequence numbers reveal
+  int tmo = 500;
+  zmq_setsockopt(sub, ZMQ_RCVTIMEO, &tmo, sizeof tmo);
+  int got = 0, gaps = 0;
+  uint64_t last = 0;
+  for (;;) {
+    zmq_msg_t topic, body;
+    zmq_msg_init(&topic);
+    zmq_msg_init(&body);
+    int rc = zmq_msg_recv(&topic, sub, 0);
+    if (rc >= 0) {
+      rc = zmq_msg_recv(&body, sub, 0);
+    }
+    Ccsim__StreamState *m = rc >= 0 ? ccsim__stream_state__unpack(NULL, zmq_msg_size(&body),
+                                                                  zmq_msg_data(&body)) : NULL;
+    zmq_msg_close(&topic);
+    zmq_msg_close(&body);
+    if (!m) {
+      break;  // quiet for 500 ms: everything that got through has arrived
+    }
+    assert_true(m->stream_seq > last);
+    gaps += last && m->stream_seq != last + 1;
+    last = m->stream_seq;
+    got++;
+    ccsim__stream_state__free_unpacked(m, NULL);
+  }
+  print_message("%d steps of %d bodies in %.2f s; the stalled subscriber got %d of them with %d "
+                "gaps, the last %llu\n", N, NB, wall, got, gaps, (unsigned long long)last);
+  // stepping went on; the subscriber lost messages, and the sequence numbers show where
+  assert_true(got < N);
+  assert_true(gaps > 0 || last < N);
+  zmq_close(sub);
+  zmq_ctx_term(ctx);
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
+static void test_lockstep_pacing(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = balls(1);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *s = ccsim_session_create_paced(c, sc, CCSIM_PACING_LOCKSTEP, 0);
+  assert_non_null(s);
+  enum { N = 200 };
+  const double dt = 2e-3;
+  double t0 = now_s();
+  for (int k = 1; k <= N; k++) {
+    assert_int_equal(ccsim_session_step(s, dt, NULL, 0), CCSIM_OK);
+    // the reply never comes before the wall clock reached the simulated time
+    double wall = now_s() - t0;
+    assert_true(wall >= k * dt - 1e-4);
+  }
+  double wall = now_s() - t0;
+  const ccsim_deadline_stats *d = ccsim_session_deadline(s);
+  print_message("lockstep: %d x %g s in %.3f s wall; %llu misses, worst %.3f ms\n", N, dt, wall,
+                (unsigned long long)d->misses, 1e3 * d->worst_lateness);
+  assert_int_equal(d->paced_steps, N);
+  assert_true(d->misses <= d->paced_steps);
+  assert_true(d->worst_lateness >= 0 && d->worst_lateness >= d->last_lateness);
+  ccsim_server_info info;
+  assert_int_equal(ccsim_client_server_info(c, &info, NULL), CCSIM_OK);
+  assert_int_equal(info.deadline.paced_steps, N);
+  // an unpaced session on the same server is not held back
+  ccsim_session *fast = ccsim_session_create(c, sc);
+  t0 = now_s();
+  for (int k = 0; k < N; k++) {
+    assert_int_equal(ccsim_session_step(fast, dt, NULL, 0), CCSIM_OK);
+  }
+  assert_true(now_s() - t0 < N * dt);
+  ccsim_session_close(&fast);
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
+static void test_free_running(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = balls(1);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *s = ccsim_session_create_paced(c, sc, CCSIM_PACING_FREE_RUNNING, 2e-3);
+  assert_non_null(s);
+  ccsim_watch *w = ccsim_watch_new(f->stream, ccsim_session_id(s), NULL, err, sizeof err);
+  assert_non_null(w);
+  double t0 = now_s();
+  sleep_s(0.5);
+  // the server advanced the plant on its own, at about real time
+  assert_int_equal(ccsim_session_get_state(s), CCSIM_OK);
+  double ts = ccsim_session_time(s), tw = now_s() - t0;
+  print_message("free-running: simulated %.3f s in %.3f s wall\n", ts, tw);
+  assert_true(ts > 0.3 && ts < tw + 0.05);
+  assert_true(ccsim_session_bodies(s)[0].v[2] < -2);  // falling
+  // a Step replaces the held input: m g upwards holds the velocity
+  ccsim_input in = {.body = 0, .force = {0, 0, 9.81}};
+  assert_int_equal(ccsim_session_step(s, 1e-3, &in, 1), CCSIM_OK);
+  double t_set = ccsim_session_time(s);
+  ccsim_stream_msg m;
+  double vz = 0;
+  int seen = 0;
+  double tw0 = now_s();
+  while (now_s() - tw0 < 2 && seen < 50) {
+    if (ccsim_watch_next(w, 100, &m) != CCSIM_OK || m.time <= t_set + 0.01) {
+      continue;  // states computed before the input took effect
+    }
+    if (seen++ == 0) {
+      vz = m.bodies[0].v[2];
+    }
+    assert_double_near(m.bodies[0].v[2], vz, 1e-9);
+  }
+  assert_int_equal(seen, 50);
+  assert_true(vz < -2);
+  ccsim_watch_destroy(&w);
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_stream_sequence, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stalled_subscriber_loses_not_blocks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lockstep_pacing, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_free_running, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
