@@ -1,0 +1,194 @@
+// ctest-label: e2e
+// ctest-timeout: 60
+// CURVE: a server with a secret key and an allow directory serves a client whose public
+// key is listed (requests and the state stream), and refuses an unlisted key and a
+// client without CURVE.
+#include "ccsim_test.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zmq.h>
+
+#include "ccsim_client.h"
+#include "ccsim_scene.h"
+#include "srv.h"
+
+typedef struct keypair {
+  char pub[41], sec[41];
+} keypair;
+
+typedef struct fixture {
+  srv *s;
+  pthread_t thread;
+  char endpoint[256], stream[256];
+  char dir[64];
+  keypair server, listed, unlisted;
+} fixture;
+
+static void *serve(void *arg) {
+  srv_run(arg);
+  return NULL;
+}
+
+static void write_file(const char *dir, const char *name, const char *text) {
+  char path[256];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "%s\n", text);
+  fclose(f);
+}
+
+static void remove_tree(const char *dir) {
+  const char *sub[] = {"allow", ""};
+  for (int k = 0; k < 2; k++) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, sub[k]);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+      if (e->d_name[0] != '.') {
+        char p2[600];
+        snprintf(p2, sizeof p2, "%s/%s", path, e->d_name);
+        unlink(p2);
+      }
+    }
+    if (d) closedir(d);
+    rmdir(path);
+  }
+}
+
+static int setup(void **state) {
+  if (!zmq_has("curve")) {
+    print_error("libzmq has no CURVE support\n");
+    return -1;
+  }
+  fixture *f = calloc(1, sizeof *f);
+  keypair *kp[3] = {&f->server, &f->listed, &f->unlisted};
+  for (int i = 0; i < 3; i++) {
+    if (zmq_curve_keypair(kp[i]->pub, kp[i]->sec) != 0) {
+      return -1;
+    }
+  }
+  // keys in a directory of the working directory (the build tree)
+  snprintf(f->dir, sizeof f->dir, "ccsim-curve-XXXXXX");
+  if (!mkdtemp(f->dir)) {
+    return -1;
+  }
+  char allow[128];
+  snprintf(allow, sizeof allow, "%s/allow", f->dir);
+  mkdir(allow, 0700);
+  write_file(f->dir, "server.secret", f->server.sec);
+  write_file(allow, "listed.pub", f->listed.pub);
+  char secret[128];
+  snprintf(secret, sizeof secret, "%s/server.secret", f->dir);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.stream_bind = "auto";
+  cfg.workers = 2;
+  cfg.curve_secret_file = secret;
+  cfg.curve_allow_dir = allow;
+  char err[256] = "";
+  f->s = srv_new(&cfg, err, sizeof err);
+  if (!f->s) {
+    print_error("srv_new: %s\n", err);
+    return -1;
+  }
+  snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
+  snprintf(f->stream, sizeof f->stream, "%s", srv_stream_endpoint(f->s));
+  pthread_create(&f->thread, NULL, serve, f->s);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  srv_stop(f->s);
+  pthread_join(f->thread, NULL);
+  srv_destroy(&f->s);
+  remove_tree(f->dir);
+  free(f);
+  return 0;
+}
+
+static ccsim_client *connect_as(fixture *f, const keypair *kp, int timeout_ms, char *err,
+                                size_t err_sz) {
+  ccsim_client_opts o;
+  ccsim_client_opts_defaults(&o);
+  o.timeout_ms = timeout_ms;
+  o.retries = 0;
+  if (kp) {
+    o.server_key = f->server.pub;
+    o.public_key = kp->pub;
+    o.secret_key = kp->sec;
+  }
+  return ccsim_client_new_opts(f->endpoint, &o, err, err_sz);
+}
+
+static void test_listed_key_served(void **state) {
+  fixture *f = *state;
+  char err[512];
+  ccsim_client *c = connect_as(f, &f->listed, 5000, err, sizeof err);
+  if (!c) {
+    print_error("%s\n", err);
+  }
+  assert_non_null(c);
+  const char *json = "{\"bodies\": [{\"name\": \"b\", \"mass\": 1, \"inertia\": [1, 1, 1]}]}";
+  ccsim_scene *sc = ccsim_scene_parse(json, strlen(json), "b", NULL, err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  // the stream is encrypted too, and admits the same keys
+  ccsim_client_opts o;
+  ccsim_client_opts_defaults(&o);
+  o.server_key = f->server.pub;
+  o.public_key = f->listed.pub;
+  o.secret_key = f->listed.sec;
+  ccsim_watch *w = ccsim_watch_new(f->stream, ccsim_session_id(s), &o, err, sizeof err);
+  assert_non_null(w);
+  ccsim_stream_msg m;
+  int got = 0;
+  for (int k = 0; k < 300 && !got; k++) {
+    assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+    got = ccsim_watch_next(w, 10, &m) == CCSIM_OK;
+  }
+  assert_true(got);
+  assert_string_equal(m.session_id, ccsim_session_id(s));
+  ccsim_watch_destroy(&w);
+  assert_int_equal(ccsim_session_close(&s), CCSIM_OK);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
+static void test_unlisted_key_refused(void **state) {
+  fixture *f = *state;
+  char err[512] = "";
+  ccsim_client *c = connect_as(f, &f->unlisted, 700, err, sizeof err);
+  assert_null(c);
+  assert_non_null(strstr(err, "no reply"));
+  // without CURVE at all
+  err[0] = 0;
+  c = connect_as(f, NULL, 700, err, sizeof err);
+  assert_null(c);
+  assert_non_null(strstr(err, "no reply"));
+  // a listed key still gets in afterwards, and the server saw no session
+  c = connect_as(f, &f->listed, 5000, err, sizeof err);
+  assert_non_null(c);
+  ccsim_server_info info;
+  assert_int_equal(ccsim_client_server_info(c, &info, NULL), CCSIM_OK);
+  assert_int_equal(info.sessions, 0);
+  ccsim_client_destroy(&c);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_listed_key_served, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unlisted_key_refused, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
