@@ -423,3 +423,177 @@ int geo_tritri_parallel_patch(const double P[9], const double Q[9], double sin_t
   out->area = area;
   return np;
 }
+
+// feature of a point at parameter t of edge k, with ends snapped within tol
+static geo_cfeat edge_point_feat(int k, double t, double tol) {
+  return edge_param_feat(k, t <= tol ? 0.0 : (t >= 1.0 - tol ? 1.0 : t));
+}
+
+// clip segment a + t (b - a), t in [t0, t1], to triangle T's prism (T's plane normal n): the
+// half-spaces inside each edge. Records the last clipping edge at each end (-1 if none).
+static int clip_to_prism(const double a[3], const double b[3], const double T[9],
+                         const double n[3], double *t0, double *t1, int *e0, int *e1) {
+  *e0 = *e1 = -1;
+  for (int k = 0; k < 3; k++) {
+    const double *p = T + 3 * k, *q = T + 3 * ((k + 1) % 3);
+    double ed[3], in[3], da[3], db[3];
+    geo_v3_sub(ed, q, p);
+    geo_v3_cross(in, n, ed);  // points into the triangle
+    geo_v3_sub(da, a, p);
+    geo_v3_sub(db, b, p);
+    double sa = geo_v3_dot(in, da), sb = geo_v3_dot(in, db);
+    if (sa < 0.0 && sb < 0.0) {
+      return 0;
+    }
+    if (sa < 0.0 || sb < 0.0) {
+      double t = sa / (sa - sb);
+      if (sa < 0.0 && t > *t0) {
+        *t0 = t;
+        *e0 = k;
+      } else if (sb < 0.0 && t < *t1) {
+        *t1 = t;
+        *e1 = k;
+      }
+    }
+  }
+  return *t1 > *t0;
+}
+
+// an edge of X parallel to Y's face at the minimum distance d: the overlap segment. swap
+// says X is the second triangle (features and points go to the other side).
+static int edge_on_face(const double X[9], const double Y[9], int swap, double sin_tol,
+                        double d, double dist_tol, geo_tt_patch *out) {
+  double e1[3], e2[3], n[3];
+  geo_v3_sub(e1, Y + 3, Y);
+  geo_v3_sub(e2, Y + 6, Y);
+  geo_v3_cross(n, e1, e2);
+  if (geo_v3_normalize(n) == 0.0) {
+    return 0;
+  }
+  for (int k = 0; k < 3; k++) {
+    const double *a = X + 3 * k, *b = X + 3 * ((k + 1) % 3);
+    double ed[3], da[3], db[3];
+    geo_v3_sub(ed, b, a);
+    double len = geo_v3_norm(ed);
+    if (!(len > 0.0) || fabs(geo_v3_dot(ed, n)) > sin_tol * len) {
+      continue;
+    }
+    geo_v3_sub(da, a, Y);
+    geo_v3_sub(db, b, Y);
+    double ha = geo_v3_dot(da, n), hb = geo_v3_dot(db, n);
+    if (fabs(fabs(ha) - d) > dist_tol || fabs(fabs(hb) - d) > dist_tol) {
+      continue;
+    }
+    double t0 = 0.0, t1 = 1.0;
+    int c0, c1;
+    if (!clip_to_prism(a, b, Y, n, &t0, &t1, &c0, &c1) || (t1 - t0) * len <= dist_tol) {
+      continue;
+    }
+    double tt[2] = {t0, t1};
+    int cl[2] = {c0, c1};
+    for (int m = 0; m < 2; m++) {
+      double x[3], y[3];
+      geo_v3_lerp(x, a, b, tt[m]);
+      geo_v3_madd(y, x, -geo_v3_dot(n, x) + geo_v3_dot(n, Y), n);
+      geo_cfeat fx = edge_point_feat(k, tt[m], 1e-12);
+      geo_cfeat fy = {cl[m] >= 0 ? GEO_CF_EDGE : GEO_CF_FACE, cl[m] >= 0 ? cl[m] : 0};
+      geo_v3_copy(swap ? out->pb[m] : out->pa[m], x);
+      geo_v3_copy(swap ? out->pa[m] : out->pb[m], y);
+      out->fa[m] = swap ? fy : fx;
+      out->fb[m] = swap ? fx : fy;
+    }
+    out->n = 2;
+    return 2;
+  }
+  return 0;
+}
+
+// two parallel edges at the minimum distance d: the overlap segment of their projections.
+static int edge_edge_parallel(const double P[9], const double Q[9], double sin_tol, double d,
+                              double dist_tol, geo_tt_patch *out) {
+  for (int i = 0; i < 3; i++) {
+    const double *a = P + 3 * i, *b = P + 3 * ((i + 1) % 3);
+    double u[3], cr[3];
+    geo_v3_sub(u, b, a);
+    double lu = geo_v3_normalize(u);
+    if (!(lu > 0.0)) {
+      continue;
+    }
+    for (int j = 0; j < 3; j++) {
+      const double *c = Q + 3 * j, *e = Q + 3 * ((j + 1) % 3);
+      double v[3];
+      geo_v3_sub(v, e, c);
+      double lv = geo_v3_normalize(v);
+      geo_v3_cross(cr, u, v);
+      if (!(lv > 0.0) || geo_v3_norm(cr) > sin_tol) {
+        continue;
+      }
+      // Q's ends in P's edge parameter (along u from a)
+      double dc[3], de[3];
+      geo_v3_sub(dc, c, a);
+      geo_v3_sub(de, e, a);
+      double sc = geo_v3_dot(dc, u), se = geo_v3_dot(de, u);
+      double lo = fmax(0.0, fmin(sc, se)), hi = fmin(lu, fmax(sc, se));
+      if (hi - lo <= dist_tol) {
+        continue;
+      }
+      double sx[2] = {lo, hi};
+      int ok = 1;
+      geo_tt_patch tmp;
+      for (int m = 0; m < 2 && ok; m++) {
+        double x[3], y[3], t;
+        geo_v3_madd(x, a, sx[m], u);
+        // partner on Q's edge: the closest point of the segment c-e
+        double dd = closest_point_segment(x, c, e, y, &t);
+        ok = fabs(sqrt(dd) - d) <= dist_tol;
+        geo_v3_copy(tmp.pa[m], x);
+        geo_v3_copy(tmp.pb[m], y);
+        tmp.fa[m] = edge_point_feat(i, sx[m] / lu, 1e-12);
+        tmp.fb[m] = edge_point_feat(j, t, 1e-12);
+      }
+      if (ok) {
+        *out = tmp;
+        out->n = 2;
+        out->area = 0.0;
+        return 2;
+      }
+    }
+  }
+  return 0;
+}
+
+int geo_tritri_closest_set(const double P[9], const double Q[9], double sin_tol,
+                           double dist_tol, geo_tt_patch *out) {
+  out->n = 0;
+  out->area = 0.0;
+  geo_tt_result r;
+  double d = geo_tritri_dist(P, Q, &r);
+  if (r.intersect) {
+    return 0;
+  }
+  // a face resting on a face: every corner pair at the minimum distance
+  geo_tt_patch tmp;
+  if (geo_tritri_parallel_patch(P, Q, sin_tol, &tmp) >= 3) {
+    int ok = 1;
+    for (int i = 0; i < tmp.n && ok; i++) {
+      ok = fabs(geo_v3_dist(tmp.pa[i], tmp.pb[i]) - d) <= dist_tol;
+    }
+    if (ok) {
+      *out = tmp;
+      return out->n;
+    }
+  }
+  // an edge resting on a face, or two parallel edges
+  if (edge_on_face(P, Q, 0, sin_tol, d, dist_tol, out) ||
+      edge_on_face(Q, P, 1, sin_tol, d, dist_tol, out) ||
+      edge_edge_parallel(P, Q, sin_tol, d, dist_tol, out)) {
+    return out->n;
+  }
+  // a unique closest pair
+  geo_v3_copy(out->pa[0], r.pa);
+  geo_v3_copy(out->pb[0], r.pb);
+  out->fa[0] = r.fa;
+  out->fb[0] = r.fb;
+  out->n = 1;
+  return 1;
+}

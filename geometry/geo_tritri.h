@@ -57,4 +57,13 @@ double geo_tritri_dist(const double P[9], const double Q[9], geo_tt_result *r);
 int geo_tritri_parallel_patch(const double P[9], const double Q[9], double sin_tol,
                               geo_tt_patch *out);
 
+// The set of closest points of P and Q, by its corners: the overlap polygon of parallel
+// faces (3..6 corners, as geo_tritri_parallel_patch), else the overlap segment of an edge
+// parallel to the other triangle's face or of two parallel edges (2 corners), else the
+// unique closest pair (1 corner). A candidate set counts only if every corner pair is at
+// the minimum distance within dist_tol [m]; parallel means a sine below sin_tol. Returns the
+// corner count (out->area is 0 below 3 corners), or 0 when the triangles intersect.
+int geo_tritri_closest_set(const double P[9], const double Q[9], double sin_tol,
+                           double dist_tol, geo_tt_patch *out);
+
 #endif

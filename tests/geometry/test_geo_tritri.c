@@ -315,6 +315,102 @@ static void test_parallel_patch(void **state) {
   assert_int_equal(geo_tritri_parallel_patch(P, Q5, 1e-6, &pt), 3);
 }
 
+static int has_pair(const geo_tt_patch *p, const double a[3], const double b[3]) {
+  for (int i = 0; i < p->n; i++) {
+    if (geo_v3_dist(p->pa[i], a) < 1e-12 && geo_v3_dist(p->pb[i], b) < 1e-12) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static void test_closest_set(void **state) {
+  (void)state;
+  geo_tt_patch pt;
+  // P's edge 0 (z = 1, y = 0, x in [0, 2]) rests over the interior of Q (z = 0)
+  double P[9] = {0, 0, 1, 2, 0, 1, 1, -1, 3};
+  double Q[9] = {-1, -1, 0, 4, -1, 0, -1, 4, 0};
+  assert_int_equal(geo_tritri_closest_set(P, Q, 1e-9, 1e-12, &pt), 2);
+  double a0[3] = {0, 0, 1}, b0[3] = {0, 0, 0}, a1[3] = {2, 0, 1}, b1[3] = {2, 0, 0};
+  assert_true(has_pair(&pt, a0, b0) && has_pair(&pt, a1, b1));
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(pt.fa[i].type, GEO_CF_VERTEX);
+    assert_int_equal(pt.fb[i].type, GEO_CF_FACE);
+  }
+  // the same edge over a triangle covering only x >= 1: clipped by Q's edge 2 (x = 1)
+  double Q2[9] = {1, -1, 0, 4, -1, 0, 1, 4, 0};
+  assert_int_equal(geo_tritri_closest_set(P, Q2, 1e-9, 1e-12, &pt), 2);
+  double c0[3] = {1, 0, 1}, d0[3] = {1, 0, 0};
+  assert_true(has_pair(&pt, c0, d0) && has_pair(&pt, a1, b1));
+  for (int i = 0; i < 2; i++) {
+    int at1 = pt.pa[i][0] < 1.5;
+    assert_int_equal(pt.fa[i].type, at1 ? GEO_CF_EDGE : GEO_CF_VERTEX);
+    assert_int_equal(pt.fb[i].type, at1 ? GEO_CF_EDGE : GEO_CF_FACE);
+    if (at1) {
+      assert_int_equal(pt.fb[i].id, 2);
+    }
+  }
+  // swapped roles: the face is the first triangle
+  assert_int_equal(geo_tritri_closest_set(Q2, P, 1e-9, 1e-12, &pt), 2);
+  assert_true(has_pair(&pt, d0, c0) && has_pair(&pt, b1, a1));
+  // two parallel edges overlapping over x in [1, 2], distance 1, faces turned apart
+  double P3[9] = {0, 0, 1, 2, 0, 1, 1, 1, 2};
+  double Q3[9] = {1, 0, 0, 3, 0, 0, 2, 1, -1};
+  assert_int_equal(geo_tritri_closest_set(P3, Q3, 1e-9, 1e-12, &pt), 2);
+  double e0[3] = {1, 0, 1}, f0[3] = {1, 0, 0}, e1[3] = {2, 0, 1}, f1[3] = {2, 0, 0};
+  assert_true(has_pair(&pt, e0, f0) && has_pair(&pt, e1, f1));
+  for (int i = 0; i < 2; i++) {
+    int at1 = pt.pa[i][0] < 1.5;
+    assert_int_equal(pt.fa[i].type, at1 ? GEO_CF_EDGE : GEO_CF_VERTEX);
+    assert_int_equal(pt.fb[i].type, at1 ? GEO_CF_VERTEX : GEO_CF_EDGE);
+  }
+  // a face on a face: the polygon
+  double P4[9] = {0, 0, 0, 4, 0, 0, 0, 4, 0}, Q4[9] = {1, 1, 1, 1, 2, 1, 2, 1, 1};
+  assert_int_equal(geo_tritri_closest_set(P4, Q4, 1e-9, 1e-12, &pt), 3);
+  assert_double_near(pt.area, 0.5, 1e-14);
+  // generic position: one pair, the tri-tri witnesses
+  double P5[9] = {0, 0, 1, 2, 0.5, 1.5, 1, -1, 3};
+  geo_tt_result r;
+  double d = geo_tritri_dist(P5, Q, &r);
+  assert_int_equal(geo_tritri_closest_set(P5, Q, 1e-9, 1e-12, &pt), 1);
+  assert_double_near(geo_v3_dist(pt.pa[0], pt.pb[0]), d, 1e-15);
+  // crossing triangles: no set
+  double P6[9] = {1, 1, -1, 1, 1, 1, 3, 3, 1};
+  assert_int_equal(geo_tritri_closest_set(P6, Q, 1e-9, 1e-12, &pt), 0);
+  // on random pairs every corner pair realises the minimum distance
+  for (int t = 0; t < 200; t++) {
+    double A[9], B[9];
+    rand_tri(A, 0, 1);
+    rand_tri(B, 2.5, 1);
+    if (t % 2) {
+      // make B parallel to A, lifted along A's normal
+      double n[3], u[3], v[3];
+      geo_v3_sub(u, A + 3, A);
+      geo_v3_sub(v, A + 6, A);
+      geo_v3_cross(n, u, v);
+      geo_v3_normalize(n);
+      for (int k = 0; k < 3; k++) {
+        double s1 = urand(), s2 = urand() * (1 - s1);
+        for (int c = 0; c < 3; c++) {
+          B[3 * k + c] = A[c] + 1.5 * s1 * u[c] + 1.5 * s2 * v[c] - 0.3 * u[c] + 0.4 * n[c];
+        }
+      }
+    }
+    double dd = geo_tritri_dist(A, B, &r);
+    int m = geo_tritri_closest_set(A, B, 1e-9, 1e-12, &pt);
+    if (r.intersect) {
+      assert_int_equal(m, 0);
+      continue;
+    }
+    assert_true(m >= 1);
+    for (int i = 0; i < m; i++) {
+      assert_double_near(geo_v3_dist(pt.pa[i], pt.pb[i]), dd, 1e-12);
+      assert_double_near(dist_to_tri_bruteforce(pt.pa[i], A), 0.0, 1e-9);
+      assert_double_near(dist_to_tri_bruteforce(pt.pb[i], B), 0.0, 1e-9);
+    }
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_point_triangle_vs_search),
@@ -323,6 +419,7 @@ int main(void) {
       cmocka_unit_test(test_features_hand_made),
       cmocka_unit_test(test_nearly_parallel_segments),
       cmocka_unit_test(test_parallel_patch),
+      cmocka_unit_test(test_closest_set),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
