@@ -1089,6 +1089,30 @@ geo_hull *geo_hull_new(const double *pts, int n, char *err, size_t err_sz) {
   return h;
 }
 
+geo_hull *geo_hull_new_indexed(const double *pts, const int *idx, int n, char *err,
+                               size_t err_sz) {
+  if (!pts || !idx || n < 3 || n > INT32_MAX / 8) {
+    set_err(err, err_sz, "hull: need at least 3 points (got %d)", (pts && idx) ? n : 0);
+    return NULL;
+  }
+  double *p = malloc(sizeof(double) * 3 * (size_t)n);
+  if (!p) {
+    set_err(err, err_sz, "hull: out of memory");
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    geo_v3_copy(p + 3 * i, pts + 3 * (size_t)idx[i]);
+  }
+  geo_hull *h = geo_hull_new(p, n, err, err_sz);
+  free(p);
+  if (h) {
+    for (int v = 0; v < h->nvert; v++) {
+      h->src[v] = idx[h->src[v]];
+    }
+  }
+  return h;
+}
+
 void geo_hull_destroy(geo_hull **h) {
   if (h && *h) {
     free(*h);

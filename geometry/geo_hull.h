@@ -57,6 +57,12 @@ struct geo_hull {
 // coordinates, collinear/coincident input, out of memory or a numerical failure.
 geo_hull *geo_hull_new(const double *pts, int n, char *err, size_t err_sz);
 
+// Hull of the n points pts[3 idx[i] ..] (e.g. the vertices of a mesh patch by id); as
+// geo_hull_new, but h->src holds the ids idx[i] of the hull vertices (ascending in i, not
+// necessarily in id). Ids are not range-checked: the caller validates them.
+geo_hull *geo_hull_new_indexed(const double *pts, const int *idx, int n, char *err,
+                               size_t err_sz);
+
 // Free *h and set *h = NULL. NULL-safe. Not for hulls placed by geo_hull_copy.
 void geo_hull_destroy(geo_hull **h);
 

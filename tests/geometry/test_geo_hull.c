@@ -299,6 +299,36 @@ static void test_copy_into_caller_storage(void **state) {
   free(mem);
 }
 
+static void test_indexed_input(void **state) {
+  (void)state;
+  // a pool of points; the hull of an id list reports pool ids
+  double pool[100 * 3];
+  for (int i = 0; i < 300; i++) {
+    pool[i] = 2 * urand() - 1;
+  }
+  int ids[40];
+  for (int i = 0; i < 40; i++) {
+    ids[i] = 99 - 2 * i;
+  }
+  double sub[40 * 3];
+  for (int i = 0; i < 40; i++) {
+    geo_v3_copy(sub + 3 * i, pool + 3 * ids[i]);
+  }
+  geo_hull *h = geo_hull_new_indexed(pool, ids, 40, NULL, 0);
+  geo_hull *g = geo_hull_new(sub, 40, NULL, 0);
+  assert_non_null(h);
+  assert_non_null(g);
+  assert_int_equal(h->nvert, g->nvert);
+  assert_int_equal(h->nface, g->nface);
+  for (int v = 0; v < h->nvert; v++) {
+    assert_int_equal(h->src[v], ids[g->src[v]]);
+    assert_memory_equal(h->vert + 3 * v, pool + 3 * h->src[v], 3 * sizeof(double));
+  }
+  geo_hull_destroy(&h);
+  geo_hull_destroy(&g);
+  assert_null(geo_hull_new_indexed(pool, NULL, 40, NULL, 0));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_clouds),
@@ -308,6 +338,7 @@ int main(void) {
       cmocka_unit_test(test_flat_input),
       cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_copy_into_caller_storage),
+      cmocka_unit_test(test_indexed_input),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
