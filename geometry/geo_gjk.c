@@ -49,6 +49,7 @@ static double sub_dist2(const gjk_simplex *S, const sub_result *s) {
 static void s1d(const gjk_simplex *S, int ip, int iq, sub_result *out) {
   const double *p = S->v[ip].w, *q = S->v[iq].w;
   out->has_v = 0;
+  out->sliver = 0;
   double t[3];
   geo_v3_sub(t, q, p);
   double tt = geo_v3_dot(t, t);
@@ -378,7 +379,8 @@ static geo_cfeat feature_of(const geo_convex *c, const int *v, int nv) {
   return f;
 }
 
-// the faces (local vertex id triples; hull face ids or -1) around vertices vs of a set.
+// a few triangles of a set (local vertex id triples, possibly degenerate): the faces around
+// its witness vertices, or the witness feature itself. At most PATCH_MAX are kept.
 #define PATCH_MAX 48
 typedef struct patch {
   int n;
