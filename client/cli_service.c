@@ -1,0 +1,291 @@
+// ccsim sessions / watch / keygen: the service side of the command-line tool.
+#include "cli_service.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zmq.h>
+
+#include "ccsim_client.h"
+
+#define CLI_DEFAULT_SERVER "tcp://127.0.0.1:5555"
+
+void cli_service_usage(FILE *f) {
+  fprintf(f,
+          "  sessions [--server E]\n"
+          "      list a server's open sessions (id, time, bodies, steps, idle, pacing)\n"
+          "  watch SESSION [--server E] [--csv] [--count N] [--timeout S]\n"
+          "      print a session's state stream until it closes (or N messages, or S seconds\n"
+          "      without one); gaps in the stream's sequence numbers are reported on stderr\n"
+          "  keygen NAME [--dir DIR]\n"
+          "      write a CURVE key pair: NAME.pub (give it to the other side) and NAME.secret\n"
+          "      (keep it); ccsimd --curve-secret / --curve-allow, clients CCSIM_SERVER_KEY /\n"
+          "      CCSIM_CLIENT_KEY\n");
+}
+
+static const char *pacing_name(ccsim_pacing p) {
+  switch (p) {
+  case CCSIM_PACING_LOCKSTEP: return "lockstep";
+  case CCSIM_PACING_FREE_RUNNING: return "free-running";
+  default: return "none";
+  }
+}
+
+int cli_sessions_main(int argc, char **argv) {
+  const char *server = CLI_DEFAULT_SERVER;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--server") && i + 1 < argc) {
+      server = argv[++i];
+    } else {
+      fprintf(stderr, "ccsim %s: unknown or incomplete option '%s'\n", argv[0], argv[i]);
+      return 2;
+    }
+  }
+  char err[512] = "";
+  ccsim_client *c = ccsim_client_new(server, err, sizeof err);
+  if (!c) {
+    fprintf(stderr, "ccsim %s: %s\n", argv[0], err);
+    return 1;
+  }
+  ccsim_client_set_timeout(c, 5000);
+  ccsim_session_info *info = NULL;
+  size_t n = 0;
+  if (ccsim_client_list_sessions(c, &info, &n) != CCSIM_OK) {
+    fprintf(stderr, "ccsim %s: %s\n", argv[0], ccsim_client_errmsg(c));
+    ccsim_client_destroy(&c);
+    return 1;
+  }
+  printf("%-32s %12s %6s %10s %8s %-12s %s\n", "session", "time [s]", "bodies", "steps",
+         "idle [s]", "pacing", "deadline misses (worst)");
+  for (size_t i = 0; i < n; i++) {
+    const ccsim_session_info *s = &info[i];
+    printf("%-32s %12.6f %6u %10llu %8.1f %-12s", s->id, s->time, s->bodies,
+           (unsigned long long)s->steps, s->idle, pacing_name(s->pacing));
+    if (s->pacing != CCSIM_PACING_NONE) {
+      printf(" %llu of %llu (%.3f ms)", (unsigned long long)s->deadline.misses,
+             (unsigned long long)s->deadline.paced_steps, 1e3 * s->deadline.worst_lateness);
+    }
+    printf("\n");
+  }
+  printf("%zu session%s\n", n, n == 1 ? "" : "s");
+  free(info);
+  ccsim_client_destroy(&c);
+  return 0;
+}
+
+static void csv_header(FILE *f, const ccsim_session *s) {
+  fprintf(f, "seq,t");
+  static const char *const cols[] = {"px", "py", "pz", "qw", "qx", "qy", "qz",
+                                     "vx", "vy", "vz", "wx", "wy", "wz"};
+  for (int b = 0; b < ccsim_session_nbody(s); b++) {
+    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
+      fprintf(f, ",%s.%s", ccsim_session_body_name(s, b), cols[k]);
+    }
+  }
+  fprintf(f, "\n");
+}
+
+static void print_msg(FILE *f, const ccsim_stream_msg *m, const ccsim_session *s, int csv) {
+  if (csv) {
+    fprintf(f, "%llu,%.17g", (unsigned long long)m->seq, m->time);
+    for (int b = 0; b < m->nbody; b++) {
+      const ccsim_body_state *x = &m->bodies[b];
+      const double *v[4] = {x->p, x->q, x->v, x->w};
+      const int len[4] = {3, 4, 3, 3};
+      for (int k = 0; k < 4; k++) {
+        for (int j = 0; j < len[k]; j++) {
+          fprintf(f, ",%.17g", v[k][j]);
+        }
+      }
+    }
+    fprintf(f, "\n");
+    return;
+  }
+  fprintf(f, "#%llu t = %.9f s", (unsigned long long)m->seq, m->time);
+  for (int b = 0; b < m->nbody; b++) {
+    const ccsim_body_state *x = &m->bodies[b];
+    fprintf(f, "  %s p = [%.6g, %.6g, %.6g] v = [%.6g, %.6g, %.6g]",
+            s && b < ccsim_session_nbody(s) ? ccsim_session_body_name(s, b) : "?", x->p[0],
+            x->p[1], x->p[2], x->v[0], x->v[1], x->v[2]);
+  }
+  if (m->deadline.paced_steps) {
+    fprintf(f, "  misses %llu", (unsigned long long)m->deadline.misses);
+  }
+  fprintf(f, "\n");
+}
+
+int cli_watch_main(int argc, char **argv) {
+  const char *server = CLI_DEFAULT_SERVER, *id = NULL;
+  int csv = 0;
+  double count = 0, timeout = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    char *end = NULL;
+    if (!strcmp(a, "--server") && i + 1 < argc) {
+      server = argv[++i];
+    } else if (!strcmp(a, "--csv")) {
+      csv = 1;
+    } else if ((!strcmp(a, "--count") || !strcmp(a, "--timeout")) && i + 1 < argc) {
+      double v = strtod(argv[++i], &end);
+      if (!end || *end || !isfinite(v) || v <= 0 || v > 1e12) {
+        fprintf(stderr, "ccsim %s: %s wants a positive number, got '%s'\n", argv[0], a, argv[i]);
+        return 2;
+      }
+      *(!strcmp(a, "--count") ? &count : &timeout) = v;
+    } else if (a[0] != '-' && !id) {
+      id = a;
+    } else {
+      fprintf(stderr, "ccsim %s: unknown or incomplete option '%s'\n", argv[0], a);
+      return 2;
+    }
+  }
+  if (!id) {
+    fprintf(stderr, "ccsim %s: which session? (ccsim sessions lists them)\n", argv[0]);
+    return 2;
+  }
+  char err[512] = "";
+  ccsim_client *c = ccsim_client_new(server, err, sizeof err);
+  if (!c) {
+    fprintf(stderr, "ccsim %s: %s\n", argv[0], err);
+    return 1;
+  }
+  ccsim_client_set_timeout(c, 5000);
+  int rc = 1;
+  ccsim_watch *w = NULL;
+  ccsim_server_info info;
+  // attach first: it checks the id and gives the body names
+  ccsim_session *s = ccsim_session_attach(c, id);
+  if (!s) {
+    fprintf(stderr, "ccsim %s: %s\n", argv[0], ccsim_client_errmsg(c));
+    goto done;
+  }
+  if (ccsim_client_server_info(c, &info, NULL) != CCSIM_OK) {
+    fprintf(stderr, "ccsim %s: %s\n", argv[0], ccsim_client_errmsg(c));
+    goto done;
+  }
+  if (!info.stream_endpoint[0]) {
+    fprintf(stderr, "ccsim %s: %s has no state stream (ccsimd --stream)\n", argv[0], server);
+    goto done;
+  }
+  // a wildcard host (tcp://0.0.0.0:P or tcp://*:P) is reached at the server's own host
+  char ep[512];
+  snprintf(ep, sizeof ep, "%s", info.stream_endpoint);
+  const char *port = strrchr(info.stream_endpoint, ':');
+  if ((strstr(ep, "://0.0.0.0:") || strstr(ep, "://*:")) && port &&
+      !strncmp(server, "tcp://", 6)) {
+    const char *sport = strrchr(server, ':');
+    snprintf(ep, sizeof ep, "%.*s%s", (int)(sport ? sport - server : 0), server, port);
+  }
+  w = ccsim_watch_new(ep, id, NULL, err, sizeof err);
+  if (!w) {
+    fprintf(stderr, "ccsim %s: %s\n", argv[0], err);
+    goto done;
+  }
+  if (csv) {
+    csv_header(stdout, s);
+  }
+  uint64_t last = 0, seen = 0;
+  for (;;) {
+    ccsim_stream_msg m;
+    int st = ccsim_watch_next(w, timeout > 0 ? (int)fmin(timeout * 1e3, 2e9) : -1, &m);
+    if (st == CCSIM_ETIMEOUT) {
+      fprintf(stderr, "ccsim %s: nothing for %g s\n", argv[0], timeout);
+      rc = seen ? 0 : 1;
+      break;
+    }
+    if (st != CCSIM_OK) {
+      fprintf(stderr, "ccsim %s: %s\n", argv[0], ccsim_status_str(st));
+      break;
+    }
+    if (last && m.seq > last + 1) {
+      fprintf(stderr, "ccsim %s: gap: %llu messages lost before #%llu\n", argv[0],
+              (unsigned long long)(m.seq - last - 1), (unsigned long long)m.seq);
+    }
+    last = m.seq;
+    if (m.closed) {
+      fprintf(stderr, "ccsim %s: session %s ended\n", argv[0], id);
+      rc = 0;
+      break;
+    }
+    print_msg(stdout, &m, s, csv);
+    fflush(stdout);
+    seen++;
+    if (count > 0 && (double)seen >= count) {
+      rc = 0;
+      break;
+    }
+  }
+done:
+  ccsim_watch_destroy(&w);
+  ccsim_session_release(&s);
+  ccsim_client_destroy(&c);
+  return rc;
+}
+
+// write text to path, created with mode (fails if it exists)
+static int write_new(const char *path, const char *text, mode_t mode) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, mode);
+  if (fd < 0) {
+    return -1;
+  }
+  size_t n = strlen(text), off = 0;
+  while (off < n) {
+    ssize_t k = write(fd, text + off, n - off);
+    if (k < 0 && errno == EINTR) {
+      continue;
+    }
+    if (k <= 0) {
+      close(fd);
+      return -1;
+    }
+    off += (size_t)k;
+  }
+  return close(fd);
+}
+
+int cli_keygen_main(int argc, char **argv) {
+  const char *name = NULL, *dir = ".";
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
+      dir = argv[++i];
+    } else if (argv[i][0] != '-' && !name) {
+      name = argv[i];
+    } else {
+      fprintf(stderr, "ccsim %s: unknown or incomplete option '%s'\n", argv[0], argv[i]);
+      return 2;
+    }
+  }
+  if (!name || !name[0] || strchr(name, '/')) {
+    fprintf(stderr, "ccsim %s: give a NAME for the key pair (e.g. ccsim keygen server)\n",
+            argv[0]);
+    return 2;
+  }
+  char pub[41], sec[41];
+  if (zmq_curve_keypair(pub, sec) != 0) {
+    fprintf(stderr, "ccsim %s: this libzmq cannot make CURVE keys: %s\n", argv[0],
+            zmq_strerror(zmq_errno()));
+    return 1;
+  }
+  char ppath[4096], spath[4096], line[64];
+  snprintf(ppath, sizeof ppath, "%s/%s.pub", dir, name);
+  snprintf(spath, sizeof spath, "%s/%s.secret", dir, name);
+  snprintf(line, sizeof line, "%s\n", sec);
+  if (write_new(spath, line, 0600) != 0) {
+    fprintf(stderr, "ccsim %s: cannot create %s (%s)\n", argv[0], spath,
+            errno == EEXIST ? "it exists; keys are never overwritten" : "check the directory");
+    return 1;
+  }
+  snprintf(line, sizeof line, "%s\n", pub);
+  if (write_new(ppath, line, 0644) != 0) {
+    fprintf(stderr, "ccsim %s: cannot create %s\n", argv[0], ppath);
+    unlink(spath);
+    return 1;
+  }
+  printf("wrote %s (public: give it to the other side) and %s (secret: keep it)\n", ppath,
+         spath);
+  return 0;
+}

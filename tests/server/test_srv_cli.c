@@ -1,0 +1,216 @@
+// ctest-label: e2e
+// ctest-timeout: 60
+// The service commands of the CLI, called as `ccsim` calls them: keygen writes a valid
+// key pair and never overwrites one; sessions lists a running session; watch --csv prints
+// the stream of a session being stepped.
+#include "ccsim_test.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zmq.h>
+
+#include "ccsim_client.h"
+#include "ccsim_scene.h"
+#include "srv.h"
+
+// the commands are part of the ccsim executable; compile them into this test
+#include "cli_service.c"
+
+typedef struct fixture {
+  srv *s;
+  pthread_t thread;
+  char endpoint[256];
+  char dir[64];
+} fixture;
+
+static void *serve(void *arg) {
+  srv_run(arg);
+  return NULL;
+}
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.stream_bind = "auto";
+  cfg.workers = 2;
+  char err[256] = "";
+  f->s = srv_new(&cfg, err, sizeof err);
+  if (!f->s) {
+    print_error("srv_new: %s\n", err);
+    return -1;
+  }
+  snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
+  pthread_create(&f->thread, NULL, serve, f->s);
+  snprintf(f->dir, sizeof f->dir, "ccsim-cli-XXXXXX");
+  if (!mkdtemp(f->dir)) {
+    return -1;
+  }
+  *state = f;
+  return 0;
+}
+
+static void rm(const char *dir, const char *name) {
+  char p[256];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  unlink(p);
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  srv_stop(f->s);
+  pthread_join(f->thread, NULL);
+  srv_destroy(&f->s);
+  const char *files[] = {"k.pub", "k.secret", "out.txt"};
+  for (size_t i = 0; i < 3; i++) rm(f->dir, files[i]);
+  rmdir(f->dir);
+  free(f);
+  return 0;
+}
+
+// run a command with stdout going to DIR/out.txt; returns its exit status, text in out
+static int run(fixture *f, int (*cmd)(int, char **), char **argv, char *out, size_t out_sz) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/out.txt", f->dir);
+  fflush(stdout);
+  int saved = dup(1);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  dup2(fd, 1);
+  close(fd);
+  int argc = 0;
+  while (argv[argc]) argc++;
+  int rc = cmd(argc, argv);
+  fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  FILE *in = fopen(path, "r");
+  size_t n = in ? fread(out, 1, out_sz - 1, in) : 0;
+  out[n] = 0;
+  if (in) fclose(in);
+  return rc;
+}
+
+static void read_key(const char *dir, const char *name, char key[41]) {
+  char p[128], buf[128] = "";
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  FILE *in = fopen(p, "r");
+  assert_non_null(in);
+  assert_non_null(fgets(buf, sizeof buf, in));
+  fclose(in);
+  assert_int_equal(strlen(buf), 41);  // 40 characters and a newline
+  memcpy(key, buf, 40);
+  key[40] = 0;
+}
+
+static void test_keygen(void **state) {
+  fixture *f = *state;
+  char out[4096];
+  char *argv[] = {"keygen", "k", "--dir", f->dir, NULL};
+  assert_int_equal(run(f, cli_keygen_main, argv, out, sizeof out), 0);
+  assert_non_null(strstr(out, "k.pub"));
+  char pub[41], sec[41], derived[41];
+  read_key(f->dir, "k.pub", pub);
+  read_key(f->dir, "k.secret", sec);
+  assert_int_equal(zmq_curve_public(derived, sec), 0);
+  assert_string_equal(derived, pub);
+  char p[128];
+  snprintf(p, sizeof p, "%s/k.secret", f->dir);
+  struct stat st;
+  assert_int_equal(stat(p, &st), 0);
+  assert_int_equal(st.st_mode & 0777, 0600);
+  // never overwrites a key
+  assert_int_equal(run(f, cli_keygen_main, argv, out, sizeof out), 1);
+  read_key(f->dir, "k.secret", derived);
+  assert_string_equal(derived, sec);
+  char *bad[] = {"keygen", NULL};
+  assert_int_equal(run(f, cli_keygen_main, bad, out, sizeof out), 2);
+}
+
+typedef struct stepper {
+  const char *endpoint;
+  ccsim_session *s;
+  atomic_int stop;
+  int status;
+} stepper;
+
+static void *step_until_stopped(void *p) {
+  stepper *a = p;
+  while (!atomic_load(&a->stop) && a->status == CCSIM_OK) {
+    a->status = ccsim_session_step(a->s, 1e-3, NULL, 0);
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL);
+  }
+  return NULL;
+}
+
+static void test_sessions_and_watch(void **state) {
+  fixture *f = *state;
+  char err[256], out[65536];
+  const char *json = "{\"gravity\": [0, 0, -9.81], \"bodies\": [{\"name\": \"ball\", \"mass\": 1,"
+                     " \"inertia\": [1, 1, 1], \"pose\": {\"p\": [0, 0, 3]}}]}";
+  ccsim_scene *sc = ccsim_scene_parse(json, strlen(json), "ball", NULL, err, sizeof err);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+  char *list[] = {"sessions", "--server", f->endpoint, NULL};
+  assert_int_equal(run(f, cli_sessions_main, list, out, sizeof out), 0);
+  assert_non_null(strstr(out, ccsim_session_id(s)));
+  assert_non_null(strstr(out, "1 session\n"));
+  // watch while another thread steps
+  stepper a = {.endpoint = f->endpoint, .s = s};
+  pthread_t th;
+  pthread_create(&th, NULL, step_until_stopped, &a);
+  char id[64];
+  snprintf(id, sizeof id, "%s", ccsim_session_id(s));
+  char *watch[] = {"watch", id, "--server", f->endpoint, "--csv", "--count", "5", "--timeout",
+                   "10", NULL};
+  int rc = run(f, cli_watch_main, watch, out, sizeof out);
+  atomic_store(&a.stop, 1);
+  pthread_join(th, NULL);
+  assert_int_equal(a.status, CCSIM_OK);
+  assert_int_equal(rc, 0);
+  // a header and five rows of seq, t and 13 numbers, in stream order
+  char *line = out, *nl = strchr(line, '\n');
+  assert_non_null(nl);
+  *nl = 0;
+  assert_true(strncmp(line, "seq,t,ball.px,ball.py,ball.pz,ball.qw", 37) == 0);
+  long prev = 0;
+  int rows = 0;
+  for (line = nl + 1; *line; line = nl + 1) {
+    nl = strchr(line, '\n');
+    assert_non_null(nl);
+    *nl = 0;
+    int commas = 0;
+    for (const char *q = line; *q; q++) commas += *q == ',';
+    assert_int_equal(commas, 14);
+    long seq = strtol(line, NULL, 10);
+    double t = strtod(strchr(line, ',') + 1, NULL);
+    assert_true(seq > prev);
+    assert_double_near(t, seq * 1e-3, 1e-12);  // one step of 1 ms per message
+    prev = seq;
+    rows++;
+  }
+  assert_int_equal(rows, 5);
+  // an unknown session: an error, not a hang
+  char *unknown[] = {"watch", "ffffffffffffffffffffffffffffffff", "--server", f->endpoint, NULL};
+  assert_int_equal(run(f, cli_watch_main, unknown, out, sizeof out), 1);
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_keygen, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sessions_and_watch, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
