@@ -30,6 +30,7 @@ struct sim_data {
   double kin_t0;       // time at which kin_pos/kin_quat hold [s] (= time between steps)
   double *kin_target;  // (nbody x 7) pose a kinematic body reaches at the step's end
   int *kin_has_target; // (nbody) 1 when kin_target is set for the coming step
+  double kin_target_t; // time at which the kinematic targets are reached [s]
   double *force_in;    // (nbody x 3) held world-frame force at the COM [N]
   double *torque_in;   // (nbody x 3) held world-frame torque [N m]
   // scratch of one evaluation: every body's placement and motion (see sim_kinematics)
@@ -647,15 +648,19 @@ static void advance_kinematic(const sim_model *m, sim_data *d, double t, int rea
   for (int b = 0; b < m->nbody; b++) {
     if (m->type[b] != SIM_BODY_KINEMATIC) continue;
     double pos[3], q[4];
-    if (reached_end && d->kin_has_target[b]) {
+    // the target lands exactly (no drift from the velocity's rounding) when its time is
+    // reached; a request batched into sub-steps passes through on the way
+    int arrive = reached_end && d->kin_has_target[b] &&
+                 t >= d->kin_target_t - 1e-9 * fmax(1.0, fabs(t));
+    if (arrive) {
       memcpy(pos, d->kin_target + 7 * b, 3 * sizeof(double));
       memcpy(q, d->kin_target + 7 * b + 3, 4 * sizeof(double));
+      d->kin_has_target[b] = 0;
     } else {
       kinematic_pose(d, b, t, pos, q);
     }
     geo_v3_copy(d->kin_pos + 3 * b, pos);
     memcpy(d->kin_quat + 4 * b, q, sizeof q);
-    d->kin_has_target[b] = 0;
   }
   d->kin_t0 = t;
 }
@@ -760,6 +765,7 @@ ccsim_status sim_set_kinematic(const sim_model *m, sim_data *d, int b, const dou
     memcpy(d->kin_target + 7 * b, pos, 3 * sizeof(double));
     memcpy(d->kin_target + 7 * b + 3, q, sizeof q);
     d->kin_has_target[b] = 1;
+    d->kin_target_t = d->time + dt;
     return CCSIM_OK;
   }
   for (int j = 0; j < 3; j++) {

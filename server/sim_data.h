@@ -73,9 +73,10 @@ void sim_get_body(const sim_model *m, const sim_data *d, int b, double pos[3], d
 ccsim_status sim_set_body(const sim_model *m, sim_data *d, int b, const double pos[3],
                           const double quat[4], const double vel[3], const double omega[3]);
 
-// Drive kinematic body b over the coming step of dt [s]: with pos and quat (nullable
-// both) it moves at constant velocity from its current pose to that pose, reached at the
-// step's end; otherwise it moves with the twist vel [m/s], omega [rad/s] (world).
+// Drive kinematic body b over the coming dt [s]: with pos and quat (nullable both) it
+// moves at constant velocity from its current pose to that pose, reached exactly at
+// time + dt (over as many sim_step calls as that takes); otherwise it moves with the
+// twist vel [m/s], omega [rad/s] (world) until told otherwise.
 // CCSIM_EINVAL for a body that is not kinematic or non-finite values.
 ccsim_status sim_set_kinematic(const sim_model *m, sim_data *d, int b, const double *pos,
                                const double *quat, const double vel[3], const double omega[3],

@@ -435,8 +435,7 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     break;
   }
   case CCSIM__REQUEST__BODY_QUERY_CONTACTS:
-    fail(&rc, CCSIM_ENOTIMPL, "query_contacts is not implemented yet (the contact computation "
-         "lands with the compliant contact model)");
+    queue = 1;  // any role may ask; the contacts are computed on the session's worker
     break;
   default:
     fail(&rc, CCSIM_EPROTO, "unknown request body %d", (int)rq->body_case);
@@ -586,42 +585,11 @@ static int do_create(rctx *rc, srv_job *j) {
 
 // check a Step's inputs against the model; 0 or an error already in rc
 static int check_inputs(rctx *rc, const sim_model *m, const Ccsim__Step *st) {
-  for (size_t i = 0; i < st->n_inputs; i++) {
-    const Ccsim__BodyInput *in = st->inputs[i];
-    if (!in->has_body || in->body >= (uint32_t)m->nbody) {
-      return fail(rc, CCSIM_EINVAL, "step.inputs[%zu].body: %s (the scene has %d bodies)", i,
-                  in->has_body ? "out of range" : "missing", m->nbody);
-    }
-    if (m->type[in->body] != SIM_BODY_FREE && (in->force || in->torque)) {
-      return fail(rc, CCSIM_EINVAL, "step.inputs[%zu]: body %u (\"%s\") is not free", i,
-                  in->body, m->name[in->body]);
-    }
-    if (in->pose || in->twist) {
-      return fail(rc, CCSIM_ENOTIMPL, "step.inputs[%zu]: kinematic pose/twist inputs are not "
-                  "implemented yet", i);
-    }
-    double f[3], t[3];
-    const double zero[3] = {0, 0, 0};
-    if (wire_vec3_get(in->force, f, zero) != 0 || wire_vec3_get(in->torque, t, zero) != 0) {
-      return fail(rc, CCSIM_EINVAL, "step.inputs[%zu]: force and torque must be finite", i);
-    }
+  char err[256];
+  if (wire_inputs_check(m, st, err, sizeof err) != 0) {
+    return fail(rc, CCSIM_EINVAL, "%s", err);
   }
   return CCSIM_OK;
-}
-
-static void apply_inputs(const sim_model *m, sim_data *d, const Ccsim__Step *st) {
-  // inputs hold for this request only; bodies not named get none
-  sim_clear_inputs(m, d);
-  for (size_t i = 0; i < st->n_inputs; i++) {
-    const Ccsim__BodyInput *in = st->inputs[i];
-    double f[3], t[3];
-    const double zero[3] = {0, 0, 0};
-    wire_vec3_get(in->force, f, zero);
-    wire_vec3_get(in->torque, t, zero);
-    if (in->force || in->torque) {
-      sim_set_input(m, d, (int)in->body, f, t);
-    }
-  }
 }
 
 static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
@@ -664,7 +632,9 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
       return fail(rc, CCSIM_ENOMEM, "step: out of memory for %u sub-states", n);
     }
   }
-  apply_inputs(m, ss->d, st);
+  // inputs hold for this request only (bodies not named get none); a kinematic target
+  // pose is reached at the request's end, after all its sub-steps
+  wire_inputs_apply(m, ss->d, st, st->dt * n);
   *record = 1;  // from here on the plant may change: the seq is spent
   sim_stats before = *sim_data_stats(ss->d);
   int status = CCSIM_OK;
@@ -718,6 +688,10 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   sr->bodies = bodies;
   sr->n_bodies = nb;
   sr->stats = stats;
+  if (st->has_want_contacts && st->want_contacts &&
+      wire_contacts_new(rc->a, m, ss->d, &sr->contacts, &sr->n_contacts) != 0) {
+    return fail(rc, CCSIM_ENOMEM, "step: out of memory for the contacts");
+  }
   rc->reply.body_case = CCSIM__REPLY__BODY_STEP;
   rc->reply.step = sr;
   return CCSIM_OK;
@@ -791,7 +765,7 @@ static void run_free_step(rctx *rc, srv_job *j, srv_session *ss) {
     fail(rc, CCSIM_EINVAL, "step.dt = %g: must be given, finite and > 0",
          st->has_dt ? st->dt : 0.0);
   } else if (check_inputs(rc, ss->m, st) == CCSIM_OK) {
-    apply_inputs(ss->m, ss->d, st);
+    wire_inputs_apply(ss->m, ss->d, st, st->dt);
     Ccsim__StepReply *sr = NEW(rc, Ccsim__StepReply, ccsim__step_reply__init);
     if (!sr || wire_bodies_new(rc->a, ss->m, ss->d, &sr->bodies, &sr->n_bodies) != 0) {
       fail(rc, CCSIM_ENOMEM, "step: out of memory");
@@ -810,6 +784,25 @@ static void run_free_step(rctx *rc, srv_job *j, srv_session *ss) {
     ss->last_seq = rq->seq;  // free-running steps are idempotent; keep the count going
   }
   finish(rc, j);
+}
+
+// QueryContacts on the session's worker: the contacts at the current state
+static int do_query_contacts(rctx *rc, srv_session *ss) {
+  Ccsim__ContactsReply *cr = NEW(rc, Ccsim__ContactsReply, ccsim__contacts_reply__init);
+  if (!cr) {
+    return fail(rc, CCSIM_ENOMEM, "query_contacts: out of memory");
+  }
+  int st = wire_contacts_new(rc->a, ss->m, ss->d, &cr->contacts, &cr->n_contacts);
+  if (st != 0) {
+    return st > 0 || st == CCSIM_ESOLVER
+               ? fail(rc, CCSIM_ESOLVER, "query_contacts: %s", sim_data_errmsg(ss->d))
+               : fail(rc, CCSIM_ENOMEM, "query_contacts: out of memory for the contacts");
+  }
+  cr->has_time = 1;
+  cr->time = sim_data_time(ss->d);
+  rc->reply.body_case = CCSIM__REPLY__BODY_CONTACTS;
+  rc->reply.contacts = cr;
+  return CCSIM_OK;
 }
 
 static int do_set_state(rctx *rc, srv_job *j, srv_session *ss, const Ccsim__SetState *st) {
@@ -965,6 +958,9 @@ void srv_execute(srv *s, srv_job *j, ccsim_arena *a) {
     break;
   case CCSIM__REQUEST__BODY_CLOSE_SESSION:
     do_close(&rc, j, ss);
+    break;
+  case CCSIM__REQUEST__BODY_QUERY_CONTACTS:
+    do_query_contacts(&rc, ss);
     break;
   default:
     fail(&rc, CCSIM_EPROTO, "unknown request body %d", (int)rq->body_case);
