@@ -458,6 +458,10 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
   cx.cen = cen;
   cx.area = area;
   build_node(&cx, 0, m->ntri, 1);
+  if (b->depth > GEO_BVH_DEPTH_MAX) {
+    set_err(err, err_sz, "geo_bvh_new: hierarchy deeper than %d", GEO_BVH_DEPTH_MAX);
+    goto fail;
+  }
   if (build_hulls(&cx) != 0) {
     goto oom;
   }

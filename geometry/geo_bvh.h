@@ -40,6 +40,8 @@
 
 #include "geo_mesh.h"
 
+#define GEO_BVH_DEPTH_MAX 100  // no hierarchy is deeper (splits turn to median counts at 60)
+
 // One node. Leaves have left == right == -1 and tri >= 0.
 typedef struct geo_bvh_node {
   double c[3];     // oriented box centre, body frame [m]; also the sphere centre

@@ -128,7 +128,8 @@ geo_query_ws *geo_query_ws_new(const geo_bvh *a, const geo_bvh *b, int raw_cap, 
   }
   ws->cap_vert = a->nvert > b->nvert ? a->nvert : b->nvert;
   ws->cap_node = a->nnode > b->nnode ? a->nnode : b->nnode;
-  ws->cap_stack = 3 * (a->depth + b->depth) + 16;
+  // a descent pushes at most 4 and pops 1 per level of either tree
+  ws->cap_stack = 3 * 2 * GEO_BVH_DEPTH_MAX + 16;
   ws->cap_raw = raw_cap;
   ws->par_cos = cos(GEO_PARALLEL_ANGLE);
   ws->vstamp = calloc((size_t)ws->cap_vert, sizeof *ws->vstamp);
@@ -247,7 +248,7 @@ static int geo_q_begin(geo_query_ws *ws, const geo_bvh *a, const geo_pose *xa, c
     return GEO_QEINVAL;
   }
   if (a->nvert > ws->cap_vert || a->nnode > ws->cap_node ||
-      3 * (a->depth + b->depth) + 16 > ws->cap_stack) {
+      a->depth + b->depth > 2 * GEO_BVH_DEPTH_MAX) {
     return GEO_QEINVAL;
   }
   geo_xform XA, XB, rel;

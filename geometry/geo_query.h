@@ -90,7 +90,9 @@ typedef struct geo_prox_info {
 
 typedef struct geo_query_ws geo_query_ws;
 
-// Workspace for queries between hierarchies no larger than a and b (either order).
+// Workspace for queries between hierarchies no larger than a and b (either order): the
+// first hierarchy of a query must have at most max(a, b) vertices and nodes (nodes =
+// 2 ntri - 1), so a workspace made from the scene's largest mesh serves every pair.
 // raw_cap bounds the raw (pre-merge) pairs of one proximity query (<= 0: 65536).
 // Returns a new workspace (caller owns; geo_query_ws_destroy) or NULL + message.
 geo_query_ws *geo_query_ws_new(const geo_bvh *a, const geo_bvh *b, int raw_cap, char *err,
