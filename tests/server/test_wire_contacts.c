@@ -1,0 +1,253 @@
+// ctest-label: e2e
+// ctest-timeout: 120
+// Contacts and kinematic bodies over the wire: a box resting on a floor reports contacts
+// whose vertical forces add up to its weight (QueryContacts and Step.want_contacts, the
+// per-body contact wrench in BodyState), a kinematic body reaches the pose a Step
+// commands, and inputs on the wrong kind of body are refused without changing anything.
+#include "ccsim_test.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zmq.h>
+
+#include "ccsim.pb-c.h"
+#include "ccsim_client.h"
+#include "ccsim_scene.h"
+#include "srv.h"
+
+typedef struct fixture {
+  srv *s;
+  pthread_t thread;
+  void *zctx, *sock;
+  char session[64], token[128];
+  uint64_t seq, rid;
+} fixture;
+
+static void *serve(void *arg) {
+  srv_run(arg);
+  return NULL;
+}
+
+static const char *k_scene =
+    "{\"gravity\": [0, 0, -9.81],"
+    " \"contact\": {\"k\": 1e5, \"alpha\": 0.5, \"standoff\": 0.001},"
+    " \"integrator\": {\"rtol\": 1e-8, \"atol\": 1e-11},"
+    " \"bodies\": ["
+    "  {\"name\": \"floor\", \"fixed\": true, \"shape\": {\"box\": {\"size\": [1, 1, 0.1]}},"
+    "   \"pose\": {\"p\": [0, 0, -0.05]}},"
+    "  {\"name\": \"box\", \"mass\": 1.0, \"shape\": {\"box\": {\"size\": [0.1, 0.1, 0.05]}},"
+    "   \"pose\": {\"p\": [0.1, 0.3, 0.0259]}},"
+    "  {\"name\": \"hand\", \"kinematic\": true, \"shape\": {\"sphere\": {\"radius\": 0.02}},"
+    "   \"pose\": {\"p\": [-0.3, 0, 0.5]}}]}";
+
+static Ccsim__Reply *roundtrip(fixture *f, Ccsim__Request *rq) {
+  rq->has_request_id = 1;
+  rq->request_id = ++f->rid;
+  size_t n = ccsim__request__get_packed_size(rq);
+  uint8_t *buf = malloc(n + 1);
+  ccsim__request__pack(rq, buf);
+  assert_true(zmq_send(f->sock, buf, n, 0) >= 0);
+  free(buf);
+  zmq_msg_t msg;
+  zmq_msg_init(&msg);
+  assert_true(zmq_msg_recv(&msg, f->sock, 0) >= 0);
+  Ccsim__Reply *r = ccsim__reply__unpack(NULL, zmq_msg_size(&msg), zmq_msg_data(&msg));
+  zmq_msg_close(&msg);
+  assert_non_null(r);
+  assert_int_equal(r->request_id, f->rid);
+  return r;
+}
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  char err[512] = "";
+  f->s = srv_new(&cfg, err, sizeof err);
+  if (!f->s) {
+    print_error("srv_new: %s\n", err);
+    free(f);
+    return -1;
+  }
+  pthread_create(&f->thread, NULL, serve, f->s);
+  f->zctx = zmq_ctx_new();
+  f->sock = zmq_socket(f->zctx, ZMQ_DEALER);
+  int linger = 0, timeo = 20000;
+  zmq_setsockopt(f->sock, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(f->sock, ZMQ_RCVTIMEO, &timeo, sizeof timeo);
+  zmq_connect(f->sock, srv_endpoint(f->s));
+  // the session, created through the same scene loader the CLI uses
+  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "inline", NULL, err, sizeof err);
+  if (!sc) {
+    print_error("%s\n", err);
+    return -1;
+  }
+  Ccsim__Request rq;
+  Ccsim__CreateSession cs;
+  ccsim__request__init(&rq);
+  ccsim__create_session__init(&cs);
+  cs.scene = (Ccsim__Scene *)ccsim_scene_message(sc);
+  rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
+  rq.create_session = &cs;
+  Ccsim__Reply *r = roundtrip(f, &rq);
+  if (r->body_case != CCSIM__REPLY__BODY_CREATE_SESSION) {
+    print_error("create: %s\n", r->error ? r->error->message : "?");
+    return -1;
+  }
+  snprintf(f->session, sizeof f->session, "%s", r->create_session->session_id);
+  snprintf(f->token, sizeof f->token, "%s",
+           r->create_session->controller_token ? r->create_session->controller_token : "");
+  ccsim__reply__free_unpacked(r, NULL);
+  ccsim_scene_destroy(&sc);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  zmq_close(f->sock);
+  zmq_ctx_term(f->zctx);
+  srv_stop(f->s);
+  pthread_join(f->thread, NULL);
+  srv_destroy(&f->s);
+  free(f);
+  return 0;
+}
+
+// one Step of dt with the given inputs; the reply (caller frees)
+static Ccsim__Reply *step(fixture *f, double dt, Ccsim__BodyInput **in, size_t nin, int contacts) {
+  Ccsim__Request rq;
+  Ccsim__Step st;
+  ccsim__request__init(&rq);
+  ccsim__step__init(&st);
+  st.has_dt = 1;
+  st.dt = dt;
+  st.n_inputs = nin;
+  st.inputs = in;
+  st.has_want_contacts = 1;
+  st.want_contacts = contacts;
+  rq.session_id = f->session;
+  rq.token = f->token;
+  rq.has_seq = 1;
+  rq.seq = f->seq + 1;
+  rq.body_case = CCSIM__REQUEST__BODY_STEP;
+  rq.step = &st;
+  Ccsim__Reply *r = roundtrip(f, &rq);
+  if (r->body_case == CCSIM__REPLY__BODY_STEP) f->seq++;
+  return r;
+}
+
+static void test_resting_box_contacts(void **state) {
+  fixture *f = *state;
+  for (int k = 0; k < 1500; k++) {
+    Ccsim__Reply *r = step(f, 2e-3, NULL, 0, 0);
+    if (r->body_case != CCSIM__REPLY__BODY_STEP) print_error("%s\n", r->error->message);
+    assert_int_equal(r->body_case, CCSIM__REPLY__BODY_STEP);
+    ccsim__reply__free_unpacked(r, NULL);
+  }
+  // Step.want_contacts and the body's contact wrench
+  Ccsim__Reply *r = step(f, 2e-3, NULL, 0, 1);
+  assert_int_equal(r->body_case, CCSIM__REPLY__BODY_STEP);
+  const Ccsim__StepReply *sr = r->step;
+  assert_true(sr->n_contacts >= 4);
+  double fz = 0;
+  for (size_t i = 0; i < sr->n_contacts; i++) {
+    const Ccsim__Contact *c = sr->contacts[i];
+    assert_int_equal(c->body_a, 0);  // floor (A) pushes the box (B) up along +z
+    assert_int_equal(c->body_b, 1);
+    assert_true(c->depth > 0 && c->depth < 0.001);
+    assert_double_near(c->normal->z, 1.0, 1e-9);
+    fz += c->force->z;
+  }
+  assert_double_rel(fz, 9.81, 2e-3, 0);
+  const Ccsim__BodyState *box = sr->bodies[1];
+  assert_non_null(box->contact_force);
+  assert_double_rel(box->contact_force->z, fz, 1e-12, 0);
+  assert_int_equal(box->contact_count, sr->n_contacts);
+  assert_double_rel(sr->bodies[0]->contact_force->z, -fz, 1e-12, 0);  // equal and opposite
+  ccsim__reply__free_unpacked(r, NULL);
+  // QueryContacts answers the same at the same state
+  Ccsim__Request rq;
+  Ccsim__QueryContacts qc;
+  ccsim__request__init(&rq);
+  ccsim__query_contacts__init(&qc);
+  rq.session_id = f->session;
+  rq.body_case = CCSIM__REQUEST__BODY_QUERY_CONTACTS;
+  rq.query_contacts = &qc;  // no token: observers may ask too
+  r = roundtrip(f, &rq);
+  assert_int_equal(r->body_case, CCSIM__REPLY__BODY_CONTACTS);
+  double fz2 = 0;
+  for (size_t i = 0; i < r->contacts->n_contacts; i++) fz2 += r->contacts->contacts[i]->force->z;
+  assert_double_near(fz2, fz, 0);
+  ccsim__reply__free_unpacked(r, NULL);
+}
+
+static void test_kinematic_target(void **state) {
+  fixture *f = *state;
+  Ccsim__BodyInput in;
+  Ccsim__Pose pose;
+  Ccsim__Vec3 p;
+  Ccsim__Quat q;
+  ccsim__body_input__init(&in);
+  ccsim__pose__init(&pose);
+  ccsim__vec3__init(&p);
+  ccsim__quat__init(&q);
+  p.has_x = p.has_y = p.has_z = 1;
+  p.x = -0.25, p.y = 0.05, p.z = 0.45;
+  q.has_w = q.has_z = 1;
+  q.w = cos(0.25), q.z = sin(0.25);  // half a radian about z
+  pose.p = &p;
+  pose.q = &q;
+  in.has_body = 1;
+  in.body = 2;
+  in.pose = &pose;
+  Ccsim__BodyInput *inp[1] = {&in};
+  Ccsim__Reply *r = step(f, 0.01, inp, 1, 0);
+  assert_int_equal(r->body_case, CCSIM__REPLY__BODY_STEP);
+  const Ccsim__BodyState *hand = r->step->bodies[2];
+  assert_double_near(hand->pose->p->x, -0.25, 1e-12);
+  assert_double_near(hand->pose->p->y, 0.05, 1e-12);
+  assert_double_near(hand->pose->p->z, 0.45, 1e-12);
+  assert_double_near(hand->pose->q->z, sin(0.25), 1e-12);
+  // its twist over the step: 5 m/s along x, 0.5 rad / 0.01 s about z
+  assert_double_near(hand->twist->v->x, 5.0, 1e-9);
+  assert_double_near(hand->twist->w->z, 50.0, 1e-9);
+  double t = r->step->time;
+  ccsim__reply__free_unpacked(r, NULL);
+  // a force on the kinematic body, a pose on the free box: refused, nothing changes
+  Ccsim__Vec3 force;
+  ccsim__vec3__init(&force);
+  force.has_z = 1;
+  force.z = 1;
+  Ccsim__BodyInput bad;
+  ccsim__body_input__init(&bad);
+  bad.has_body = 1;
+  bad.body = 2;
+  bad.force = &force;
+  inp[0] = &bad;
+  r = step(f, 0.01, inp, 1, 0);
+  assert_int_equal((int)r->error->code, CCSIM_EINVAL);
+  assert_non_null(strstr(r->error->message, "not free"));
+  ccsim__reply__free_unpacked(r, NULL);
+  in.body = 1;
+  inp[0] = &in;
+  r = step(f, 0.01, inp, 1, 0);
+  assert_int_equal((int)r->error->code, CCSIM_EINVAL);
+  assert_non_null(strstr(r->error->message, "not kinematic"));
+  ccsim__reply__free_unpacked(r, NULL);
+  r = step(f, 0.01, NULL, 0, 0);  // the next seq still steps from where it was
+  assert_int_equal(r->body_case, CCSIM__REPLY__BODY_STEP);
+  assert_double_near(r->step->time, t + 0.01, 1e-12);
+  ccsim__reply__free_unpacked(r, NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_resting_box_contacts, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_kinematic_target, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
