@@ -429,6 +429,12 @@ static int take_bodies_into(ccsim_client *c, ccsim_body_state *dst, int nbody,
     o->q[3] = b->pose->q->z;
     o->v[0] = b->twist->v->x, o->v[1] = b->twist->v->y, o->v[2] = b->twist->v->z;
     o->w[0] = b->twist->w->x, o->w[1] = b->twist->w->y, o->w[2] = b->twist->w->z;
+    const Ccsim__Vec3 *cf = b->contact_force, *ct = b->contact_torque;
+    o->contact_force[0] = cf ? cf->x : 0, o->contact_force[1] = cf ? cf->y : 0;
+    o->contact_force[2] = cf ? cf->z : 0;
+    o->contact_torque[0] = ct ? ct->x : 0, o->contact_torque[1] = ct ? ct->y : 0;
+    o->contact_torque[2] = ct ? ct->z : 0;
+    o->contact_count = b->has_contact_count ? (int)b->contact_count : 0;
   }
   return CCSIM_OK;
 }

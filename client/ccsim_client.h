@@ -20,6 +20,9 @@ typedef struct ccsim_body_state {
   double q[4];  // unit quaternion (w, x, y, z), body -> world
   double v[3];  // velocity of the frame origin [m/s]
   double w[3];  // angular velocity [rad/s]
+  double contact_force[3];   // total contact force on the body, world [N]
+  double contact_torque[3];  // total contact torque about the frame origin, world [N m]
+  int contact_count;         // witness pairs carrying force on it
 } ccsim_body_state;
 
 // Solver statistics of the last step (see StepStats in proto/ccsim.proto).

@@ -22,10 +22,13 @@ static void usage(FILE *f) {
           "usage: ccsim COMMAND [options]\n"
           "\n"
           "commands:\n"
-          "  run SCENE.json [--duration T] [--dt DT] [--csv FILE] [--server E] [--quiet]\n"
+          "  run SCENE.json [--duration T] [--dt DT] [--csv FILE] [--plot FILE.png]\n"
+          "                 [--body NAME] [--server E] [--quiet]\n"
           "      play a scene for T seconds (default 1) in steps of DT (default 0.001),\n"
           "      print the final state; without --server an embedded server is started\n"
-          "      on loopback; --csv writes t and every body's state per step\n"
+          "      on loopback; --csv writes t and every body's state, contact force and\n"
+          "      contact count per step; --plot draws the height and vertical contact\n"
+          "      force of one body (--body, default the last free one) with gnuplot\n"
           "  ping [--server E]\n"
           "      ask a server (default %s) for its version and load\n"
           "  help\n"
@@ -93,8 +96,8 @@ static void print_vec(FILE *f, const char *label, const double *v, int n) {
 
 static void csv_header(FILE *f, const ccsim_session *s) {
   fprintf(f, "t");
-  static const char *const cols[] = {"px", "py", "pz", "qw", "qx", "qy", "qz",
-                                     "vx", "vy", "vz", "wx", "wy", "wz"};
+  static const char *const cols[] = {"px", "py", "pz", "qw", "qx", "qy", "qz", "vx", "vy",
+                                     "vz", "wx", "wy", "wz", "fx", "fy", "fz", "contacts"};
   for (int b = 0; b < ccsim_session_nbody(s); b++) {
     for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
       fprintf(f, ",%s.%s", ccsim_session_body_name(s, b), cols[k]);
@@ -107,19 +110,58 @@ static void csv_row(FILE *f, const ccsim_session *s) {
   fprintf(f, "%.17g", ccsim_session_time(s));
   const ccsim_body_state *bs = ccsim_session_bodies(s);
   for (int b = 0; b < ccsim_session_nbody(s); b++) {
-    const double *parts[] = {bs[b].p, bs[b].q, bs[b].v, bs[b].w};
-    const int n[] = {3, 4, 3, 3};
-    for (int k = 0; k < 4; k++) {
+    const double *parts[] = {bs[b].p, bs[b].q, bs[b].v, bs[b].w, bs[b].contact_force};
+    const int n[] = {3, 4, 3, 3, 3};
+    for (int k = 0; k < 5; k++) {
       for (int i = 0; i < n[k]; i++) {
         fprintf(f, ",%.17g", parts[k][i]);
       }
     }
+    fprintf(f, ",%d", bs[b].contact_count);
   }
   fprintf(f, "\n");
 }
 
+// The paper's Figure 5 from the CSV: body b's height and vertical contact force against
+// time, one panel each. Returns 0, or 1 with a message when gnuplot is missing or fails.
+static int plot_figure5(const char *csv, const char *png, const ccsim_session *s, int b) {
+  if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    fprintf(stderr, "ccsim: --plot needs gnuplot, which is not installed "
+                    "(apt-get install gnuplot-nox); the data are in %s\n", csv);
+    return 1;
+  }
+  FILE *gp = popen("gnuplot", "w");
+  if (!gp) {
+    fprintf(stderr, "ccsim: cannot start gnuplot\n");
+    return 1;
+  }
+  // columns: t, then 17 per body (p 3, q 4, v 3, w 3, f 3, contacts)
+  int zcol = 2 + 17 * b + 2, fcol = 2 + 17 * b + 15;
+  const char *name = ccsim_session_body_name(s, b);
+  fprintf(gp,
+          "set terminal png size 900,700\n"
+          "set output '%s'\n"
+          "set datafile separator ','\n"
+          "set key off\n"
+          "set multiplot layout 2,1 title '%s: height and vertical contact force'\n"
+          "set ylabel 'height z [m]'\n"
+          "plot '%s' using 1:%d every ::1 with lines lw 2\n"
+          "set xlabel 'time [s]'\n"
+          "set ylabel 'contact force F_z [N]'\n"
+          "plot '%s' using 1:%d every ::1 with lines lw 2\n"
+          "unset multiplot\n",
+          png, name, csv, zcol, csv, fcol);
+  int rc = pclose(gp);
+  if (rc != 0) {
+    fprintf(stderr, "ccsim: gnuplot failed (status %d)\n", rc);
+    return 1;
+  }
+  printf("plot: %s (%s's height and vertical contact force)\n", png, name);
+  return 0;
+}
+
 static int cmd_run(int argc, char **argv) {
-  const char *scene_path = NULL, *server = NULL, *csv = NULL;
+  const char *scene_path = NULL, *server = NULL, *csv = NULL, *plot = NULL, *body = NULL;
   double duration = 1.0, dt = 0.001;
   int quiet = 0;
   for (int i = 1; i < argc; i++) {
@@ -132,6 +174,10 @@ static int cmd_run(int argc, char **argv) {
       csv = argv[++i];
     } else if (!strcmp(a, "--server") && i + 1 < argc) {
       server = argv[++i];
+    } else if (!strcmp(a, "--plot") && i + 1 < argc) {
+      plot = argv[++i];
+    } else if (!strcmp(a, "--body") && i + 1 < argc) {
+      body = argv[++i];
     } else if (!strcmp(a, "--quiet")) {
       quiet = 1;
     } else if (a[0] != '-' && !scene_path) {
@@ -156,6 +202,12 @@ static int cmd_run(int argc, char **argv) {
     return 2;
   }
   long nsteps = (long)nd;
+  // --plot reads the CSV: without --csv it goes next to the picture
+  char plot_csv[1100] = "";
+  if (plot && !csv) {
+    snprintf(plot_csv, sizeof plot_csv, "%s.csv", plot);
+    csv = plot_csv;
+  }
 
   char err[1024] = "";
   ccsim_scene *scene = ccsim_scene_load(scene_path, err, sizeof err);
@@ -184,6 +236,14 @@ static int cmd_run(int argc, char **argv) {
   if (!s) {
     fprintf(stderr, "ccsim: %s\n", ccsim_client_errmsg(c));
     goto done;
+  }
+  int plot_body = -1;
+  if (plot) {
+    plot_body = body ? ccsim_session_body_index(s, body) : ccsim_session_nbody(s) - 1;
+    if (plot_body < 0) {
+      fprintf(stderr, "ccsim: --body: the scene has no body \"%s\"\n", body);
+      goto done;
+    }
   }
   if (csv) {
     out = fopen(csv, "w");
@@ -242,6 +302,9 @@ static int cmd_run(int argc, char **argv) {
 done:
   if (out && fclose(out) != 0) {
     fprintf(stderr, "ccsim: error writing %s\n", csv);
+    rc = 1;
+  }
+  if (rc == 0 && plot && plot_figure5(csv, plot, s, plot_body) != 0) {
     rc = 1;
   }
   if (s) ccsim_session_close(&s);
