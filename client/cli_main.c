@@ -9,6 +9,8 @@
 
 #include "ccsim_client.h"
 #include "ccsim_scene.h"
+#include "cli.h"
+#include "cli_service.h"
 #include "srv.h"
 
 static double now_s(void) {
@@ -31,9 +33,13 @@ static void usage(FILE *f) {
           "      force of one body (--body, default the last free one) with gnuplot\n"
           "  ping [--server E]\n"
           "      ask a server (default %s) for its version and load\n"
-          "  help\n"
-          "      this text\n",
+          "  geom proximity A B [--pose-a \"x y z qw qx qy qz\"] [--pose-b ...] --standoff D\n"
+          "                 [--json]\n"
+          "      witness pairs between two meshes or primitives (ccsim geom --help)\n",
           SRV_DEFAULT_BIND);
+  cli_service_usage(f);
+  fprintf(f, "  help\n"
+             "      this text\n");
 }
 
 static int parse_double(const char *s, const char *opt, double *out) {
@@ -357,6 +363,18 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "ping")) {
     return cmd_ping(argc - 1, argv + 1);
+  }
+  if (!strcmp(argv[1], "geom")) {
+    return cli_geom_main(argc - 1, argv + 1);
+  }
+  if (!strcmp(argv[1], "sessions")) {
+    return cli_sessions_main(argc - 1, argv + 1);
+  }
+  if (!strcmp(argv[1], "watch")) {
+    return cli_watch_main(argc - 1, argv + 1);
+  }
+  if (!strcmp(argv[1], "keygen")) {
+    return cli_keygen_main(argc - 1, argv + 1);
   }
   fprintf(stderr, "ccsim: unknown command '%s'\n\n", argv[1]);
   usage(stderr);
