@@ -309,8 +309,9 @@ static inline const double *a_axes(geo_query_ws *ws, int id) {
 }
 
 // Lower bound on the distance between the subtrees of node ia (A) and ib (B); returns as
-// soon as it exceeds thr (the caller prunes). Sphere gap, then the 6 face axes of the two
-// boxes (value), then the 9 edge-edge axes (prune only).
+// soon as it exceeds thr (the caller prunes). Sphere gap, A's sphere against B's box (prune
+// only), then the 6 face axes of the two boxes (value), then the 9 edge-edge axes (prune
+// only).
 static inline double geo_q_node_lb(geo_query_ws *ws, int ia, int ib, double thr) {
   const geo_bvh_node *A = &ws->a->node[ia], *B = &ws->b->node[ib];
   ws->n_node++;
@@ -324,6 +325,19 @@ static inline double geo_q_node_lb(geo_query_ws *ws, int ia, int ib, double thr)
   }
   if (lb < 0.0) {
     lb = 0.0;
+  }
+  // A's sphere against B's box: cheap, and strong when B is a long thin patch
+  {
+    const double *bx = B->ax;
+    double e2 = 0.0;
+    for (int j = 0; j < 3; j++) {
+      double t = fabs(bx[3 * j] * d[0] + bx[3 * j + 1] * d[1] + bx[3 * j + 2] * d[2]) - B->h[j];
+      if (t > 0.0) e2 += t * t;
+    }
+    double rr = thr + A->r;
+    if (e2 > rr * rr) {
+      return sqrt(e2) - A->r;
+    }
   }
   const double *aa = a_axes(ws, ia), *ba = B->ax;
   double C[9], absC[9], tA[3], tB[3];
