@@ -1,0 +1,384 @@
+// Round trip per Step over tcp loopback for a one-body scene with 1, 8 and 16 concurrent
+// clients (each on its own session): median and p99 [us] and steps per second, next to a
+// raw libzmq DEALER/ROUTER request/reply with the same message sizes in the same program
+// (the floor), and the core's own step time. With --paced S, a 1 kHz lockstep-paced
+// session runs for S seconds while 8 other sessions step flat out, and its deadline
+// misses and worst lateness are reported.
+//
+//   bench_service [--steps N] [--paced S]      (defaults: 5000 steps per client, no paced run)
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <zmq.h>
+
+#include "ccsim.pb-c.h"
+#include "ccsim_client.h"
+#include "ccsim_scene.h"
+#include "sim_data.h"
+#include "sim_model.h"
+#include "srv.h"
+#include "wire.h"
+
+static const char *k_scene =
+    "{\"gravity\": [0, 0, -9.81],"
+    " \"bodies\": [{\"name\": \"ball\", \"mass\": 1, \"inertia\": [0.1, 0.2, 0.3],"
+    "   \"pose\": {\"p\": [0, 0, 10]}, \"velocity\": {\"v\": [1, 0, 0], \"w\": [0.1, 1, 0.1]}}]}";
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct result {
+  double median, p99, rate;  // [us], [us], round trips per second (all clients)
+} result;
+
+static result summarize(double *t, size_t n, double wall_us) {
+  qsort(t, n, sizeof *t, cmp);
+  result r = {t[n / 2], t[(size_t)(0.99 * (double)(n - 1))], (double)n / (wall_us * 1e-6)};
+  return r;
+}
+
+// ---- the floor: raw DEALER/ROUTER with the same message sizes ----------------------------
+
+typedef struct echo_server {
+  void *ctx, *router;
+  char endpoint[256];
+  size_t reply_len;
+  atomic_int stop;
+  pthread_t th;
+} echo_server;
+
+static void *echo_main(void *p) {
+  echo_server *e = p;
+  uint8_t *reply = calloc(1, e->reply_len);
+  while (!atomic_load(&e->stop)) {
+    zmq_pollitem_t it = {.socket = e->router, .events = ZMQ_POLLIN};
+    if (zmq_poll(&it, 1, 50) <= 0) {
+      continue;
+    }
+    zmq_msg_t id, body;
+    zmq_msg_init(&id);
+    zmq_msg_init(&body);
+    zmq_msg_recv(&id, e->router, 0);
+    zmq_msg_recv(&body, e->router, 0);
+    zmq_msg_send(&id, e->router, ZMQ_SNDMORE);
+    zmq_send(e->router, reply, e->reply_len, 0);
+    zmq_msg_close(&body);
+  }
+  free(reply);
+  return NULL;
+}
+
+typedef struct worker_arg {
+  const char *endpoint;
+  const ccsim_scene *scene;
+  int raw;              // 1: raw zmq round trips, 0: ccsim Steps
+  void *ctx;            // raw: shared context
+  size_t req_len;
+  int n;
+  double *t;            // (n) round trips [us]
+  uint64_t physics_us;  // ccsim: physics time reported by the server
+  int status;
+  pthread_barrier_t *go;
+} worker_arg;
+
+static void *worker(void *p) {
+  worker_arg *a = p;
+  a->status = 0;
+  if (a->raw) {
+    void *s = zmq_socket(a->ctx, ZMQ_DEALER);
+    zmq_connect(s, a->endpoint);
+    uint8_t *req = calloc(1, a->req_len);
+    zmq_msg_t m;
+    for (int k = 0; k < 200; k++) {  // warm-up
+      zmq_send(s, req, a->req_len, 0);
+      zmq_msg_init(&m);
+      zmq_msg_recv(&m, s, 0);
+      zmq_msg_close(&m);
+    }
+    pthread_barrier_wait(a->go);
+    for (int k = 0; k < a->n; k++) {
+      double t0 = now_us();
+      zmq_send(s, req, a->req_len, 0);
+      zmq_msg_init(&m);
+      zmq_msg_recv(&m, s, 0);
+      zmq_msg_close(&m);
+      a->t[k] = now_us() - t0;
+    }
+    free(req);
+    int linger = 0;
+    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_close(s);
+    return NULL;
+  }
+  char err[256];
+  ccsim_client *c = ccsim_client_new(a->endpoint, err, sizeof err);
+  ccsim_session *s = c ? ccsim_session_create(c, a->scene) : NULL;
+  for (int k = 0; k < 200 && s; k++) {
+    ccsim_session_step(s, 1e-3, NULL, 0);
+  }
+  pthread_barrier_wait(a->go);
+  if (!s) {
+    a->status = -1;
+  }
+  for (int k = 0; k < a->n && s; k++) {
+    double t0 = now_us();
+    if (ccsim_session_step(s, 1e-3, NULL, 0) != CCSIM_OK) {
+      fprintf(stderr, "bench: %s\n", ccsim_client_errmsg(c));
+      a->status = -1;
+      break;
+    }
+    a->t[k] = now_us() - t0;
+    a->physics_us += ccsim_session_stats(s)->physics_us;
+  }
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  return NULL;
+}
+
+// nclients threads, n round trips each; raw or ccsim
+static int run_clients(const char *endpoint, const ccsim_scene *sc, int raw, void *ctx,
+                       size_t req_len, int nclients, int n, result *out, double *phys_us) {
+  worker_arg *a = calloc((size_t)nclients, sizeof *a);
+  pthread_t *th = calloc((size_t)nclients, sizeof *th);
+  double *all = calloc((size_t)nclients * (size_t)n, sizeof *all);
+  pthread_barrier_t go;
+  pthread_barrier_init(&go, NULL, (unsigned)nclients + 1);
+  for (int i = 0; i < nclients; i++) {
+    a[i] = (worker_arg){.endpoint = endpoint, .scene = sc, .raw = raw, .ctx = ctx,
+                        .req_len = req_len, .n = n, .t = all + (size_t)i * (size_t)n,
+                        .go = &go};
+    pthread_create(&th[i], NULL, worker, &a[i]);
+  }
+  pthread_barrier_wait(&go);
+  double t0 = now_us();
+  int rc = 0;
+  uint64_t phys = 0;
+  for (int i = 0; i < nclients; i++) {
+    pthread_join(th[i], NULL);
+    rc |= a[i].status;
+    phys += a[i].physics_us;
+  }
+  double wall = now_us() - t0;
+  *out = summarize(all, (size_t)nclients * (size_t)n, wall);
+  if (phys_us) {
+    *phys_us = (double)phys / ((double)nclients * n);
+  }
+  pthread_barrier_destroy(&go);
+  free(all);
+  free(th);
+  free(a);
+  return rc;
+}
+
+// the exact sizes of a Step request and its reply for this scene, from the real dispatcher
+static void message_sizes(const ccsim_scene *sc, size_t *req_len, size_t *rep_len) {
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = NULL;
+  char err[256];
+  srv *s = srv_new(&cfg, err, sizeof err);
+  Ccsim__Request rq;
+  Ccsim__CreateSession cs;
+  ccsim__request__init(&rq);
+  ccsim__create_session__init(&cs);
+  cs.scene = (Ccsim__Scene *)ccsim_scene_message(sc);
+  rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
+  rq.create_session = &cs;
+  uint8_t buf[4096];
+  size_t n = ccsim__request__pack(&rq, buf), rlen = 0;
+  uint8_t *rep = srv_handle(s, buf, n, &rlen);
+  Ccsim__Reply *r = ccsim__reply__unpack(NULL, rlen, rep);
+  free(rep);
+  Ccsim__Step st;
+  ccsim__step__init(&st);
+  st.has_dt = 1;
+  st.dt = 1e-3;
+  ccsim__request__init(&rq);
+  rq.has_request_id = rq.has_seq = 1;
+  rq.request_id = 123456;
+  rq.seq = 1;
+  rq.session_id = r->create_session->session_id;
+  rq.token = r->create_session->controller_token;
+  rq.body_case = CCSIM__REQUEST__BODY_STEP;
+  rq.step = &st;
+  *req_len = ccsim__request__pack(&rq, buf);
+  rep = srv_handle(s, buf, *req_len, rep_len);
+  Ccsim__Reply *sr = ccsim__reply__unpack(NULL, *rep_len, rep);
+  if (!sr || sr->body_case != CCSIM__REPLY__BODY_STEP) {
+    fprintf(stderr, "bench: the sizing step failed: %s\n",
+            sr && sr->error && sr->error->message ? sr->error->message : "?");
+  }
+  if (sr) ccsim__reply__free_unpacked(sr, NULL);
+  free(rep);
+  ccsim__reply__free_unpacked(r, NULL);
+  srv_destroy(&s);
+}
+
+static void *serve(void *arg) {
+  srv_run(arg);
+  return NULL;
+}
+
+// ---- paced session next to busy ones ------------------------------------------------------
+
+typedef struct busy_arg {
+  const char *endpoint;
+  const ccsim_scene *scene;
+  atomic_int *stop;
+  long steps;
+} busy_arg;
+
+static void *busy(void *p) {
+  busy_arg *a = p;
+  char err[256];
+  ccsim_client *c = ccsim_client_new(a->endpoint, err, sizeof err);
+  ccsim_session *s = c ? ccsim_session_create(c, a->scene) : NULL;
+  while (s && !atomic_load(a->stop) && ccsim_session_step(s, 1e-3, NULL, 0) == CCSIM_OK) {
+    a->steps++;
+  }
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  return NULL;
+}
+
+static void paced_run(const char *endpoint, const ccsim_scene *sc, double seconds) {
+  atomic_int stop = 0;
+  busy_arg b[8];
+  pthread_t th[8];
+  for (int i = 0; i < 8; i++) {
+    b[i] = (busy_arg){.endpoint = endpoint, .scene = sc, .stop = &stop};
+    pthread_create(&th[i], NULL, busy, &b[i]);
+  }
+  char err[256];
+  ccsim_client *c = ccsim_client_new(endpoint, err, sizeof err);
+  ccsim_session *s = ccsim_session_create_paced(c, sc, CCSIM_PACING_LOCKSTEP, 0);
+  long n = (long)(seconds * 1000);
+  double t0 = now_us();
+  for (long k = 0; k < n && s; k++) {
+    if (ccsim_session_step(s, 1e-3, NULL, 0) != CCSIM_OK) {
+      fprintf(stderr, "bench: paced: %s\n", ccsim_client_errmsg(c));
+      break;
+    }
+  }
+  double wall = (now_us() - t0) * 1e-6;
+  atomic_store(&stop, 1);
+  long others = 0;
+  for (int i = 0; i < 8; i++) {
+    pthread_join(th[i], NULL);
+    others += b[i].steps;
+  }
+  if (s) {
+    const ccsim_deadline_stats *d = ccsim_session_deadline(s);
+    printf("paced 1 kHz lockstep for %.1f s (%.3f s wall) beside 8 busy sessions (%.0f steps/s "
+           "together): %llu of %llu steps late, worst lateness %.1f us\n",
+           seconds, wall, (double)others / wall, (unsigned long long)d->misses,
+           (unsigned long long)d->paced_steps, 1e6 * d->worst_lateness);
+  }
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+}
+
+int main(int argc, char **argv) {
+  int n = 5000;
+  double paced = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
+      n = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--paced") && i + 1 < argc) {
+      paced = atof(argv[++i]);
+    } else {
+      fprintf(stderr, "usage: bench_service [--steps N] [--paced SECONDS]\n");
+      return 2;
+    }
+  }
+  if (n < 100) n = 100;
+  char err[512];
+  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "bench", NULL, err, sizeof err);
+  if (!sc) {
+    fprintf(stderr, "bench: %s\n", err);
+    return 1;
+  }
+  // the core alone
+  sim_model *m = wire_scene_compile(ccsim_scene_message(sc), err, sizeof err);
+  sim_data *d = m ? sim_data_new(m, err, sizeof err) : NULL;
+  double *t = calloc((size_t)n, sizeof *t);
+  for (int k = 1; k <= 100; k++) sim_step(m, d, k * 1e-3);
+  double tt = sim_data_time(d), c0 = now_us();
+  for (int k = 0; k < n; k++) {
+    double t0 = now_us();
+    tt += 1e-3;
+    sim_step(m, d, tt);
+    t[k] = now_us() - t0;
+  }
+  result core = summarize(t, (size_t)n, now_us() - c0);
+  free(t);
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+  size_t req_len = 0, rep_len = 0;
+  message_sizes(sc, &req_len, &rep_len);
+  printf("one-body scene, dt = 1 ms; Step request %zu bytes, reply %zu bytes; %d steps per "
+         "client\n", req_len, rep_len, n);
+  printf("core sim_step alone: median %.2f us, p99 %.2f us\n\n", core.median, core.p99);
+  printf("%-8s | %-36s | %-36s | %s\n", "clients", "raw zmq floor: median / p99 / rt/s",
+         "ccsim Step: median / p99 / steps/s", "median / floor");
+
+  echo_server e = {.reply_len = rep_len};
+  e.ctx = zmq_ctx_new();
+  e.router = zmq_socket(e.ctx, ZMQ_ROUTER);
+  zmq_bind(e.router, "tcp://127.0.0.1:*");
+  size_t el = sizeof e.endpoint;
+  zmq_getsockopt(e.router, ZMQ_LAST_ENDPOINT, e.endpoint, &el);
+  pthread_create(&e.th, NULL, echo_main, &e);
+
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  srv *s = srv_new(&cfg, err, sizeof err);
+  if (!s) {
+    fprintf(stderr, "bench: %s\n", err);
+    return 1;
+  }
+  pthread_t sth;
+  pthread_create(&sth, NULL, serve, s);
+  const int counts[3] = {1, 8, 16};
+  int rc = 0;
+  for (int i = 0; i < 3; i++) {
+    result floor_r, svc;
+    double phys = 0;
+    int per = counts[i] == 1 ? n : n / 2;
+    rc |= run_clients(e.endpoint, sc, 1, e.ctx, req_len, counts[i], per, &floor_r, NULL);
+    rc |= run_clients(srv_endpoint(s), sc, 0, NULL, 0, counts[i], per, &svc, &phys);
+    printf("%-8d | %9.1f us %9.1f us %9.0f/s | %9.1f us %9.1f us %9.0f/s | %.2f (physics %.1f "
+           "us)\n",
+           counts[i], floor_r.median, floor_r.p99, floor_r.rate, svc.median, svc.p99, svc.rate,
+           svc.median / floor_r.median, phys);
+    fflush(stdout);
+  }
+  if (paced > 0) {
+    paced_run(srv_endpoint(s), sc, paced);
+  }
+  srv_stop(s);
+  pthread_join(sth, NULL);
+  srv_destroy(&s);
+  atomic_store(&e.stop, 1);
+  pthread_join(e.th, NULL);
+  int linger = 0;
+  zmq_setsockopt(e.router, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_close(e.router);
+  zmq_ctx_term(e.ctx);
+  ccsim_scene_destroy(&sc);
+  return rc ? 1 : 0;
+}
