@@ -1,31 +1,664 @@
 #include "sim_rigid.h"
 
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "geo_vec.h"
+#include "sim_dantzig.h"
 #include "sim_data.h"
+#include "sim_lemke.h"
 
-// Until the LCP time stepper lands, rigid mode refuses to step with ENOTIMPL (a session
-// can be created and inspected, nothing is integrated).
+#define ROWS_MIN 64           // first LCP capacity; doubled as contacts demand
+#define TOUCH_RETRIES 12      // step quarterings when a step ends with bodies touching
+#define BOUND_PASSES 4        // re-solves when the new velocities ask for a shorter step
+
+// identity of a contact across steps, for Dantzig's warm start
+typedef struct contact_key {
+  int a, b, fa_type, fa_id, fb_type, fb_id;
+} contact_key;
+
 struct sim_rigid {
-  int unused;
+  int nbody;
+  const double *force_in, *torque_in;  // borrowed (nbody x 3) held inputs, or NULL
+  double *u;        // (nbody x 6) COM velocity and angular velocity (world), or their rates
+  double *vel_new;  // (nbody x 3) COM velocity after the step's impulses [m/s]
+  double *om_new;   // (nbody x 3) angular velocity after them, world [rad/s]
+  double *R;        // (nbody x 9) rotations (row-major) at the step's start
+  double *wrench;   // (nbody x 6) scratch for sim_collide's compliant wrenches (ignored)
+  double *y_save;   // (nstate) state at the step's start, for retries
+  size_t nstate;
+  // contacts of the last step or query (copies: the collider is overwritten)
+  int ccap, nc;
+  sim_contact *con;   // (ccap)
+  double *fric;       // (ccap x 3) friction force on body_b [N]
+  int *frow;          // (ccap) first friction row of a contact, -1 without friction
+  double *mu;         // (ccap) friction coefficient of the contact's body pair
+  contact_key *key;   // (ccap) keys of con
+  contact_key *pkey;  // (ccap) keys of the previous Dantzig solve
+  unsigned char *pclamp;  // (ccap) its clamped set
+  int npkey;
+  // the LCP, rows: nc normal, nf * d friction, nf lambda
+  int rcap, nrow, nvel;  // capacity, rows, velocity rows (normal + friction)
+  int *rcon;          // (rcap) contact of a velocity row
+  double *G;          // (rcap x 12) row Jacobian on (v_A, w_A, v_B, w_B) (world)
+  double *W;          // (rcap x 12) M^-1 G^T on the same slots (zero for non-free bodies)
+  double *A;          // (rcap x rcap) column-major
+  double *q, *z, *w;  // (rcap)
+  unsigned char *clamp;  // (rcap)
+  sim_dantzig *dz;
+  sim_lemke *lk;
+  int dz_cap, lk_cap;
+  char err[256];
 };
 
-sim_rigid *sim_rigid_new(const sim_model *m, char *err, size_t err_sz) {
-  (void)m, (void)err, (void)err_sz;
-  return calloc(1, sizeof(sim_rigid));
+static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
+  if (!err || err_sz == 0) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, err_sz, fmt, ap);
+  va_end(ap);
 }
 
-void sim_rigid_destroy(sim_rigid **r) {
-  if (r && *r) {
-    free(*r);
-    *r = NULL;
+sim_rigid *sim_rigid_new(const sim_model *m, char *err, size_t err_sz) {
+  sim_rigid *r = calloc(1, sizeof *r);
+  if (!r) {
+    set_err(err, err_sz, "rigid mode: out of memory");
+    return NULL;
+  }
+  size_t nb = m->nbody > 0 ? (size_t)m->nbody : 1;
+  r->nbody = m->nbody;
+  r->nstate = (size_t)SIM_NQ * (size_t)m->nfree;
+  r->u = calloc(nb * 6, sizeof(double));
+  r->vel_new = calloc(nb * 3, sizeof(double));
+  r->om_new = calloc(nb * 3, sizeof(double));
+  r->R = calloc(nb * 9, sizeof(double));
+  r->wrench = calloc(nb * 6, sizeof(double));
+  r->y_save = calloc(r->nstate > 0 ? r->nstate : 1, sizeof(double));
+  if (!r->u || !r->vel_new || !r->om_new || !r->R || !r->wrench || !r->y_save) {
+    set_err(err, err_sz, "rigid mode: out of memory");
+    sim_rigid_destroy(&r);
+    return NULL;
+  }
+  return r;
+}
+
+static void free_rows(sim_rigid *r) {
+  free(r->rcon), free(r->G), free(r->W), free(r->A), free(r->q), free(r->z), free(r->w);
+  free(r->clamp);
+  r->rcon = NULL, r->G = r->W = r->A = r->q = r->z = r->w = NULL, r->clamp = NULL;
+  r->rcap = 0;
+}
+
+static void free_contacts(sim_rigid *r) {
+  free(r->con), free(r->fric), free(r->frow), free(r->mu), free(r->key), free(r->pkey);
+  free(r->pclamp);
+  r->con = NULL, r->fric = r->mu = NULL, r->frow = NULL, r->key = r->pkey = NULL;
+  r->pclamp = NULL;
+  r->ccap = r->nc = r->npkey = 0;
+}
+
+void sim_rigid_destroy(sim_rigid **pr) {
+  if (!pr || !*pr) return;
+  sim_rigid *r = *pr;
+  free(r->u), free(r->vel_new), free(r->om_new), free(r->R), free(r->wrench), free(r->y_save);
+  free_rows(r);
+  free_contacts(r);
+  sim_dantzig_destroy(&r->dz);
+  sim_lemke_destroy(&r->lk);
+  free(r);
+  *pr = NULL;
+}
+
+void sim_rigid_bind_inputs(sim_rigid *r, const double *force, const double *torque) {
+  r->force_in = force;
+  r->torque_in = torque;
+}
+
+const char *sim_rigid_errmsg(const sim_rigid *r) { return r ? r->err : "no rigid workspace"; }
+
+const sim_contact *sim_rigid_contacts(const sim_rigid *r, int *n, const double **friction) {
+  *n = r->nc;
+  if (friction) *friction = r->fric;
+  return r->con;
+}
+
+// ---- capacities (grow by doubling; the step path allocates only when a step needs more
+// than any before) ----------------------------------------------------------------------
+
+static int ensure_contacts(sim_rigid *r, int nc) {
+  if (nc <= r->ccap) return 0;
+  int cap = r->ccap > 0 ? r->ccap : 16;
+  while (cap < nc) cap *= 2;
+  sim_contact *con = realloc(r->con, (size_t)cap * sizeof *con);
+  if (con) r->con = con;
+  double *fric = realloc(r->fric, (size_t)cap * 3 * sizeof *fric);
+  if (fric) r->fric = fric;
+  int *frow = realloc(r->frow, (size_t)cap * sizeof *frow);
+  if (frow) r->frow = frow;
+  double *mu = realloc(r->mu, (size_t)cap * sizeof *mu);
+  if (mu) r->mu = mu;
+  contact_key *key = realloc(r->key, (size_t)cap * sizeof *key);
+  if (key) r->key = key;
+  contact_key *pkey = realloc(r->pkey, (size_t)cap * sizeof *pkey);
+  if (pkey) r->pkey = pkey;
+  unsigned char *pclamp = realloc(r->pclamp, (size_t)cap);
+  if (pclamp) r->pclamp = pclamp;
+  if (!con || !fric || !frow || !mu || !key || !pkey || !pclamp) {
+    snprintf(r->err, sizeof r->err, "rigid mode: out of memory for %d contacts", nc);
+    free_contacts(r);
+    return -1;
+  }
+  r->ccap = cap;
+  return 0;
+}
+
+static int ensure_rows(sim_rigid *r, int n) {
+  if (n > SIM_RIGID_ROWS_MAX) {
+    snprintf(r->err, sizeof r->err,
+             "rigid mode: the contact LCP would have %d rows (limit %d): too many contacts", n,
+             SIM_RIGID_ROWS_MAX);
+    return -2;
+  }
+  if (n <= r->rcap) return 0;
+  int cap = r->rcap > 0 ? r->rcap : ROWS_MIN;
+  while (cap < n) cap *= 2;
+  if (cap > SIM_RIGID_ROWS_MAX) cap = SIM_RIGID_ROWS_MAX;
+  free_rows(r);
+  size_t c = (size_t)cap;
+  r->rcon = malloc(c * sizeof(int));
+  r->G = malloc(c * 12 * sizeof(double));
+  r->W = malloc(c * 12 * sizeof(double));
+  r->A = malloc(c * c * sizeof(double));
+  r->q = malloc(c * sizeof(double));
+  r->z = malloc(c * sizeof(double));
+  r->w = malloc(c * sizeof(double));
+  r->clamp = malloc(c);
+  if (!r->rcon || !r->G || !r->W || !r->A || !r->q || !r->z || !r->w || !r->clamp) {
+    free_rows(r);
+    snprintf(r->err, sizeof r->err, "rigid mode: out of memory for an LCP of %d rows", n);
+    return -1;
+  }
+  r->rcap = cap;
+  return 0;
+}
+
+// ---- dynamics ----------------------------------------------------------------------
+
+// out = R I^-1 R^T a: the world-frame inverse inertia of body b applied to a
+static void inv_inertia_world(const sim_model *m, const double R[9], int b, const double a[3],
+                              double out[3]) {
+  double t[3], s[3];
+  geo_m3_tmulv(t, R, a);
+  geo_m3_mulv(s, m->inertia_inv + 9 * b, t);
+  geo_m3_mulv(out, R, s);
+}
+
+// Per body into r->u: free bodies' COM velocity and angular velocity (world) after h of
+// gravity, held inputs and gyroscopic torque without contacts (rates = 0: their
+// accelerations instead, for Baraff's LCP); non-free bodies' motion as k gives it (rates:
+// the centripetal acceleration of their COM).
+static void free_motion(const sim_model *m, sim_data *d, sim_rigid *r, const sim_kinematics *k,
+                        double h, int rates) {
+  const double *y = sim_data_state(d);
+  for (int b = 0; b < m->nbody; b++) {
+    double *u = r->u + 6 * b, *R = r->R + 9 * b;
+    geo_quat_to_mat(R, k->quat + 4 * b);
+    int s = m->state_index[b];
+    if (s < 0) {
+      if (!rates) {
+        geo_v3_copy(u, k->vel + 3 * b);
+        geo_v3_copy(u + 3, k->omega + 3 * b);
+      } else {
+        double rc[3], wr[3];
+        geo_v3_sub(rc, k->com + 3 * b, k->pos + 3 * b);
+        geo_v3_cross(wr, k->omega + 3 * b, rc);
+        geo_v3_cross(u, k->omega + 3 * b, wr);
+        geo_v3_set(u + 3, 0, 0, 0);
+      }
+      continue;
+    }
+    const double *v = y + s + 7, *wb = y + s + 10, *I = m->inertia + 9 * b;
+    double f[3] = {0, 0, 0}, tau[3] = {0, 0, 0};
+    if (r->force_in) geo_v3_copy(f, r->force_in + 3 * b);
+    if (r->torque_in) geo_v3_copy(tau, r->torque_in + 3 * b);
+    double acc[3], taub[3], Iw[3], gyro[3], rhs[3], wdot[3];
+    for (int j = 0; j < 3; j++) acc[j] = m->gravity[j] + f[j] / m->mass[b];
+    // Euler's equations in the body frame: I wdot = R^T tau - w x (I w)
+    geo_m3_tmulv(taub, R, tau);
+    geo_m3_mulv(Iw, I, wb);
+    geo_v3_cross(gyro, wb, Iw);
+    geo_v3_sub(rhs, taub, gyro);
+    geo_m3_mulv(wdot, m->inertia_inv + 9 * b, rhs);
+    if (rates) {
+      geo_v3_copy(u, acc);
+      geo_m3_mulv(u + 3, R, wdot);  // d(R w)/dt = R (w x w) + R wdot = R wdot
+    } else {
+      double wf[3];
+      geo_v3_madd(u, v, h, acc);
+      geo_v3_madd(wf, wb, h, wdot);
+      geo_m3_mulv(u + 3, R, wf);
+    }
+  }
+}
+
+// velocity (or acceleration) of body b's material point p from the 6-vector u
+static void point_motion(const sim_kinematics *k, const double *u, int b, const double p[3],
+                         double out[3]) {
+  double rr[3], wr[3];
+  geo_v3_sub(rr, p, k->com + 3 * b);
+  geo_v3_cross(wr, u + 3, rr);
+  geo_v3_add(out, u, wr);
+}
+
+// fill velocity row `row` of contact c along the world direction e
+static void set_row(const sim_model *m, sim_rigid *r, const sim_kinematics *k, int row, int c,
+                    const double e[3]) {
+  const sim_contact *ct = &r->con[c];
+  double *G = r->G + 12 * row, *W = r->W + 12 * row;
+  int body[2] = {ct->body_a, ct->body_b};
+  const double *p[2] = {ct->pa, ct->pb};
+  for (int side = 0; side < 2; side++) {
+    int b = body[side];
+    double sgn = side == 0 ? -1.0 : 1.0, rr[3], rxe[3];
+    geo_v3_sub(rr, p[side], k->com + 3 * b);
+    geo_v3_cross(rxe, rr, e);
+    geo_v3_scale(G + 6 * side, e, sgn);
+    geo_v3_scale(G + 6 * side + 3, rxe, sgn);
+    if (m->state_index[b] < 0) {
+      memset(W + 6 * side, 0, 6 * sizeof(double));
+      continue;
+    }
+    geo_v3_scale(W + 6 * side, G + 6 * side, 1.0 / m->mass[b]);
+    inv_inertia_world(m, r->R + 9 * b, b, G + 6 * side + 3, W + 6 * side + 3);
+  }
+  r->rcon[row] = c;
+}
+
+static double dot6(const double *a, const double *b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+
+// The LCP of Tan et al. eq. 14 over r->con[0..nc): A (scaled by s: the step h, or 1 for
+// accelerations), q = G u with u = r->u (free velocities or accelerations), E and mu scaled
+// by s, A(i,i) *= 1 + eps on the velocity rows. Friction rows for contacts with mu > 0.
+// Returns 0, or -1/-2 (no memory / too many rows; r->err says).
+static int build_lcp(const sim_model *m, sim_rigid *r, const sim_kinematics *k, double s,
+                     double eps) {
+  int nc = r->nc, nd = m->friction_dirs, nf = 0;
+  for (int c = 0; c < nc; c++) nf += r->mu[c] > 0;
+  int nvel = nc + nf * nd, n = nvel + nf;
+  int rc = ensure_rows(r, n);
+  if (rc) return rc;
+  r->nrow = n, r->nvel = nvel;
+  int fr = nc;
+  for (int c = 0; c < nc; c++) {
+    const sim_contact *ct = &r->con[c];
+    set_row(m, r, k, c, c, ct->normal);
+    r->frow[c] = -1;
+    if (!(r->mu[c] > 0)) continue;
+    // tangent basis: the first direction along the tangential relative motion before
+    // contact forces, so that sliding along it meets the exact Coulomb bound
+    double va[3], vb[3], vr[3], t1[3], t2[3];
+    point_motion(k, r->u + 6 * ct->body_a, ct->body_a, ct->pa, va);
+    point_motion(k, r->u + 6 * ct->body_b, ct->body_b, ct->pb, vb);
+    geo_v3_sub(vr, vb, va);
+    geo_v3_madd(t1, vr, -geo_v3_dot(vr, ct->normal), ct->normal);
+    if (!(geo_v3_norm(t1) > 1e-9)) {
+      // no tangential motion: any basis; the world axis least aligned with the normal
+      const double *nn = ct->normal;
+      double ax[3] = {0, 0, 0};
+      int j = fabs(nn[0]) <= fabs(nn[1]) && fabs(nn[0]) <= fabs(nn[2]) ? 0
+              : fabs(nn[1]) <= fabs(nn[2])                             ? 1
+                                                                       : 2;
+      ax[j] = 1;
+      geo_v3_madd(t1, ax, -nn[j], nn);
+    }
+    geo_v3_normalize(t1);
+    geo_v3_cross(t2, ct->normal, t1);
+    r->frow[c] = fr;
+    for (int j = 0; j < nd; j++) {
+      double a = 2 * 3.14159265358979323846 * j / nd, e[3];
+      for (int l = 0; l < 3; l++) e[l] = cos(a) * t1[l] + sin(a) * t2[l];
+      set_row(m, r, k, fr + j, c, e);
+    }
+    fr += nd;
+  }
+  // velocity block: s G M^-1 G^T, symmetric
+  double *A = r->A;
+  for (int i = 0; i < nvel; i++) {
+    const sim_contact *ci = &r->con[r->rcon[i]];
+    int bi[2] = {ci->body_a, ci->body_b};
+    const double *Gi = r->G + 12 * i;
+    for (int j = i; j < nvel; j++) {
+      const sim_contact *cj = &r->con[r->rcon[j]];
+      int bj[2] = {cj->body_a, cj->body_b};
+      const double *Wj = r->W + 12 * j;
+      double sum = 0;
+      for (int si = 0; si < 2; si++) {
+        if (m->state_index[bi[si]] < 0) continue;
+        for (int sj = 0; sj < 2; sj++) {
+          if (bi[si] == bj[sj]) sum += dot6(Gi + 6 * si, Wj + 6 * sj);
+        }
+      }
+      A[i + (size_t)j * n] = A[j + (size_t)i * n] = s * sum;
+    }
+    A[i + (size_t)i * n] *= 1 + eps;
+    r->q[i] = dot6(Gi, r->u + 6 * bi[0]) + dot6(Gi + 6, r->u + 6 * bi[1]);
+  }
+  // friction cone rows and columns (E and mu scaled by s, Tan et al. section 5)
+  for (int i = nvel; i < n; i++) {
+    r->q[i] = 0;
+    for (int j = 0; j < n; j++) A[i + (size_t)j * n] = A[j + (size_t)i * n] = 0;
+  }
+  int lam = nvel;
+  for (int c = 0; c < nc; c++) {
+    if (r->frow[c] < 0) continue;
+    A[lam + (size_t)c * n] = r->mu[c] * s;
+    for (int j = 0; j < nd; j++) {
+      int f = r->frow[c] + j;
+      A[lam + (size_t)f * n] = -s;
+      A[f + (size_t)lam * n] = s;
+    }
+    lam++;
+  }
+  return 0;
+}
+
+// Solve r's LCP with Dantzig (no friction rows) or Lemke. Returns the solver's status.
+static sim_lcp_status solve_lcp(sim_rigid *r, sim_stats *st) {
+  int n = r->nrow;
+  sim_lcp_info info;
+  memset(&info, 0, sizeof info);
+  sim_lcp_status ls;
+  if (n == 0) return SIM_LCP_SOLVED;
+  if (r->nvel == r->nc) {
+    if (r->dz_cap < r->rcap) {
+      sim_dantzig_destroy(&r->dz);
+      sim_dantzig_opts o = sim_dantzig_opts_default();
+      o.verify_tol = SIM_RIGID_VERIFY_TOL;
+      r->dz = sim_dantzig_new(r->rcap, &o, NULL, 0);
+      r->dz_cap = r->dz ? r->rcap : 0;
+      if (!r->dz) return SIM_LCP_EINVAL;
+    }
+    // warm start: the previous step's clamped set, matched by body pair and features
+    int hint = 0;
+    for (int i = 0; i < n; i++) {
+      r->clamp[i] = 0;
+      for (int c = 0; c < r->npkey; c++) {
+        int j = (hint + c) % r->npkey;
+        if (memcmp(&r->pkey[j], &r->key[i], sizeof(contact_key)) == 0) {
+          r->clamp[i] = r->pclamp[j];
+          hint = j + 1;
+          break;
+        }
+      }
+    }
+    ls = sim_dantzig_solve(r->dz, n, r->A, r->q, r->z, r->w, r->clamp, r->clamp, &info);
+    st->lcp_solver = SIM_LCP_SOLVER_DANTZIG;
+    if (ls == SIM_LCP_SOLVED) {
+      memcpy(r->pkey, r->key, (size_t)n * sizeof(contact_key));
+      memcpy(r->pclamp, r->clamp, (size_t)n);
+      r->npkey = n;
+    } else {
+      r->npkey = 0;
+    }
+  } else {
+    if (r->lk_cap < r->rcap) {
+      sim_lemke_destroy(&r->lk);
+      sim_lemke_opts o = sim_lemke_opts_default();
+      o.verify_tol = SIM_RIGID_VERIFY_TOL;
+      r->lk = sim_lemke_new(r->rcap, &o, NULL, 0);
+      r->lk_cap = r->lk ? r->rcap : 0;
+      if (!r->lk) return SIM_LCP_EINVAL;
+    }
+    ls = sim_lemke_solve(r->lk, n, r->A, r->q, r->z, r->w, &info);
+    st->lcp_solver = SIM_LCP_SOLVER_LEMKE;
+  }
+  st->lcp_pivots += (uint64_t)info.pivots;
+  return ls;
+}
+
+// Copy the collider's contacts into r (with their keys and friction coefficients).
+static int take_contacts(const sim_model *m, sim_data *d, sim_rigid *r, double max_gap) {
+  int n = 0;
+  sim_collider *col = sim_data_collider(d);
+  const sim_contact *c = col ? sim_collider_contacts(col, &n) : NULL;
+  if (ensure_contacts(r, n) != 0) return -1;
+  int nc = 0;
+  for (int i = 0; i < n; i++) {
+    sim_contact_params cp;
+    sim_pair_params(m, c[i].body_a, c[i].body_b, &cp);
+    double gap = (1 - SIM_RIGID_TARGET) * cp.standoff - c[i].depth;
+    if (gap > max_gap * cp.standoff) continue;
+    sim_contact *o = &r->con[nc];
+    *o = c[i];
+    o->force = o->dF_ddepth = o->dF_drate = 0;
+    r->mu[nc] = cp.mu;
+    contact_key key = {o->body_a, o->body_b, o->fa.type, o->fa.id, o->fb.type, o->fb.id};
+    r->key[nc] = key;
+    memset(r->fric + 3 * nc, 0, 3 * sizeof(double));
+    nc++;
+  }
+  r->nc = nc;
+  return 0;
+}
+
+// contacts at time t and d's state into the collider; fills the geometry statistics
+static ccsim_status collide(const sim_model *m, sim_data *d, sim_rigid *r, double t,
+                            sim_kinematics *k) {
+  sim_data_kinematics_at(m, d, t, k);
+  sim_collider *col = sim_data_collider(d);
+  if (!col) return CCSIM_OK;
+  memset(r->wrench, 0, 6 * sizeof(double) * (size_t)m->nbody);
+  ccsim_status s = sim_collide(m, col, k, r->wrench);
+  sim_stats *st = sim_data_stats_mut(d);
+  st->geometry_ns = sim_collider_geometry_ns(col);
+  if (s != CCSIM_OK) {
+    if (s == CCSIM_ESOLVER) st->penetrations++;
+    snprintf(r->err, sizeof r->err, "rigid mode: %s", sim_collider_errmsg(col));
+  }
+  return s;
+}
+
+// Forces from the solution: normal force per contact and the friction vector on body_b.
+static void read_forces(sim_rigid *r, const sim_model *m) {
+  int nd = m->friction_dirs;
+  for (int c = 0; c < r->nc; c++) {
+    r->con[c].force = r->z[c] > 0 ? r->z[c] : 0;
+    double *f = r->fric + 3 * c;
+    geo_v3_set(f, 0, 0, 0);
+    if (r->frow[c] < 0) continue;
+    for (int j = 0; j < nd; j++) {
+      int row = r->frow[c] + j;
+      geo_v3_madd(f, f, r->z[row], r->G + 12 * row + 6);  // side B holds +e
+    }
+  }
+}
+
+// Build and solve the step's LCP over r->con with step h; the new velocities go to
+// r->vel_new / r->om_new. Retries once with 1000 times the regularisation.
+static ccsim_status step_lcp(const sim_model *m, sim_data *d, sim_rigid *r,
+                             const sim_kinematics *k, double h) {
+  sim_stats *st = sim_data_stats_mut(d);
+  free_motion(m, d, r, k, h, 0);
+  double eps = SIM_RIGID_EPS;
+  sim_lcp_status ls = SIM_LCP_SOLVED;
+  for (int attempt = 0; attempt < 2; attempt++, eps *= 1e3) {
+    int rc = build_lcp(m, r, k, h, eps);
+    if (rc) return rc == -2 ? CCSIM_ELIMIT : CCSIM_ENOMEM;
+    // gap term: N^T v >= -(dist - target) / h (Anitescu-Potra; Hotz et al. eq. 6)
+    for (int c = 0; c < r->nc; c++) {
+      sim_contact_params cp;
+      sim_pair_params(m, r->con[c].body_a, r->con[c].body_b, &cp);
+      r->q[c] += ((1 - SIM_RIGID_TARGET) * cp.standoff - r->con[c].depth) / h;
+    }
+    ls = solve_lcp(r, st);
+    if (ls == SIM_LCP_SOLVED) break;
+    st->lcp_failures++;
+  }
+  if (ls != SIM_LCP_SOLVED) {
+    snprintf(r->err, sizeof r->err, "rigid mode: the contact LCP (%d rows, %d contacts) has no "
+             "verified solution: %s", r->nrow, r->nc, sim_lcp_status_str(ls));
+    return CCSIM_ESOLVER;
+  }
+  read_forces(r, m);
+  // new velocities: u_free + h M^-1 G^T z
+  for (int b = 0; b < m->nbody; b++) {
+    geo_v3_copy(r->vel_new + 3 * b, r->u + 6 * b);
+    geo_v3_copy(r->om_new + 3 * b, r->u + 6 * b + 3);
+  }
+  for (int i = 0; i < r->nvel; i++) {
+    double zi = r->z[i];
+    if (zi == 0) continue;
+    const sim_contact *ct = &r->con[r->rcon[i]];
+    int body[2] = {ct->body_a, ct->body_b};
+    for (int side = 0; side < 2; side++) {
+      int b = body[side];
+      if (m->state_index[b] < 0) continue;
+      const double *W = r->W + 12 * i + 6 * side;
+      geo_v3_madd(r->vel_new + 3 * b, r->vel_new + 3 * b, h * zi, W);
+      geo_v3_madd(r->om_new + 3 * b, r->om_new + 3 * b, h * zi, W + 3);
+    }
+  }
+  return CCSIM_OK;
+}
+
+// positions and orientations with the new velocities (semi-implicit Euler)
+static void advance_positions(const sim_model *m, sim_data *d, sim_rigid *r, double h) {
+  double *y = sim_data_state(d);
+  for (int b = 0; b < m->nbody; b++) {
+    int s = m->state_index[b];
+    if (s < 0) continue;
+    double *p = y + s, *q = y + s + 3, *v = y + s + 7, *wb = y + s + 10;
+    geo_v3_copy(v, r->vel_new + 3 * b);
+    geo_m3_tmulv(wb, r->R + 9 * b, r->om_new + 3 * b);
+    geo_v3_madd(p, p, h, v);
+    // q += h/2 q (x) (0, w_body), then back to unit length
+    double dq[4] = {-q[1] * wb[0] - q[2] * wb[1] - q[3] * wb[2],
+                    q[0] * wb[0] + q[2] * wb[2] - q[3] * wb[1],
+                    q[0] * wb[1] - q[1] * wb[2] + q[3] * wb[0],
+                    q[0] * wb[2] + q[1] * wb[1] - q[2] * wb[0]};
+    for (int j = 0; j < 4; j++) q[j] += 0.5 * h * dq[j];
+    if (geo_quat_normalize(q) == 0) q[0] = 1;
   }
 }
 
 ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r, double t0,
                             double t_out, double *t_reached) {
-  (void)m, (void)d, (void)r, (void)t_out;
   *t_reached = t0;
-  return CCSIM_ENOTIMPL;
+  sim_stats *st = sim_data_stats_mut(d);
+  double *y = sim_data_state(d);
+  sim_collider *col = sim_data_collider(d);
+  sim_kinematics k;
+  ccsim_status s = collide(m, d, r, t0, &k);
+  if (s != CCSIM_OK) return s;
+  double t = t0, h_cap = INFINITY;
+  int touches = 0;
+  while (t < t_out) {
+    // equal steps of at most rigid_dt that land on t_out
+    double rem = t_out - t, nst = ceil(rem / m->rigid_dt - 1e-9);
+    double h = rem / (nst < 1 ? 1 : nst);
+    int last = 1;
+    if (h > h_cap) h = h_cap, last = 0;
+    if (take_contacts(m, d, r, INFINITY) != 0) return CCSIM_ENOMEM;
+    if (r->nstate) memcpy(r->y_save, y, r->nstate * sizeof(double));
+    // conservative advancement (Drumwright): with the new velocities, no pair outside
+    // its standoff may come more than half-way in over the step; else shorten and re-solve
+    for (int pass = 0; pass < BOUND_PASSES; pass++) {
+      s = step_lcp(m, d, r, &k, h);
+      if (s != CCSIM_OK) return s;
+      if (!col) break;
+      sim_kinematics kn = k;
+      kn.vel = r->vel_new, kn.omega = r->om_new;
+      double hb = sim_collider_time_bound(m, col, &kn, 0, h);
+      if (!(hb < h)) break;
+      h = fmax(hb, 1e-6 * m->rigid_dt), last = 0;
+    }
+    advance_positions(m, d, r, h);
+    double t_new = last && nst <= 1 ? t_out : t + h;
+    s = collide(m, d, r, t_new, &k);
+    if (s == CCSIM_ESOLVER && ++touches <= TOUCH_RETRIES) {
+      // the step ended with bodies touching: back to its start, a quarter of the step
+      if (r->nstate) memcpy(y, r->y_save, r->nstate * sizeof(double));
+      h_cap = 0.25 * h;
+      s = collide(m, d, r, t, &k);
+      if (s != CCSIM_OK) return s;
+      continue;
+    }
+    if (s != CCSIM_OK) {
+      if (r->nstate) memcpy(y, r->y_save, r->nstate * sizeof(double));
+      sim_restart(m, d);
+      return s;
+    }
+    t = t_new;
+    *t_reached = t;
+    h_cap = INFINITY;
+    touches = 0;
+    // statistics of the step
+    uint32_t carrying = 0;
+    double depth = 0;
+    for (int c = 0; c < r->nc; c++) {
+      carrying += r->con[c].force > 0;
+      if (r->con[c].depth > depth) depth = r->con[c].depth;
+    }
+    st->steps++;
+    st->contacts = carrying;
+    st->max_depth = depth;
+    st->last_step = h;
+  }
+  sim_restart(m, d);
+  return CCSIM_OK;
+}
+
+ccsim_status sim_rigid_contact_forces(const sim_model *m, struct sim_data *d, sim_rigid *r,
+                                      double t, int *n) {
+  if (n) *n = 0;
+  sim_stats *st = sim_data_stats_mut(d);
+  sim_kinematics k;
+  ccsim_status s = collide(m, d, r, t, &k);
+  if (s != CCSIM_OK) return s;
+  // the contacts at the rigid model's rest distance (within 1 % of the standoff)
+  if (take_contacts(m, d, r, 0.01) != 0) return CCSIM_ENOMEM;
+  free_motion(m, d, r, &k, 0, 1);
+  double eps = SIM_RIGID_EPS;
+  sim_lcp_status ls = SIM_LCP_SOLVED;
+  for (int attempt = 0; attempt < 2; attempt++, eps *= 1e3) {
+    int rc = build_lcp(m, r, &k, 1.0, eps);
+    if (rc) return rc == -2 ? CCSIM_ELIMIT : CCSIM_ENOMEM;
+    // Baraff: b adds the velocity-product terms w x (w x r) of the contact points (the
+    // normal's own rotation contributes n' . v_rel, zero at resting contact)
+    const double *y = sim_data_state(d);
+    for (int i = 0; i < r->nvel; i++) {
+      const sim_contact *ct = &r->con[r->rcon[i]];
+      int body[2] = {ct->body_a, ct->body_b};
+      const double *p[2] = {ct->pa, ct->pb};
+      for (int side = 0; side < 2; side++) {
+        int b = body[side];
+        double om[3], rr[3], wr[3], wwr[3];
+        if (m->state_index[b] >= 0) {
+          geo_m3_mulv(om, r->R + 9 * b, y + m->state_index[b] + 10);
+        } else {
+          geo_v3_copy(om, k.omega + 3 * b);
+        }
+        geo_v3_sub(rr, p[side], k.com + 3 * b);
+        geo_v3_cross(wr, om, rr);
+        geo_v3_cross(wwr, om, wr);
+        r->q[i] += geo_v3_dot(r->G + 12 * i + 6 * side, wwr);
+      }
+    }
+    ls = solve_lcp(r, st);
+    if (ls == SIM_LCP_SOLVED) break;
+    st->lcp_failures++;
+  }
+  if (ls != SIM_LCP_SOLVED) {
+    snprintf(r->err, sizeof r->err, "rigid mode: the contact-force LCP (%d rows) has no "
+             "verified solution: %s", r->nrow, sim_lcp_status_str(ls));
+    return CCSIM_ESOLVER;
+  }
+  read_forces(r, m);
+  if (n) *n = r->nc;
+  return CCSIM_OK;
 }

@@ -1,16 +1,47 @@
 // Rigid mode: velocity-level LCP time stepping (Tan, Siu & Liu, eq. 12-15; Stewart-
 // Trinkle) over the same witness pairs as the compliant mode, solved by our own Dantzig
 // (frictionless) and Lemke (frictional) codes, with gap stabilisation after Hotz et al.
-// One sim_rigid per session (sim_data owns it); allocation-free once created.
+// One sim_rigid per session (sim_data owns it).
+//
+// Per step of length h (m->rigid_dt; shorter where conservative advancement asks):
+//   contacts   every witness pair within the pair's standoff d_s at the step's start;
+//   LCP        Tan et al. eq. 14 with z = (f_n, f_d, lambda) in newtons, d friction
+//              directions per frictional contact (m->friction_dirs), E and mu scaled by h,
+//              A(i,i) *= 1 + SIM_RIGID_EPS (their section 5);
+//   gap term   the normal rows ask N^T v >= -(dist - d_s/2) / h (Anitescu-Potra, Hotz et
+//              al.): bodies come to rest at half the standoff, where they neither sink
+//              nor drift;
+//   friction   the first pyramid direction follows the contact's tangential relative
+//              velocity before contact impulses, so sliding along a line (and the onset
+//              of sliding) sees the exact Coulomb bound; across it the pyramid's bound
+//              is between cos(pi/d) and 1 times mu f_n (0.707 for d = 4);
+//   motion     semi-implicit Euler: velocities with gravity, held inputs, gyroscopic
+//              terms and the contact impulses, then positions with the new velocities,
+//              quaternions renormalised.
+// Frictionless steps (mu = 0 on every contact) use Dantzig warm-started from the previous
+// step's clamped set; others Lemke. A step whose LCP has no verified solution is retried
+// with 1000 times the regularisation; if that fails too, the step fails (CCSIM_ESOLVER,
+// state at the last completed step). Workspaces grow (doubling) when a step has more
+// contacts than any before; otherwise stepping allocates nothing.
 #ifndef SIM_RIGID_H
 #define SIM_RIGID_H
 
 #include <stddef.h>
 
 #include "ccsim_status.h"
+#include "sim_contact.h"
 #include "sim_model.h"
 
 enum { SIM_LCP_SOLVER_NONE = 0, SIM_LCP_SOLVER_DANTZIG = 1, SIM_LCP_SOLVER_LEMKE = 2 };
+
+#define SIM_RIGID_EPS 1e-6         // relative diagonal regularisation (Tan et al. section 5)
+#define SIM_RIGID_TARGET 0.5       // rest distance as a fraction of the pair's standoff
+#define SIM_RIGID_ROWS_MAX 4096    // largest LCP a step may build (SIM_LCP_N_MAX)
+// Verification tolerance of the contact LCPs (sim_lcp_verify): w in m/s (steps) or m/s^2
+// (forces), z in N; 1e-9 m/s is far below anything the positions can show, and the
+// redundant contacts of a face (rank-deficient blocks, conditioned only by EPS) leave
+// Lemke's bases primal-infeasible by some 1e-10 at times.
+#define SIM_RIGID_VERIFY_TOL 1e-9
 
 typedef struct sim_rigid sim_rigid;
 struct sim_data;
@@ -22,11 +53,34 @@ sim_rigid *sim_rigid_new(const sim_model *m, char *err, size_t err_sz);
 // Free and set *r to NULL. NULL-safe.
 void sim_rigid_destroy(sim_rigid **r);
 
+// Held inputs the steps apply: world force [N] at the COM and torque [N m], nbody x 3 each
+// (borrowed; must outlive r or be unbound with NULL). Unbound: no inputs.
+void sim_rigid_bind_inputs(sim_rigid *r, const double *force, const double *torque);
+
 // Advance d from time t0 to t_out in fixed steps of m->rigid_dt (the last one shortened
 // to land on t_out). Writes the state through sim_data_state and the statistics through
 // sim_data_stats_mut; *t_reached gets the time of the last completed step (t_out on
 // success; the caller records it). Kinematic bodies at time t: sim_data_kinematics_at.
+// CCSIM_ESOLVER (LCP without a verified solution, or bodies touching past the standoff),
+// CCSIM_ELIMIT (more than SIM_RIGID_ROWS_MAX LCP rows), CCSIM_ENOMEM; the message is in
+// sim_rigid_errmsg.
 ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r, double t0,
                             double t_out, double *t_reached);
+
+// Instantaneous contact forces at d's current state and time (Baraff 1994: acceleration-
+// level LCP over the contacts at rest distance, |dist - d_s/2| <= d_s/100, with the same
+// friction pyramid; Dantzig without friction, Lemke with). Nothing moves. The result
+// replaces the report of sim_rigid_contacts; *n gets the contact count (nullable).
+ccsim_status sim_rigid_contact_forces(const sim_model *m, struct sim_data *d, sim_rigid *r,
+                                      double t, int *n);
+
+// The contacts of the last step (geometry at the step's start) or of the last
+// sim_rigid_contact_forces, with force = the normal force [N] (impulse / h for steps) and
+// dF_* zero; friction (nullable) receives a borrowed nc x 3 array: the friction force on
+// body_b [N] (on body_a: its opposite), world frame. Borrowed until the next call on r.
+const sim_contact *sim_rigid_contacts(const sim_rigid *r, int *n, const double **friction);
+
+// Message of the last failure (borrowed). Never NULL.
+const char *sim_rigid_errmsg(const sim_rigid *r);
 
 #endif

@@ -1,0 +1,320 @@
+// ctest-label: validation
+// ctest-timeout: 300
+// Rigid mode (velocity-level LCP time stepping) against analytic answers: a box at rest
+// carries its weight and neither sinks nor drifts; on an incline it sticks below atan mu
+// and slides with g (sin t - mu cos t) above; without friction Dantzig solves the steps
+// and the box slides with g sin t; Baraff's instantaneous forces equal the weight; the
+// compliant and rigid modes agree on the support of a resting box.
+#include "ccsim_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "geo_vec.h"
+#include "sim_data.h"
+#include "sim_model.h"
+#include "sim_rigid.h"
+
+#define G 9.81
+#define DS 1e-3  // standoff [m]
+
+typedef struct fixture {
+  sim_model *m;
+  sim_data *d;
+  sim_rigid *r;
+} fixture;
+
+static sim_body_desc plate(double theta) {
+  sim_body_desc b;
+  memset(&b, 0, sizeof b);
+  b.name = "plate";
+  b.type = SIM_BODY_FIXED;
+  b.shape.type = SIM_SHAPE_BOX;
+  b.shape.size[0] = 4, b.shape.size[1] = 4, b.shape.size[2] = 0.1;
+  // tilted by theta about y: the top face's normal is (sin t, 0, cos t), through the origin
+  b.quat[0] = cos(theta / 2), b.quat[2] = sin(theta / 2);
+  b.pos[0] = -0.05 * sin(theta), b.pos[2] = -0.05 * cos(theta);
+  return b;
+}
+
+// a 1 kg box 0.1 x 0.1 x 0.05 resting on the plate at height `gap` above it, offset
+// `along` down the slope
+static sim_body_desc box_on(double theta, double gap, double along) {
+  sim_body_desc b;
+  memset(&b, 0, sizeof b);
+  b.name = "box";
+  b.mass = 1.0;
+  b.shape.type = SIM_SHAPE_BOX;
+  b.shape.size[0] = 0.1, b.shape.size[1] = 0.1, b.shape.size[2] = 0.05;
+  b.quat[0] = cos(theta / 2), b.quat[2] = sin(theta / 2);
+  double up = 0.025 + gap, n[3] = {sin(theta), 0, cos(theta)}, s[3] = {cos(theta), 0,
+                                                                        -sin(theta)};
+  for (int j = 0; j < 3; j++) b.pos[j] = up * n[j] + along * s[j];
+  return b;
+}
+
+// The plate's top face is two triangles split along a diagonal through its centre; the box
+// starts 1.9 m up the slope and stays clear of the diagonal (x = 0 at y = 0) in the tests.
+static int setup_scene_at(fixture *f, double theta, double mu, sim_mode mode, double gap) {
+  sim_body_desc b[2] = {plate(theta), box_on(theta, gap, -1.9)};
+  sim_scene s;
+  memset(&s, 0, sizeof s);
+  s.gravity[2] = -G;
+  s.contact.k = 1e5, s.contact.alpha = 0.5, s.contact.standoff = DS, s.contact.mu = mu;
+  s.contact.set = SIM_CP_K | SIM_CP_ALPHA | SIM_CP_STANDOFF | SIM_CP_MU;
+  s.rtol = 1e-8, s.atol = 1e-10;
+  s.mode = mode;
+  s.rigid_dt = 1e-3;
+  s.nbody = 2;
+  s.bodies = b;
+  char err[256] = "";
+  f->m = sim_model_compile(&s, err, sizeof err);
+  if (!f->m) {
+    print_error("compile: %s\n", err);
+    return -1;
+  }
+  f->d = sim_data_new(f->m, err, sizeof err);
+  f->r = sim_rigid_new(f->m, err, sizeof err);
+  if (!f->d || !f->r) print_error("new: %s\n", err);
+  return f->d && f->r ? 0 : -1;
+}
+
+static int setup_scene(fixture *f, double theta, double mu, sim_mode mode) {
+  return setup_scene_at(f, theta, mu, mode, 0.5 * DS);
+}
+
+static void teardown_scene(fixture *f) {
+  sim_rigid_destroy(&f->r);
+  sim_data_destroy(&f->d);
+  sim_model_destroy(&f->m);
+}
+
+// advance by rigid steps of 1 ms to time t_end (the test's own workspace, so its contact
+// forces can be read)
+static void run_rigid(fixture *f, double t_end) {
+  double t = sim_data_time(f->d);
+  while (t < t_end - 1e-12) {
+    double reached = t, next = fmin(t + 1e-3, t_end);
+    ccsim_status st = sim_rigid_step(f->m, f->d, f->r, t, next, &reached);
+    if (st != CCSIM_OK) print_error("rigid step at t = %g: %s\n", t, sim_rigid_errmsg(f->r));
+    assert_int_equal(st, CCSIM_OK);
+    assert_double_near(reached, next, 0);
+    assert_int_equal(sim_set_time(f->m, f->d, reached), CCSIM_OK);
+    t = reached;
+  }
+}
+
+// total contact force on body b over the last step's contacts (normal and friction)
+static void contact_force(const sim_rigid *r, int b, double out[3], int *carrying) {
+  int n = 0;
+  const double *fric = NULL;
+  const sim_contact *c = sim_rigid_contacts(r, &n, &fric);
+  geo_v3_set(out, 0, 0, 0);
+  *carrying = 0;
+  for (int i = 0; i < n; i++) {
+    if (c[i].body_a != b && c[i].body_b != b) continue;
+    double f[3];
+    geo_v3_scale(f, c[i].normal, c[i].force);
+    geo_v3_add(f, f, fric + 3 * i);
+    if (c[i].body_a == b) geo_v3_scale(f, f, -1);
+    geo_v3_add(out, out, f);
+    *carrying += c[i].force > 0;
+  }
+}
+
+// distance of the box's bottom face from the plate's top (the plane through the origin)
+static double height_above(const sim_model *m, const sim_data *d, double theta) {
+  double p[3], n[3] = {sin(theta), 0, cos(theta)};
+  sim_get_body(m, d, 1, p, NULL, NULL, NULL);
+  return geo_v3_dot(p, n) - 0.025;
+}
+
+// ---- a box at rest -----------------------------------------------------------------
+
+static void box_at_rest(double mu, int solver) {
+  fixture f = {0};
+  assert_int_equal(setup_scene(&f, 0, mu, SIM_MODE_RIGID), 0);
+  run_rigid(&f, 0.1);
+  double f0[3], p0[3], q0[4], p1[3], q1[4];
+  int nc = 0;
+  contact_force(f.r, 1, f0, &nc);
+  sim_get_body(f.m, f.d, 1, p0, q0, NULL, NULL);
+  double h0 = height_above(f.m, f.d, 0);
+  run_rigid(&f, 10.1);
+  double f1[3];
+  contact_force(f.r, 1, f1, &nc);
+  sim_get_body(f.m, f.d, 1, p1, q1, NULL, NULL);
+  double h1 = height_above(f.m, f.d, 0);
+  const sim_stats *st = sim_data_stats(f.d);
+  print_message("box at rest (mu %.1f): support %.9g N (weight %.9g N) over %d contacts; "
+                "height %.9g -> %.9g m (target %.3g); drift %.3g m; solver %d, %llu pivots, "
+                "%llu failures\n",
+                mu, f1[2], G, nc, h0, h1, 0.5 * DS, geo_v3_dist(p0, p1), st->lcp_solver,
+                (unsigned long long)st->lcp_pivots, (unsigned long long)st->lcp_failures);
+  assert_double_rel(f0[2], 1.0 * G, 1e-3, 0);
+  assert_double_rel(f1[2], 1.0 * G, 1e-3, 0);
+  assert_double_near(f1[0], 0, 1e-6);
+  assert_double_near(f1[1], 0, 1e-6);
+  assert_true(nc >= 4);
+  // no sinking: the box stays at the rest distance, half the standoff
+  assert_double_near(h1, 0.5 * DS, 1e-8);
+  assert_double_near(h1, h0, 1e-9);
+  assert_true(geo_v3_dist(p0, p1) < 1e-8);
+  double dot = fabs(q0[0] * q1[0] + q0[1] * q1[1] + q0[2] * q1[2] + q0[3] * q1[3]);
+  assert_true(2 * acos(fmin(1.0, dot)) < 1e-6);
+  assert_int_equal(st->lcp_solver, solver);
+  assert_int_equal(st->lcp_failures, 0);
+  teardown_scene(&f);
+}
+
+static void test_box_at_rest_frictionless(void **state) {
+  (void)state;
+  box_at_rest(0.0, SIM_LCP_SOLVER_DANTZIG);
+}
+
+static void test_box_at_rest_friction(void **state) {
+  (void)state;
+  box_at_rest(0.5, SIM_LCP_SOLVER_LEMKE);
+}
+
+// ---- incline -----------------------------------------------------------------------
+
+static void test_incline_sticks(void **state) {
+  (void)state;
+  double theta = atan(0.40), mu = 0.5;
+  fixture f = {0};
+  assert_int_equal(setup_scene(&f, theta, mu, SIM_MODE_RIGID), 0);
+  run_rigid(&f, 0.01);
+  double p0[3], p1[3], fc[3];
+  int nc = 0;
+  sim_get_body(f.m, f.d, 1, p0, NULL, NULL, NULL);
+  run_rigid(&f, 10.01);
+  sim_get_body(f.m, f.d, 1, p1, NULL, NULL, NULL);
+  contact_force(f.r, 1, fc, &nc);
+  double drift = geo_v3_dist(p0, p1);
+  print_message("incline tan = 0.40, mu = 0.5: drift %.3g m over 10 s; contact force "
+                "(%.9g, %.9g, %.9g) N on %d contacts\n",
+                drift, fc[0], fc[1], fc[2], nc);
+  assert_true(drift < 1e-6);
+  // the contact force holds the weight: (0, 0, m g)
+  assert_double_near(fc[0], 0, 1e-3 * G);
+  assert_double_near(fc[1], 0, 1e-3 * G);
+  assert_double_rel(fc[2], G, 1e-3, 0);
+  assert_int_equal(sim_data_stats(f.d)->lcp_failures, 0);
+  teardown_scene(&f);
+}
+
+#define SLIDE_T 0.8  // [s]
+
+// velocity along the slope after SLIDE_T of sliding from rest
+static double slide_speed(double theta, double mu, int *solver) {
+  fixture f = {0};
+  assert_int_equal(setup_scene(&f, theta, mu, SIM_MODE_RIGID), 0);
+  run_rigid(&f, SLIDE_T);
+  double v[3], s[3] = {cos(theta), 0, -sin(theta)};
+  sim_get_body(f.m, f.d, 1, NULL, NULL, v, NULL);
+  assert_double_near(v[1], 0, 1e-9);
+  double h = height_above(f.m, f.d, theta);
+  assert_double_near(h, 0.5 * DS, 1e-8);
+  *solver = sim_data_stats(f.d)->lcp_solver;
+  assert_int_equal(sim_data_stats(f.d)->lcp_failures, 0);
+  teardown_scene(&f);
+  return geo_v3_dot(v, s);
+}
+
+static void test_incline_slides(void **state) {
+  (void)state;
+  double theta = atan(0.70), mu = 0.5;
+  int solver = 0;
+  double v = slide_speed(theta, mu, &solver);
+  double a = G * (sin(theta) - mu * cos(theta)) * SLIDE_T;
+  print_message("incline tan = 0.70, mu = 0.5: speed %.9g m/s after %g s, g (sin - mu cos) t "
+                "= %.9g m/s\n",
+                v, SLIDE_T, a);
+  // the pyramid's first side follows the slip: exact along the slope (no pyramid error)
+  assert_double_rel(v, a, 1e-4, 0);
+  assert_int_equal(solver, SIM_LCP_SOLVER_LEMKE);
+}
+
+static void test_frictionless_incline_dantzig(void **state) {
+  (void)state;
+  double theta = atan(0.40);
+  int solver = 0;
+  double v = slide_speed(theta, 0.0, &solver);
+  print_message("frictionless incline: speed %.9g m/s after %g s, g sin(theta) t = %.9g\n", v,
+                SLIDE_T, G * sin(theta) * SLIDE_T);
+  assert_double_rel(v, G * sin(theta) * SLIDE_T, 1e-4, 0);
+  assert_int_equal(solver, SIM_LCP_SOLVER_DANTZIG);
+}
+
+// ---- Baraff's instantaneous forces -------------------------------------------------
+
+static void test_contact_forces_at_rest(void **state) {
+  (void)state;
+  double theta = atan(0.40), mu = 0.5;
+  fixture f = {0};
+  assert_int_equal(setup_scene(&f, theta, mu, SIM_MODE_RIGID), 0);
+  int n = 0;
+  assert_int_equal(sim_rigid_contact_forces(f.m, f.d, f.r, 0, &n), CCSIM_OK);
+  double fc[3];
+  int nc = 0;
+  contact_force(f.r, 1, fc, &nc);
+  print_message("Baraff on the incline: %d contacts, force (%.9g, %.9g, %.9g) N\n", n, fc[0],
+                fc[1], fc[2]);
+  assert_true(n >= 4);
+  // exact up to the regularisation: eps = 1e-6 times diagonal entries of a few m g
+  assert_double_near(fc[0], 0, 1e-5 * G);
+  assert_double_near(fc[1], 0, 1e-5 * G);
+  assert_double_rel(fc[2], G, 1e-5, 0);
+  teardown_scene(&f);
+  // without friction: the normal forces alone, and the box accelerates down the slope
+  assert_int_equal(setup_scene(&f, 0, 0, SIM_MODE_RIGID), 0);
+  assert_int_equal(sim_rigid_contact_forces(f.m, f.d, f.r, 0, &n), CCSIM_OK);
+  contact_force(f.r, 1, fc, &nc);
+  assert_double_rel(fc[2], G, 1e-5, 0);
+  assert_int_equal(sim_data_stats(f.d)->lcp_solver, SIM_LCP_SOLVER_DANTZIG);
+  teardown_scene(&f);
+}
+
+// ---- both modes ----------------------------------------------------------------------
+
+static void test_compare_support(void **state) {
+  (void)state;
+  fixture f = {0};
+  // compliant: set down where four springs of k = 1e5 N/m carry the weight
+  assert_int_equal(setup_scene_at(&f, 0, 0, SIM_MODE_COMPLIANT, DS - G / (4 * 1e5)), 0);
+  double t = 0;
+  while (t < 2.0 - 1e-9) {
+    t += 1e-3;
+    assert_int_equal(sim_step(f.m, f.d, t), CCSIM_OK);
+  }
+  assert_int_equal(sim_eval_contacts(f.m, f.d), CCSIM_OK);
+  double fz_c[3], tq[3];
+  int nc = 0;
+  sim_data_body_contact(f.m, f.d, 1, fz_c, tq, &nc);
+  teardown_scene(&f);
+  assert_int_equal(setup_scene(&f, 0, 0, SIM_MODE_RIGID), 0);
+  run_rigid(&f, 2.0);
+  double fz_r[3];
+  int nr = 0;
+  contact_force(f.r, 1, fz_r, &nr);
+  teardown_scene(&f);
+  print_message("support of the resting box: compliant %.9g N (%d contacts), rigid %.9g N "
+                "(%d contacts), weight %.9g N\n",
+                fz_c[2], nc, fz_r[2], nr, G);
+  assert_double_rel(fz_c[2], G, 5e-3, 0);
+  assert_double_rel(fz_r[2], G, 5e-3, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_box_at_rest_frictionless),
+      cmocka_unit_test(test_box_at_rest_friction),
+      cmocka_unit_test(test_incline_sticks),
+      cmocka_unit_test(test_incline_slides),
+      cmocka_unit_test(test_frictionless_incline_dantzig),
+      cmocka_unit_test(test_contact_forces_at_rest),
+      cmocka_unit_test(test_compare_support),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
