@@ -1099,7 +1099,15 @@ static void sort_raw(geo_query_ws *ws, int n) {
 
 // a pair from B's frame to the world
 static void pair_to_world(geo_query_ws *ws, const geo_pair *in, geo_pair *out) {
-  *out = *in;
+  // field by field over a zeroed struct: padding bytes are zero too, so equal answers
+  // compare equal byte for byte
+  memset(out, 0, sizeof *out);
+  out->dist = in->dist;
+  out->fa = in->fa;
+  out->fb = in->fb;
+  out->tri_a = in->tri_a;
+  out->tri_b = in->tri_b;
+  out->flags = in->flags;
   geo_xform_point(out->pa, &ws->xb, in->pa);
   geo_xform_point(out->pb, &ws->xb, in->pb);
   geo_m3_mulv(out->normal, ws->xb.R, in->normal);

@@ -129,8 +129,14 @@ static void run_case(int angular, double d_min) {
     }
   }
   double T = 2.0;
-  geo_toi_result r;
+  geo_toi_result r, rc;
   assert_int_equal(geo_toi(ba, &ma, bb, &mb, T, d_min, 0.0, 0, ws, NULL, &r), GEO_QOK);
+  // with a coherence cache the same answer, bit for bit
+  geo_query_cache *cache = geo_query_cache_new(0, 0.01, err, sizeof err);
+  assert_non_null(cache);
+  assert_int_equal(geo_toi(ba, &ma, bb, &mb, T, d_min, 0.0, 0, ws, cache, &rc), GEO_QOK);
+  assert_memory_equal(&r, &rc, sizeof r);
+  geo_query_cache_destroy(&cache);
   int found;
   double tb = bisect_toi(A, &ma, B, &mb, T, d_min, &found);
   if (found) {
