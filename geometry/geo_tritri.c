@@ -281,6 +281,27 @@ double geo_tritri_dist(const double P[9], const double Q[9], geo_tt_result *r) {
   }
   r->dist = sqrt(best2);
   r->intersect = r->dist == 0.0;
+  // exactly coplanar triangles (as computed) never cross by the edge test: overlapping ones
+  // leave a rounding-level distance, which counts as contact
+  if (!r->intersect) {
+    double e1[3], e2[3], n[3], scale = 0.0;
+    geo_v3_sub(e1, P + 3, P);
+    geo_v3_sub(e2, P + 6, P);
+    geo_v3_cross(n, e1, e2);
+    int coplanar = 1;
+    for (int k = 0; k < 3; k++) {
+      double d[3];
+      geo_v3_sub(d, Q + 3 * k, P);
+      coplanar &= geo_v3_dot(n, d) == 0.0;
+      scale = fmax(scale, fmax(geo_v3_norm(P + 3 * k), geo_v3_norm(Q + 3 * k)));
+    }
+    if (coplanar && r->dist <= 64.0 * DBL_EPSILON * scale) {
+      geo_v3_lerp(r->pa, r->pa, r->pb, 0.5);
+      geo_v3_copy(r->pb, r->pa);
+      r->dist = 0.0;
+      r->intersect = 1;
+    }
+  }
   return r->dist;
 }
 

@@ -197,6 +197,14 @@ static void test_features_hand_made(void **state) {
   // touching at a point (vertex on face): distance 0
   double P5[9] = {1, 1, 0, 2, 1, 1, 1, 2, 1};
   assert_double_near(geo_tritri_dist(P5, Q, &r), 0.0, 1e-15);
+  // coplanar, crossing in their plane (a star): intersecting
+  double S1[9] = {0, 0, 0, 2, 0, 0, 1, 2, 0}, S2[9] = {0, 1.5, 0, 1, -0.5, 0, 2, 1.5, 0};
+  assert_double_near(geo_tritri_dist(S1, S2, &r), 0.0, 0.0);
+  assert_int_equal(r.intersect, 1);
+  // coplanar and apart: the in-plane gap
+  double S3[9] = {3, 0, 0, 5, 0, 0, 4, 2, 0};
+  assert_double_near(geo_tritri_dist(S1, S3, &r), 1.0, 1e-15);
+  assert_int_equal(r.intersect, 0);
   // parallel edges: the minimum is still exact
   double P6[9] = {1, -2, 0, 3, -2, 0, 2, -3, 0};
   assert_double_near(geo_tritri_dist(P6, Q, &r), 2.0, 1e-15);
