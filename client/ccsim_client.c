@@ -224,7 +224,7 @@ static int read_key_file(const char *path, char out[41], char *err, size_t err_s
 ccsim_client *ccsim_client_new(const char *endpoint, char *err, size_t err_sz) {
   ccsim_client_opts o;
   ccsim_client_opts_defaults(&o);
-  o.retries = 0;  // the historical behaviour: one attempt, 30 s
+  o.timeout_ms = 10000;  // three attempts of 10 s: 30 s in all, as before retries existed
   const char *skf = getenv("CCSIM_SERVER_KEY"), *ckf = getenv("CCSIM_CLIENT_KEY");
   char sk[41], pk[41], ck[41];
   char e[256] = "";

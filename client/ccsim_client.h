@@ -81,7 +81,8 @@ typedef struct ccsim_client_opts {
 
 void ccsim_client_opts_defaults(ccsim_client_opts *o);
 
-// Connect to a server at endpoint (e.g. "tcp://127.0.0.1:5555") and say Hello. With the
+// Connect to a server at endpoint (e.g. "tcp://127.0.0.1:5555") and say Hello; requests
+// wait 10 s per attempt and are tried 3 times (see ccsim_client_opts). With the
 // environment variables CCSIM_SERVER_KEY (a server .pub file) and CCSIM_CLIENT_KEY (a
 // client .secret file) set, the connection uses CURVE. Returns the client (caller owns;
 // ccsim_client_destroy) or NULL with a message in err.
@@ -94,8 +95,8 @@ ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opt
 // Close the connection and free c; sessions must be closed or released first. NULL-safe.
 void ccsim_client_destroy(ccsim_client **c);
 
-// How long a request waits for its reply per attempt [ms] (default 30000); after the
-// last retry, CCSIM_ETIMEOUT.
+// How long a request waits for its reply per attempt [ms]; after the last retry,
+// CCSIM_ETIMEOUT.
 void ccsim_client_set_timeout(ccsim_client *c, int ms);
 
 // Attempts after a timeout (each on a fresh connection); 0: none.

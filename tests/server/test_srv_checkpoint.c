@@ -105,10 +105,20 @@ static ccsim_scene *scene(void) {
   return sc;
 }
 
+// pose and twist of n bodies equal to the last bit (the struct's other fields and padding
+// are not part of the trajectory)
+static void assert_states_equal(const ccsim_body_state *a, const ccsim_body_state *b, int n) {
+  for (int i = 0; i < n; i++) {
+    assert_memory_equal(a[i].p, b[i].p, sizeof a[i].p);
+    assert_memory_equal(a[i].q, b[i].q, sizeof a[i].q);
+    assert_memory_equal(a[i].v, b[i].v, sizeof a[i].v);
+    assert_memory_equal(a[i].w, b[i].w, sizeof a[i].w);
+  }
+}
+
 static void same_bits(const ccsim_session *a, const ccsim_session *b) {
   assert_true(ccsim_session_time(a) == ccsim_session_time(b));
-  assert_memory_equal(ccsim_session_bodies(a), ccsim_session_bodies(b),
-                      2 * sizeof(ccsim_body_state));
+  assert_states_equal(ccsim_session_bodies(a), ccsim_session_bodies(b), 2);
 }
 
 static void test_batching_equals_single_steps(void **state) {
@@ -127,7 +137,7 @@ static void test_batching_equals_single_steps(void **state) {
   for (int k = 0; k < N; k++) {
     assert_int_equal(ccsim_session_step(one, 2e-3, &in, 1), CCSIM_OK);
     assert_true(sub_t[k] == ccsim_session_time(one));
-    assert_memory_equal(&sub[2 * k], ccsim_session_bodies(one), 2 * sizeof(ccsim_body_state));
+    assert_states_equal(&sub[2 * k], ccsim_session_bodies(one), 2);
   }
   same_bits(one, batch);
   assert_int_equal(ccsim_session_seq(batch), 1);
@@ -301,11 +311,92 @@ static void test_state_dir_survives_sigterm(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+
+// periodic saves: a session that stepped is saved every interval, an idle one is not
+// rewritten; a new server on the same directory restores it
+static void test_periodic_checkpoints(void **state) {
+  fixture *f = *state;
+  snprintf(f->dir, sizeof f->dir, "ccsim-state-XXXXXX");
+  assert_non_null(mkdtemp(f->dir));
+  char state_dir[128];
+  snprintf(state_dir, sizeof state_dir, "%s/state", f->dir);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.workers = 2;
+  cfg.state_dir = state_dir;
+  cfg.checkpoint_interval = 0.1;
+  char err[512];
+  srv *s2 = srv_new(&cfg, err, sizeof err);
+  assert_non_null(s2);
+  pthread_t th;
+  pthread_create(&th, NULL, serve, s2);
+  ccsim_scene *sc = scene();
+  ccsim_client *c = ccsim_client_new(srv_endpoint(s2), err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  for (int k = 0; k < 50; k++) {
+    assert_int_equal(ccsim_session_step(s, 1e-2, NULL, 0), CCSIM_OK);
+  }
+  char path[256];
+  snprintf(path, sizeof path, "%s/%s.session", state_dir, ccsim_session_id(s));
+  struct stat st, st2;
+  int found = 0;
+  for (int k = 0; k < 300 && !found; k++) {
+    found = stat(path, &st) == 0;
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+  }
+  assert_true(found);
+  // idle: not rewritten
+  struct timespec wait = {0, 400000000};
+  nanosleep(&wait, NULL);
+  assert_int_equal(stat(path, &st2), 0);
+  assert_true(st2.st_mtim.tv_sec == st.st_mtim.tv_sec && st2.st_mtim.tv_nsec == st.st_mtim.tv_nsec);
+  // stepped again: rewritten
+  assert_int_equal(ccsim_session_step(s, 1e-2, NULL, 0), CCSIM_OK);
+  int rewritten = 0;
+  for (int k = 0; k < 300 && !rewritten; k++) {
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+    rewritten = stat(path, &st2) == 0 && (st2.st_mtim.tv_sec != st.st_mtim.tv_sec ||
+                                          st2.st_mtim.tv_nsec != st.st_mtim.tv_nsec);
+  }
+  assert_true(rewritten);
+  double t = ccsim_session_time(s);
+  char id[64], token[64];
+  snprintf(id, sizeof id, "%s", ccsim_session_id(s));
+  snprintf(token, sizeof token, "%s", ccsim_session_token(s));
+  ccsim_session_release(&s);
+  ccsim_client_destroy(&c);
+  srv_stop(s2);
+  pthread_join(th, NULL);
+  srv_destroy(&s2);
+  // a new server restores it with its time, and it is still closable by its controller
+  s2 = srv_new(&cfg, err, sizeof err);
+  assert_non_null(s2);
+  assert_int_equal(srv_session_count(s2), 1);
+  pthread_create(&th, NULL, serve, s2);
+  c = ccsim_client_new(srv_endpoint(s2), err, sizeof err);
+  ccsim_session *obs = ccsim_session_attach(c, id);
+  assert_non_null(obs);
+  assert_true(ccsim_session_time(obs) == t);
+  ccsim_session_release(&obs);
+  assert_int_equal(srv_session_count(s2), 1);
+  srv_stop(s2);
+  pthread_join(th, NULL);
+  srv_destroy(&s2);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+  (void)token;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_batching_equals_single_steps, setup, teardown),
       cmocka_unit_test_setup_teardown(test_checkpoint_resume_bit_exact, setup, teardown),
       cmocka_unit_test_setup_teardown(test_state_dir_survives_sigterm, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_periodic_checkpoints, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

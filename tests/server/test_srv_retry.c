@@ -128,6 +128,17 @@ static const char *k_scene =
     " \"bodies\": [{\"name\": \"ball\", \"mass\": 1, \"inertia\": [0.1, 0.2, 0.3],"
     "   \"pose\": {\"p\": [0, 0, 10]}, \"velocity\": {\"v\": [1, 0, 0], \"w\": [0.1, 2, 0.3]}}]}";
 
+// pose and twist of n bodies equal to the last bit (the struct's other fields and padding
+// are not part of the trajectory)
+static void assert_states_equal(const ccsim_body_state *a, const ccsim_body_state *b, int n) {
+  for (int i = 0; i < n; i++) {
+    assert_memory_equal(a[i].p, b[i].p, sizeof a[i].p);
+    assert_memory_equal(a[i].q, b[i].q, sizeof a[i].q);
+    assert_memory_equal(a[i].v, b[i].v, sizeof a[i].v);
+    assert_memory_equal(a[i].w, b[i].w, sizeof a[i].w);
+  }
+}
+
 // steps the server executed for session id, as it lists them
 static uint64_t server_steps(ccsim_client *c, const char *id) {
   ccsim_session_info *info = NULL;
@@ -171,16 +182,14 @@ static void test_dropped_reply_steps_once(void **state) {
     assert_int_equal(ccsim_session_seq(s), k);
     assert_int_equal(server_steps(direct, ccsim_session_id(s)), k);
     assert_true(ccsim_session_time(s) == ccsim_session_time(ref));
-    assert_memory_equal(ccsim_session_bodies(s), ccsim_session_bodies(ref),
-                        sizeof(ccsim_body_state));
+    assert_states_equal(ccsim_session_bodies(s), ccsim_session_bodies(ref), 1);
   }
   assert_int_equal(atomic_load(&f->dropped), 1 + 2 + 1 + 2);  // k = 10, 20 once; 15, 30 twice
   // the server's own view agrees
   ccsim_session *obs = ccsim_session_attach(direct, ccsim_session_id(s));
   assert_non_null(obs);
   assert_true(ccsim_session_time(obs) == ccsim_session_time(ref));
-  assert_memory_equal(ccsim_session_bodies(obs), ccsim_session_bodies(ref),
-                      sizeof(ccsim_body_state));
+  assert_states_equal(ccsim_session_bodies(obs), ccsim_session_bodies(ref), 1);
   ccsim_session_release(&obs);
   // with no retries left, a lost reply is a timeout, and the step still ran once
   ccsim_client_set_retries(c, 0);
