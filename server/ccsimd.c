@@ -42,6 +42,8 @@ static void usage(FILE *f) {
           "  --max-substeps N         sub-steps per Step (default 10000)\n"
           "  --max-msg-bytes N        largest request (default 67108864)\n"
           "  --heartbeat-ms N         ZeroMQ heartbeat interval (default 1000; 0: off)\n"
+          "  --spin-us N              poll N us for work before sleeping (default 0): lower\n"
+          "                           latency on machines with idle cores, wasted CPU otherwise\n"
           "  --verbose                log every request to stderr\n"
           "  --help                   this text\n"
           "Keys: `ccsim keygen NAME` writes NAME.pub and NAME.secret.\n"
@@ -114,6 +116,9 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--max-msg-bytes")) {
       if (num(a, v, 64, 2147483648.0, &x)) return 2;
       cfg.max_msg_bytes = (size_t)x;
+    } else if (!strcmp(a, "--spin-us")) {
+      if (num(a, v, 0, 1000000, &x)) return 2;
+      cfg.spin_us = (int)x;
     } else if (!strcmp(a, "--heartbeat-ms")) {
       if (num(a, v, 0, 3600000, &x)) return 2;
       cfg.heartbeat_ms = (int)x;

@@ -31,6 +31,7 @@ void srv_config_defaults(srv_config *c) {
   c->max_triangles = 2000000;
   c->max_substeps = 10000;
   c->heartbeat_ms = 1000;
+  c->spin_us = 0;
 }
 
 static int is_loopback(const char *ep) {
@@ -75,6 +76,8 @@ static int check_config(const srv_config *c, char *err, size_t err_sz) {
     what = "workers must be in [0, 1024]";
   } else if (!(c->idle_timeout >= 0) || c->idle_timeout > 1e9) {
     what = "idle_timeout must be in [0, 1e9] s";
+  } else if (c->spin_us < 0 || c->spin_us > 1000000) {
+    what = "spin_us must be in [0, 1e6]";
   } else if (c->heartbeat_ms < 0 || c->heartbeat_ms > 3600000) {
     what = "heartbeat_ms must be in [0, 3.6e6]";
   } else if (!(c->checkpoint_interval >= 0) || c->checkpoint_interval > 1e9) {
@@ -115,6 +118,8 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   ccsim_arena_init(&s->io_arena, 64 * 1024, 0);
   atomic_init(&s->stop, 0);
   atomic_init(&s->requests, 0);
+  atomic_init(&s->nready, 0);
+  atomic_init(&s->inflight, 0);
   s->started = srv_now();
   if (!s->tab) {
     set_err(err, err_sz, "out of memory");
@@ -260,6 +265,9 @@ static void drain_done(srv *s, int send) {
     if (n != (int)sizeof j) {
       return;
     }
+    if (j->ident) {
+      atomic_fetch_sub(&s->inflight, 1);
+    }
     if (send) {
       send_reply(s, j);
       if (j->pub) {
@@ -325,7 +333,9 @@ static void serve_one(srv *s) {
     if (done) {
       send_reply(s, j);
       srv_job_free(j);
-    }  // else a worker owns it now
+    } else {
+      atomic_fetch_add(&s->inflight, 1);  // a worker owns it now
+    }
   }
   for (int i = 0; i < kept; i++) {
     zmq_msg_close(&fr[i]);
@@ -406,7 +416,17 @@ int srv_run(srv *s) {
         {.socket = s->done, .events = ZMQ_POLLIN},
         {.socket = s->zap, .events = ZMQ_POLLIN},
     };
-    int r = zmq_poll(it, s->zap ? 3 : 2, 50);
+    int nit = s->zap ? 3 : 2;
+    int r = 0;
+    if (s->cfg.spin_us > 0 && atomic_load(&s->inflight) > 0) {
+      // a reply is due soon: poll without sleeping for a moment first
+      double until = srv_now() + 1e-6 * s->cfg.spin_us;
+      while ((r = zmq_poll(it, nit, 0)) == 0 && srv_now() < until) {
+      }
+    }
+    if (r == 0) {
+      r = zmq_poll(it, nit, 50);
+    }
     if (r < 0) {
       if (zmq_errno() == EINTR) {
         continue;

@@ -129,6 +129,8 @@ struct srv {
   int tomb_next;
 
   srv_job *rhead, *rtail;     // ready queue
+  atomic_int nready;          // jobs in the ready queue (read without mu by spinning workers)
+  atomic_int inflight;        // request jobs handed to workers, not yet back (I/O thread)
   srv_job *delayed;           // pacer: replies held until send_at (sorted)
 
   pthread_t *workers;

@@ -12,6 +12,7 @@
 #include "srv_internal.h"
 
 static void ready_push(srv *s, srv_job *j) {
+  atomic_fetch_add(&s->nready, 1);
   j->next = NULL;
   if (s->rtail) {
     s->rtail->next = j;
@@ -93,6 +94,14 @@ static void *worker_main(void *arg) {
   ccsim_arena_init(&a, 64 * 1024, 0);
   pthread_mutex_lock(&s->mu);
   for (;;) {
+    if (!s->rhead && s->cfg.spin_us > 0) {
+      // a short spin answers the next request without a futex wake-up
+      pthread_mutex_unlock(&s->mu);
+      double until = srv_now() + 1e-6 * s->cfg.spin_us;
+      while (atomic_load(&s->nready) == 0 && srv_now() < until) {
+      }
+      pthread_mutex_lock(&s->mu);
+    }
     while (!s->quit && !s->rhead) {
       pthread_cond_wait(&s->work_cv, &s->mu);
     }
@@ -100,6 +109,7 @@ static void *worker_main(void *arg) {
       break;
     }
     srv_job *j = s->rhead;
+    atomic_fetch_sub(&s->nready, 1);
     s->rhead = j->next;
     if (!s->rhead) {
       s->rtail = NULL;
@@ -267,6 +277,7 @@ void srv_pool_drain(srv *s) {
   pthread_mutex_lock(&s->mu);
   srv_job *lists[2] = {s->rhead, s->delayed};
   s->rhead = s->rtail = s->delayed = NULL;
+  atomic_store(&s->nready, 0);
   for (int i = 0; i < s->cfg.max_sessions; i++) {
     srv_session *ss = s->tab[i];
     if (ss) {

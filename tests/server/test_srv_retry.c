@@ -85,6 +85,7 @@ static int setup(void **state) {
   srv_config_defaults(&cfg);
   cfg.bind = "tcp://127.0.0.1:*";
   cfg.workers = 2;
+  cfg.spin_us = 20;  // the spinning hand-offs serve these tests too
   char err[256] = "";
   f->s = srv_new(&cfg, err, sizeof err);
   if (!f->s) {
