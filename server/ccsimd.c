@@ -40,6 +40,7 @@ static void usage(FILE *f) {
           "  --max-bodies N           bodies per session (default 1024)\n"
           "  --max-triangles N        mesh triangles per session (default 2000000)\n"
           "  --max-substeps N         sub-steps per Step (default 10000)\n"
+          "  --max-contacts N         contacts in one reply (default 100000)\n"
           "  --max-msg-bytes N        largest request (default 67108864)\n"
           "  --heartbeat-ms N         ZeroMQ heartbeat interval (default 1000; 0: off)\n"
           "  --spin-us N              poll N us for work before sleeping (default 0): lower\n"
@@ -113,6 +114,9 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--max-substeps")) {
       if (num(a, v, 1, 1e7, &x)) return 2;
       cfg.max_substeps = (int)x;
+    } else if (!strcmp(a, "--max-contacts")) {
+      if (num(a, v, 0, 1e9, &x)) return 2;
+      cfg.max_contacts = (int)x;
     } else if (!strcmp(a, "--max-msg-bytes")) {
       if (num(a, v, 64, 2147483648.0, &x)) return 2;
       cfg.max_msg_bytes = (size_t)x;

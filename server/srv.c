@@ -30,6 +30,7 @@ void srv_config_defaults(srv_config *c) {
   c->max_bodies = 1024;
   c->max_triangles = 2000000;
   c->max_substeps = 10000;
+  c->max_contacts = 100000;
   c->heartbeat_ms = 1000;
   c->spin_us = 0;
 }
@@ -72,6 +73,8 @@ static int check_config(const srv_config *c, char *err, size_t err_sz) {
     what = "max_triangles must be >= 0";
   } else if (c->max_substeps <= 0 || c->max_substeps > 10000000) {
     what = "max_substeps must be in [1, 1e7]";
+  } else if (c->max_contacts < 0) {
+    what = "max_contacts must be >= 0";
   } else if (c->workers < 0 || c->workers > 1024) {
     what = "workers must be in [0, 1024]";
   } else if (!(c->idle_timeout >= 0) || c->idle_timeout > 1e9) {

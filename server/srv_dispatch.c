@@ -474,6 +474,8 @@ void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a) {
   si->max_triangles = (uint64_t)s->cfg.max_triangles;
   si->max_substeps = (uint32_t)s->cfg.max_substeps;
   si->max_msg_bytes = s->cfg.max_msg_bytes;
+  si->has_max_contacts = 1;
+  si->max_contacts = (uint32_t)s->cfg.max_contacts;
   si->expired = s->expired;
 }
 
@@ -692,6 +694,12 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
       wire_contacts_new(rc->a, m, ss->d, &sr->contacts, &sr->n_contacts) != 0) {
     return fail(rc, CCSIM_ENOMEM, "step: out of memory for the contacts");
   }
+  if (sr->n_contacts > (size_t)s->cfg.max_contacts) {
+    // the step itself was taken (its seq is spent); only the contact list is refused
+    return fail(rc, CCSIM_ELIMIT, "step: done (t = %.17g), but its %zu contacts exceed this "
+                "server's limit of %d per reply; get the state with get_state",
+                sim_data_time(ss->d), sr->n_contacts, s->cfg.max_contacts);
+  }
   rc->reply.body_case = CCSIM__REPLY__BODY_STEP;
   rc->reply.step = sr;
   return CCSIM_OK;
@@ -787,7 +795,11 @@ static void run_free_step(rctx *rc, srv_job *j, srv_session *ss) {
 }
 
 // QueryContacts on the session's worker: the contacts at the current state
-static int do_query_contacts(rctx *rc, srv_session *ss) {
+static int do_query_contacts(rctx *rc, srv_session *ss, const Ccsim__QueryContacts *q) {
+  if (q->n_poses > 0) {
+    return fail(rc, CCSIM_ENOTIMPL, "query_contacts.poses: a query at given poses is not "
+                "implemented yet (ask without poses for the current state)");
+  }
   Ccsim__ContactsReply *cr = NEW(rc, Ccsim__ContactsReply, ccsim__contacts_reply__init);
   if (!cr) {
     return fail(rc, CCSIM_ENOMEM, "query_contacts: out of memory");
@@ -797,6 +809,10 @@ static int do_query_contacts(rctx *rc, srv_session *ss) {
     return st > 0 || st == CCSIM_ESOLVER
                ? fail(rc, CCSIM_ESOLVER, "query_contacts: %s", sim_data_errmsg(ss->d))
                : fail(rc, CCSIM_ENOMEM, "query_contacts: out of memory for the contacts");
+  }
+  if (cr->n_contacts > (size_t)rc->s->cfg.max_contacts) {
+    return fail(rc, CCSIM_ELIMIT, "query_contacts: %zu contacts exceed this server's limit of "
+                "%d per reply", cr->n_contacts, rc->s->cfg.max_contacts);
   }
   cr->has_time = 1;
   cr->time = sim_data_time(ss->d);
@@ -960,7 +976,7 @@ void srv_execute(srv *s, srv_job *j, ccsim_arena *a) {
     do_close(&rc, j, ss);
     break;
   case CCSIM__REQUEST__BODY_QUERY_CONTACTS:
-    do_query_contacts(&rc, ss);
+    do_query_contacts(&rc, ss, rq->query_contacts);
     break;
   default:
     fail(&rc, CCSIM_EPROTO, "unknown request body %d", (int)rq->body_case);

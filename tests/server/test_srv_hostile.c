@@ -352,6 +352,21 @@ static void test_numbers_roles_and_sessions(void **state) {
   expect(call(f, &s.rq), CCSIM_ENOTFOUND, NULL);
   s.rq.session_id = NULL;
   expect(call(f, &s.rq), CCSIM_ENOTFOUND, NULL);
+  // a contact query at given poses is not there yet: said so, not ignored
+  {
+    Ccsim__Request rq;
+    Ccsim__QueryContacts q;
+    Ccsim__BodyState bs, *bsp[1] = {&bs};
+    ccsim__request__init(&rq);
+    ccsim__query_contacts__init(&q);
+    ccsim__body_state__init(&bs);
+    q.n_poses = 1;
+    q.poses = bsp;
+    rq.session_id = f->id;
+    rq.body_case = CCSIM__REQUEST__BODY_QUERY_CONTACTS;
+    rq.query_contacts = &q;
+    expect(call(f, &rq), CCSIM_ENOTIMPL, "poses");
+  }
   snapshot(f, &t, &z);
   assert_true(t == t0 && z == z0);
   // a valid set_state does change it, and the stream of steps carries on from there
