@@ -40,6 +40,8 @@ struct sim_rigid {
   contact_key *pkey;  // (ccap) keys of the previous Dantzig solve
   unsigned char *pclamp;  // (ccap) its clamped set
   int npkey;
+  unsigned char *keep;    // (ccap) scratch of the contact reduction
+  double *scr;            // (ccap) its squared distances
   // the LCP, rows: nc normal, nf * d friction, nf lambda
   int rcap, nrow, nvel;  // capacity, rows, velocity rows (normal + friction)
   int *rcon;          // (rcap) contact of a velocity row
@@ -94,9 +96,9 @@ static void free_rows(sim_rigid *r) {
 
 static void free_contacts(sim_rigid *r) {
   free(r->con), free(r->fric), free(r->frow), free(r->mu), free(r->key), free(r->pkey);
-  free(r->pclamp);
-  r->con = NULL, r->fric = r->mu = NULL, r->frow = NULL, r->key = r->pkey = NULL;
-  r->pclamp = NULL;
+  free(r->pclamp), free(r->keep), free(r->scr);
+  r->con = NULL, r->fric = r->mu = r->scr = NULL, r->frow = NULL, r->key = r->pkey = NULL;
+  r->pclamp = r->keep = NULL;
   r->ccap = r->nc = r->npkey = 0;
 }
 
@@ -146,7 +148,11 @@ static int ensure_contacts(sim_rigid *r, int nc) {
   if (pkey) r->pkey = pkey;
   unsigned char *pclamp = realloc(r->pclamp, (size_t)cap);
   if (pclamp) r->pclamp = pclamp;
-  if (!con || !fric || !frow || !mu || !key || !pkey || !pclamp) {
+  unsigned char *keep = realloc(r->keep, (size_t)cap);
+  if (keep) r->keep = keep;
+  double *scr = realloc(r->scr, (size_t)cap * sizeof *scr);
+  if (scr) r->scr = scr;
+  if (!con || !fric || !frow || !mu || !key || !pkey || !pclamp || !keep || !scr) {
     snprintf(r->err, sizeof r->err, "rigid mode: out of memory for %d contacts", nc);
     free_contacts(r);
     return -1;
@@ -421,6 +427,57 @@ static sim_lcp_status solve_lcp(sim_rigid *r, sim_stats *st) {
   return ls;
 }
 
+// Frictional body pairs with more than SIM_RIGID_PAIR_MAX contacts keep SIM_RIGID_PAIR_MAX
+// of them: the deepest, then each next the one farthest from those kept (farthest-point
+// sampling over the witness points on body_b), so the kept set spans the contact patch.
+// Contacts come grouped by body pair (the collider's order), which the compaction keeps.
+static void reduce_frictional(sim_rigid *r) {
+  int out = 0;
+  for (int s = 0; s < r->nc;) {
+    int e = s + 1;
+    while (e < r->nc && r->con[e].body_a == r->con[s].body_a &&
+           r->con[e].body_b == r->con[s].body_b) {
+      e++;
+    }
+    int cnt = e - s;
+    unsigned char *keep = r->keep + s;
+    memset(keep, 1, (size_t)cnt);
+    if (cnt > SIM_RIGID_PAIR_MAX && r->mu[s] > 0) {
+      memset(keep, 0, (size_t)cnt);
+      int j = 0;
+      for (int i = 1; i < cnt; i++) {
+        if (r->con[s + i].depth > r->con[s + j].depth) j = i;
+      }
+      double *dmin = r->scr + s;
+      for (int i = 0; i < cnt; i++) dmin[i] = INFINITY;
+      for (int kept = 0; kept < SIM_RIGID_PAIR_MAX; kept++) {
+        keep[j] = 1;
+        int next = -1;
+        for (int i = 0; i < cnt; i++) {
+          if (keep[i]) continue;
+          double d2 = geo_v3_dist2(r->con[s + i].pb, r->con[s + j].pb);
+          if (d2 < dmin[i]) dmin[i] = d2;
+          if (next < 0 || dmin[i] > dmin[next]) next = i;
+        }
+        if (next < 0) break;
+        j = next;
+      }
+    }
+    for (int i = s; i < e; i++) {
+      if (!keep[i - s]) continue;
+      if (out != i) {
+        r->con[out] = r->con[i];
+        r->mu[out] = r->mu[i];
+        r->key[out] = r->key[i];
+        geo_v3_copy(r->fric + 3 * out, r->fric + 3 * i);
+      }
+      out++;
+    }
+    s = e;
+  }
+  r->nc = out;
+}
+
 // Copy the collider's contacts into r (with their keys and friction coefficients).
 static int take_contacts(const sim_model *m, sim_data *d, sim_rigid *r, double max_gap) {
   int n = 0;
@@ -443,6 +500,7 @@ static int take_contacts(const sim_model *m, sim_data *d, sim_rigid *r, double m
     nc++;
   }
   r->nc = nc;
+  reduce_frictional(r);
   return 0;
 }
 
@@ -478,6 +536,39 @@ static void read_forces(sim_rigid *r, const sim_model *m) {
   }
 }
 
+// The step's LCP over r->con (free motion in r->u): eq. 14 plus the gap term
+// N^T v >= -(dist - target) / h (Anitescu-Potra; Hotz et al. eq. 6).
+static int build_step(const sim_model *m, sim_rigid *r, const sim_kinematics *k, double h,
+                      double eps) {
+  int rc = build_lcp(m, r, k, h, eps);
+  if (rc) return rc;
+  for (int c = 0; c < r->nc; c++) {
+    sim_contact_params cp;
+    sim_pair_params(m, r->con[c].body_a, r->con[c].body_b, &cp);
+    r->q[c] += ((1 - SIM_RIGID_TARGET) * cp.standoff - r->con[c].depth) / h;
+  }
+  return 0;
+}
+
+ccsim_status sim_rigid_step_lcp(const sim_model *m, struct sim_data *d, sim_rigid *r, double t,
+                                double h, int *n, const double **M, const double **q) {
+  *n = 0;
+  *M = *q = NULL;
+  if (!(h > 0) || !isfinite(h)) {
+    snprintf(r->err, sizeof r->err, "rigid mode: step %g must be positive", h);
+    return CCSIM_EINVAL;
+  }
+  sim_kinematics k;
+  ccsim_status s = collide(m, d, r, t, &k);
+  if (s != CCSIM_OK) return s;
+  if (take_contacts(m, d, r, INFINITY) != 0) return CCSIM_ENOMEM;
+  free_motion(m, d, r, &k, h, 0);
+  int rc = build_step(m, r, &k, h, SIM_RIGID_EPS);
+  if (rc) return rc == -2 ? CCSIM_ELIMIT : CCSIM_ENOMEM;
+  *n = r->nrow, *M = r->A, *q = r->q;
+  return CCSIM_OK;
+}
+
 // Build and solve the step's LCP over r->con with step h; the new velocities go to
 // r->vel_new / r->om_new. Retries once with 1000 times the regularisation.
 static ccsim_status step_lcp(const sim_model *m, sim_data *d, sim_rigid *r,
@@ -487,14 +578,8 @@ static ccsim_status step_lcp(const sim_model *m, sim_data *d, sim_rigid *r,
   double eps = SIM_RIGID_EPS;
   sim_lcp_status ls = SIM_LCP_SOLVED;
   for (int attempt = 0; attempt < 2; attempt++, eps *= 1e3) {
-    int rc = build_lcp(m, r, k, h, eps);
+    int rc = build_step(m, r, k, h, eps);
     if (rc) return rc == -2 ? CCSIM_ELIMIT : CCSIM_ENOMEM;
-    // gap term: N^T v >= -(dist - target) / h (Anitescu-Potra; Hotz et al. eq. 6)
-    for (int c = 0; c < r->nc; c++) {
-      sim_contact_params cp;
-      sim_pair_params(m, r->con[c].body_a, r->con[c].body_b, &cp);
-      r->q[c] += ((1 - SIM_RIGID_TARGET) * cp.standoff - r->con[c].depth) / h;
-    }
     ls = solve_lcp(r, st);
     if (ls == SIM_LCP_SOLVED) break;
     st->lcp_failures++;

@@ -18,6 +18,10 @@
 //   motion     semi-implicit Euler: velocities with gravity, held inputs, gyroscopic
 //              terms and the contact impulses, then positions with the new velocities,
 //              quaternions renormalised.
+// Frictional body pairs keep at most SIM_RIGID_PAIR_MAX of their contacts, the deepest and
+// then farthest-point samples of the patch: the contact wrenches of one pair of rigid
+// bodies span six dimensions, and hundreds of redundant rows (a torus on a cone) make the
+// frictional LCP both slow and numerically hopeless for Lemke. Frictionless pairs keep all.
 // Frictionless steps (mu = 0 on every contact) use Dantzig warm-started from the previous
 // step's clamped set; others Lemke. A step whose LCP has no verified solution is retried
 // with 1000 times the regularisation; if that fails too, the step fails (CCSIM_ESOLVER,
@@ -36,6 +40,7 @@ enum { SIM_LCP_SOLVER_NONE = 0, SIM_LCP_SOLVER_DANTZIG = 1, SIM_LCP_SOLVER_LEMKE
 
 #define SIM_RIGID_EPS 1e-6         // relative diagonal regularisation (Tan et al. section 5)
 #define SIM_RIGID_TARGET 0.5       // rest distance as a fraction of the pair's standoff
+#define SIM_RIGID_PAIR_MAX 16      // contacts a frictional body pair keeps (see below)
 #define SIM_RIGID_ROWS_MAX 4096    // largest LCP a step may build (SIM_LCP_N_MAX)
 // Verification tolerance of the contact LCPs (sim_lcp_verify): w in m/s (steps) or m/s^2
 // (forces), z in N; 1e-9 m/s is far below anything the positions can show, and the
@@ -79,6 +84,13 @@ ccsim_status sim_rigid_contact_forces(const sim_model *m, struct sim_data *d, si
 // dF_* zero; friction (nullable) receives a borrowed nc x 3 array: the friction force on
 // body_b [N] (on body_a: its opposite), world frame. Borrowed until the next call on r.
 const sim_contact *sim_rigid_contacts(const sim_rigid *r, int *n, const double **friction);
+
+// For benchmarks and tests: the LCP (Tan et al. eq. 14 with the gap term) a step of h [s]
+// would solve at d's current state and time t, without solving it: *n rows, M (n x n,
+// column-major) and q borrowed until the next call on r. Friction rows are present when a
+// contact has mu > 0 (then Lemke would solve it, else Dantzig).
+ccsim_status sim_rigid_step_lcp(const sim_model *m, struct sim_data *d, sim_rigid *r, double t,
+                                double h, int *n, const double **M, const double **q);
 
 // Message of the last failure (borrowed). Never NULL.
 const char *sim_rigid_errmsg(const sim_rigid *r);
