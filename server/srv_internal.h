@@ -129,6 +129,7 @@ struct srv {
   int tomb_next;
 
   srv_job *rhead, *rtail;     // ready queue
+  srv_job *phead, *ptail;     // ready queue of paced sessions, served first
   atomic_int nready;          // jobs in the ready queue (read without mu by spinning workers)
   atomic_int inflight;        // request jobs handed to workers, not yet back (I/O thread)
   srv_job *delayed;           // pacer: replies held until send_at (sorted)

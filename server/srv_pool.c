@@ -11,15 +11,32 @@
 
 #include "srv_internal.h"
 
+// paced sessions have deadlines: their jobs go ahead of the others
 static void ready_push(srv *s, srv_job *j) {
   atomic_fetch_add(&s->nready, 1);
   j->next = NULL;
-  if (s->rtail) {
-    s->rtail->next = j;
+  int paced = j->ss && j->ss->pacing != CCSIM__PACING_MODE__PACING_NONE;
+  srv_job **head = paced ? &s->phead : &s->rhead, **tail = paced ? &s->ptail : &s->rtail;
+  if (*tail) {
+    (*tail)->next = j;
   } else {
-    s->rhead = j;
+    *head = j;
   }
-  s->rtail = j;
+  *tail = j;
+}
+
+static srv_job *ready_pop(srv *s) {
+  srv_job **head = s->phead ? &s->phead : &s->rhead;
+  srv_job **tail = s->phead ? &s->ptail : &s->rtail;
+  srv_job *j = *head;
+  if (j) {
+    atomic_fetch_sub(&s->nready, 1);
+    *head = j->next;
+    if (!*head) {
+      *tail = NULL;
+    }
+  }
+  return j;
 }
 
 void srv_enqueue_locked(srv *s, srv_job *j) {
@@ -94,7 +111,7 @@ static void *worker_main(void *arg) {
   ccsim_arena_init(&a, 64 * 1024, 0);
   pthread_mutex_lock(&s->mu);
   for (;;) {
-    if (!s->rhead && s->cfg.spin_us > 0) {
+    if (!s->rhead && !s->phead && s->cfg.spin_us > 0) {
       // a short spin answers the next request without a futex wake-up
       pthread_mutex_unlock(&s->mu);
       double until = srv_now() + 1e-6 * s->cfg.spin_us;
@@ -102,18 +119,13 @@ static void *worker_main(void *arg) {
       }
       pthread_mutex_lock(&s->mu);
     }
-    while (!s->quit && !s->rhead) {
+    while (!s->quit && !s->rhead && !s->phead) {
       pthread_cond_wait(&s->work_cv, &s->mu);
     }
     if (s->quit) {
       break;
     }
-    srv_job *j = s->rhead;
-    atomic_fetch_sub(&s->nready, 1);
-    s->rhead = j->next;
-    if (!s->rhead) {
-      s->rtail = NULL;
-    }
+    srv_job *j = ready_pop(s);
     pthread_mutex_unlock(&s->mu);
 
     ccsim_arena_reset(&a);
@@ -275,7 +287,16 @@ void srv_pool_stop(srv *s) {
 
 void srv_pool_drain(srv *s) {
   pthread_mutex_lock(&s->mu);
+  // one list of everything ready: paced first, then the rest
+  if (s->ptail) {
+    s->ptail->next = s->rhead;
+    s->rhead = s->phead;
+    if (!s->rtail) {
+      s->rtail = s->ptail;
+    }
+  }
   srv_job *lists[2] = {s->rhead, s->delayed};
+  s->phead = s->ptail = NULL;
   s->rhead = s->rtail = s->delayed = NULL;
   atomic_store(&s->nready, 0);
   for (int i = 0; i < s->cfg.max_sessions; i++) {
