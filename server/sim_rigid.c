@@ -202,6 +202,38 @@ static void inv_inertia_world(const sim_model *m, const double R[9], int b, cons
   geo_m3_mulv(out, R, s);
 }
 
+// w' with I (w' - w) + h w' x (I w') = h tau (body frame), by one Newton step from w: the
+// implicit gyroscopic term keeps a tumbling body's energy from growing as explicit Euler
+// would make it.
+static void gyro_implicit(const sim_model *m, int b, const double w[3], const double tau[3],
+                          double h, double out[3]) {
+  const double *I = m->inertia + 9 * b;
+  double Iw[3], f[3], J[9], Sw[9], SIw[9], SwI[9];
+  geo_m3_mulv(Iw, I, w);
+  geo_v3_cross(f, w, Iw);
+  for (int j = 0; j < 3; j++) f[j] = h * (f[j] - tau[j]);
+  // J = I + h ([w]x I - [I w]x)
+  const double sw[9] = {0, -w[2], w[1], w[2], 0, -w[0], -w[1], w[0], 0};
+  const double siw[9] = {0, -Iw[2], Iw[1], Iw[2], 0, -Iw[0], -Iw[1], Iw[0], 0};
+  memcpy(Sw, sw, sizeof Sw);
+  memcpy(SIw, siw, sizeof SIw);
+  geo_m3_mul(SwI, Sw, I);
+  for (int j = 0; j < 9; j++) J[j] = I[j] + h * (SwI[j] - SIw[j]);
+  // out = w - J^-1 f (Cramer's rule on the 3 x 3)
+  double c0[3] = {J[4] * J[8] - J[5] * J[7], J[5] * J[6] - J[3] * J[8], J[3] * J[7] - J[4] * J[6]};
+  double det = J[0] * c0[0] + J[1] * c0[1] + J[2] * c0[2];
+  if (!(fabs(det) > 0) || !isfinite(det)) {
+    geo_v3_copy(out, w);
+    return;
+  }
+  double inv[9] = {c0[0], J[2] * J[7] - J[1] * J[8], J[1] * J[5] - J[2] * J[4],
+                   c0[1], J[0] * J[8] - J[2] * J[6], J[2] * J[3] - J[0] * J[5],
+                   c0[2], J[1] * J[6] - J[0] * J[7], J[0] * J[4] - J[1] * J[3]};
+  double dw[3];
+  geo_m3_mulv(dw, inv, f);
+  for (int j = 0; j < 3; j++) out[j] = w[j] - dw[j] / det;
+}
+
 // Per body into r->u: free bodies' COM velocity and angular velocity (world) after h of
 // gravity, held inputs and gyroscopic torque without contacts (rates = 0: their
 // accelerations instead, for Baraff's LCP); non-free bodies' motion as k gives it (rates:
@@ -244,7 +276,7 @@ static void free_motion(const sim_model *m, sim_data *d, sim_rigid *r, const sim
     } else {
       double wf[3];
       geo_v3_madd(u, v, h, acc);
-      geo_v3_madd(wf, wb, h, wdot);
+      gyro_implicit(m, b, wb, taub, h, wf);
       geo_m3_mulv(u + 3, R, wf);
     }
   }
@@ -631,6 +663,19 @@ static void advance_positions(const sim_model *m, sim_data *d, sim_rigid *r, dou
   }
 }
 
+// 1 when some contact of the collider's last query is closer than half the rest distance
+static int too_close(const sim_model *m, const sim_collider *col) {
+  if (!col) return 0;
+  int n = 0;
+  const sim_contact *c = sim_collider_contacts(col, &n);
+  for (int i = 0; i < n; i++) {
+    sim_contact_params cp;
+    sim_pair_params(m, c[i].body_a, c[i].body_b, &cp);
+    if (cp.standoff - c[i].depth < 0.5 * SIM_RIGID_TARGET * cp.standoff) return 1;
+  }
+  return 0;
+}
+
 ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r, double t0,
                             double t_out, double *t_reached) {
   *t_reached = t0;
@@ -665,8 +710,11 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
     advance_positions(m, d, r, h);
     double t_new = last && nst <= 1 ? t_out : t + h;
     s = collide(m, d, r, t_new, &k);
-    if (s == CCSIM_ESOLVER && ++touches <= TOUCH_RETRIES) {
-      // the step ended with bodies touching: back to its start, a quarter of the step
+    if ((s == CCSIM_ESOLVER || (s == CCSIM_OK && too_close(m, col))) &&
+        ++touches <= TOUCH_RETRIES) {
+      // the step ended with bodies touching, or a pair that the step's LCP did not hold
+      // (outside the standoff at its start) came more than half-way past the rest
+      // distance: back to the step's start, a quarter of the step
       if (r->nstate) memcpy(y, r->y_save, r->nstate * sizeof(double));
       h_cap = 0.25 * h;
       s = collide(m, d, r, t, &k);

@@ -276,6 +276,129 @@ static void test_contact_forces_at_rest(void **state) {
   teardown_scene(&f);
 }
 
+
+// ---- held inputs, tumbling, a drop through sim_step ---------------------------------------
+
+// a horizontal push at the centre of mass of the resting box (mu = 0.5): below mu m g it
+// holds, above it the box slides with (F - mu m g) / m
+static void test_push_below_and_above_friction(void **state) {
+  (void)state;
+  const double mu = 0.5, pushes[2] = {3.0, 7.0};
+  for (int i = 0; i < 2; i++) {
+    fixture f = {0};
+    assert_int_equal(setup_scene(&f, 0, mu, SIM_MODE_RIGID), 0);
+    double *force = test_calloc(6, sizeof(double)), *torque = test_calloc(6, sizeof(double));
+    force[3] = pushes[i];  // body 1, x
+    sim_rigid_bind_inputs(f.r, force, torque);
+    double p0[3], p1[3], v[3];
+    sim_get_body(f.m, f.d, 1, p0, NULL, NULL, NULL);
+    run_rigid(&f, 0.5);
+    sim_get_body(f.m, f.d, 1, p1, NULL, v, NULL);
+    double a = fmax(0, pushes[i] - mu * G);
+    print_message("push %.1f N (mu m g = %.4g N): moved %.3g m, speed %.9g m/s after 0.5 s "
+                  "(expected %.9g)\n",
+                  pushes[i], mu * G, p1[0] - p0[0], v[0], a * 0.5);
+    if (a == 0) {
+      assert_true(geo_v3_dist(p0, p1) < 1e-6);
+    } else {
+      assert_double_rel(v[0], a * 0.5, 1e-4, 0);
+      assert_double_near(v[1], 0, 1e-9);
+    }
+    assert_double_near(height_above(f.m, f.d, 0), 0.5 * DS, 1e-8);
+    sim_rigid_bind_inputs(f.r, NULL, NULL);
+    test_free(force);
+    test_free(torque);
+    teardown_scene(&f);
+  }
+}
+
+// torque-free tumbling far from anything: the angular momentum in the world is conserved
+// to the implicit gyroscopic step's O(h^2) per step, the energy never grows
+static void test_tumbling_in_flight(void **state) {
+  (void)state;
+  fixture f = {0};
+  assert_int_equal(setup_scene(&f, 0, 0, SIM_MODE_RIGID), 0);
+  double pos[3] = {0, 0, 5}, q[4] = {1, 0, 0, 0}, v[3] = {0, 0, 0}, w[3] = {2.0, 0.5, 1.0};
+  assert_int_equal(sim_set_body(f.m, f.d, 1, pos, q, v, w), CCSIM_OK);
+  const double *I = f.m->inertia + 9;
+  double L0[3], e0 = 0;
+  {
+    double R[9], wb[3], Iw[3];
+    geo_quat_to_mat(R, q);
+    geo_m3_tmulv(wb, R, w);
+    geo_m3_mulv(Iw, I, wb);
+    geo_m3_mulv(L0, R, Iw);
+    e0 = 0.5 * geo_v3_dot(wb, Iw);
+  }
+  double worst_rise = 0, e_prev = e0;
+  for (int k = 1; k <= 1000; k++) {
+    run_rigid(&f, k * 1e-3);
+    double R[9], wb[3], Iw[3];
+    sim_get_body(f.m, f.d, 1, NULL, q, NULL, w);
+    geo_quat_to_mat(R, q);
+    geo_m3_tmulv(wb, R, w);
+    geo_m3_mulv(Iw, I, wb);
+    double e = 0.5 * geo_v3_dot(wb, Iw);
+    if (e - e_prev > worst_rise) worst_rise = e - e_prev;
+    e_prev = e;
+  }
+  double R[9], wb[3], Iw[3], L1[3];
+  geo_quat_to_mat(R, q);
+  geo_m3_tmulv(wb, R, w);
+  geo_m3_mulv(Iw, I, wb);
+  geo_m3_mulv(L1, R, Iw);
+  print_message("tumbling 1 s: |L| %.9g -> %.9g, L moved by %.3g; energy %.9g -> %.9g J, "
+                "largest rise %.3g J\n",
+                geo_v3_norm(L0), geo_v3_norm(L1), geo_v3_dist(L0, L1) / geo_v3_norm(L0), e0,
+                e_prev, worst_rise);
+  assert_true(geo_v3_dist(L0, L1) < 5e-3 * geo_v3_norm(L0));
+  assert_true(worst_rise <= 1e-12 * e0);
+  assert_true(e_prev <= e0);
+  teardown_scene(&f);
+}
+
+// a tilted, spinning box dropped through the public sim_step: it lands, never touches past
+// the standoff, and comes to rest at half the standoff with its weight carried
+static void test_drop_through_sim_step(void **state) {
+  (void)state;
+  fixture f = {0};
+  assert_int_equal(setup_scene(&f, 0, 0.5, SIM_MODE_RIGID), 0);
+  double a = 0.3, q[4] = {cos(a / 2), sin(a / 2) * 0.6, sin(a / 2) * 0.8, 0};
+  double pos[3] = {0.1, 0.2, 0.08}, v[3] = {0.2, 0, -1.0}, w[3] = {0, 0, 2.0};
+  assert_int_equal(sim_set_body(f.m, f.d, 1, pos, q, v, w), CCSIM_OK);
+  double e0 = sim_energy(f.m, f.d), e_prev = e0, worst = 0, lowest = 1;
+  for (int k = 1; k <= 3000; k++) {
+    ccsim_status st = sim_step(f.m, f.d, k * 1e-3);
+    if (st != CCSIM_OK) print_error("t = %g: %s\n", k * 1e-3, sim_data_errmsg(f.d));
+    assert_int_equal(st, CCSIM_OK);
+    double e = sim_energy(f.m, f.d);
+    if (e - e_prev > worst) worst = e - e_prev;
+    e_prev = e;
+    // the lowest corner's height above the floor
+    double p[3], qq[4], R[9];
+    sim_get_body(f.m, f.d, 1, p, qq, NULL, NULL);
+    geo_quat_to_mat(R, qq);
+    for (int c = 0; c < 8; c++) {
+      double x[3] = {c & 1 ? 0.05 : -0.05, c & 2 ? 0.05 : -0.05, c & 4 ? 0.025 : -0.025}, y[3];
+      geo_m3_mulv(y, R, x);
+      if (p[2] + y[2] < lowest) lowest = p[2] + y[2];
+    }
+  }
+  double p[3], vv[3], ww[3];
+  sim_get_body(f.m, f.d, 1, p, NULL, vv, ww);
+  const sim_stats *st = sim_data_stats(f.d);
+  print_message("drop: energy %.6g -> %.6g J (largest rise in a step %.3g J); lowest corner "
+                "%.6g m; at rest %.3g m/s, %.3g rad/s; %llu steps, %llu failures\n",
+                e0, e_prev, worst, lowest, geo_v3_norm(vv), geo_v3_norm(ww),
+                (unsigned long long)st->steps, (unsigned long long)st->lcp_failures);
+  assert_true(lowest > 0.4 * DS);  // at most 0.1 mm past the rest distance
+  assert_true(e_prev < e0);
+  assert_true(worst < 1e-3 * fabs(e0));
+  assert_true(geo_v3_norm(vv) < 1e-6);
+  assert_true(geo_v3_norm(ww) < 1e-5);
+  teardown_scene(&f);
+}
+
 // ---- both modes ----------------------------------------------------------------------
 
 static void test_compare_support(void **state) {
@@ -314,6 +437,9 @@ int main(void) {
       cmocka_unit_test(test_incline_slides),
       cmocka_unit_test(test_frictionless_incline_dantzig),
       cmocka_unit_test(test_contact_forces_at_rest),
+      cmocka_unit_test(test_push_below_and_above_friction),
+      cmocka_unit_test(test_tumbling_in_flight),
+      cmocka_unit_test(test_drop_through_sim_step),
       cmocka_unit_test(test_compare_support),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
