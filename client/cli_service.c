@@ -27,6 +27,32 @@ void cli_service_usage(FILE *f) {
           "      CCSIM_CLIENT_KEY\n");
 }
 
+// the first word of a key file (40 Z85 characters); 0 or -1
+static int key_from_file(const char *path, char out[41]) {
+  FILE *f = fopen(path, "r");
+  char buf[128] = "";
+  int ok = f && fscanf(f, "%127s", buf) == 1 && strlen(buf) == 40;
+  if (f) fclose(f);
+  if (ok) memcpy(out, buf, 41);
+  return ok ? 0 : -1;
+}
+
+// CURVE keys for the stream from CCSIM_SERVER_KEY / CCSIM_CLIENT_KEY, as the client uses
+static int curve_from_env(ccsim_client_opts *o, char sk[41], char pk[41], char ck[41]) {
+  const char *skf = getenv("CCSIM_SERVER_KEY"), *ckf = getenv("CCSIM_CLIENT_KEY");
+  if (!skf || !*skf) {
+    return 0;
+  }
+  if (!ckf || key_from_file(skf, sk) != 0 || key_from_file(ckf, ck) != 0 ||
+      zmq_curve_public(pk, ck) != 0) {
+    return -1;
+  }
+  o->server_key = sk;
+  o->public_key = pk;
+  o->secret_key = ck;
+  return 0;
+}
+
 static const char *pacing_name(ccsim_pacing p) {
   switch (p) {
   case CCSIM_PACING_LOCKSTEP: return "lockstep";
@@ -180,7 +206,15 @@ int cli_watch_main(int argc, char **argv) {
     const char *sport = strrchr(server, ':');
     snprintf(ep, sizeof ep, "%.*s%s", (int)(sport ? sport - server : 0), server, port);
   }
-  w = ccsim_watch_new(ep, id, NULL, err, sizeof err);
+  ccsim_client_opts o;
+  char sk[41], pk[41], ck[41];
+  ccsim_client_opts_defaults(&o);
+  if (curve_from_env(&o, sk, pk, ck) != 0) {
+    fprintf(stderr, "ccsim %s: cannot read the keys of CCSIM_SERVER_KEY / CCSIM_CLIENT_KEY\n",
+            argv[0]);
+    goto done;
+  }
+  w = ccsim_watch_new(ep, id, &o, err, sizeof err);
   if (!w) {
     fprintf(stderr, "ccsim %s: %s\n", argv[0], err);
     goto done;
