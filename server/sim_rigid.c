@@ -53,6 +53,7 @@ struct sim_rigid {
   sim_dantzig *dz;
   sim_lemke *lk;
   int dz_cap, lk_cap;
+  int no_friction;    // 1 while a step falls back to its frictionless LCP
   char err[256];
 };
 
@@ -326,7 +327,7 @@ static double dot6(const double *a, const double *b) {
 static int build_lcp(const sim_model *m, sim_rigid *r, const sim_kinematics *k, double s,
                      double eps) {
   int nc = r->nc, nd = m->friction_dirs, nf = 0;
-  for (int c = 0; c < nc; c++) nf += r->mu[c] > 0;
+  for (int c = 0; c < nc; c++) nf += r->mu[c] > 0 && !r->no_friction;
   int nvel = nc + nf * nd, n = nvel + nf;
   int rc = ensure_rows(r, n);
   if (rc) return rc;
@@ -336,7 +337,7 @@ static int build_lcp(const sim_model *m, sim_rigid *r, const sim_kinematics *k, 
     const sim_contact *ct = &r->con[c];
     set_row(m, r, k, c, c, ct->normal);
     r->frow[c] = -1;
-    if (!(r->mu[c] > 0)) continue;
+    if (!(r->mu[c] > 0) || r->no_friction) continue;
     // tangent basis: the first direction along the tangential relative motion before
     // contact forces, so that sliding along it meets the exact Coulomb bound
     double va[3], vb[3], vr[3], t1[3], t2[3];
@@ -609,13 +610,29 @@ static ccsim_status step_lcp(const sim_model *m, sim_data *d, sim_rigid *r,
   free_motion(m, d, r, k, h, 0);
   double eps = SIM_RIGID_EPS;
   sim_lcp_status ls = SIM_LCP_SOLVED;
-  for (int attempt = 0; attempt < 2; attempt++, eps *= 1e3) {
+  r->no_friction = 0;
+  for (int attempt = 0; attempt < 3; attempt++, eps *= 1e3) {
+    if (attempt == 2) {
+      // last resort for a frictional LCP: this step without friction (Dantzig), counted
+      // as a failure in the statistics and explained in sim_rigid_errmsg
+      if (r->nvel == r->nc) break;
+      r->no_friction = 1;
+      eps = SIM_RIGID_EPS;
+    }
     int rc = build_step(m, r, k, h, eps);
-    if (rc) return rc == -2 ? CCSIM_ELIMIT : CCSIM_ENOMEM;
+    if (rc) {
+      r->no_friction = 0;
+      return rc == -2 ? CCSIM_ELIMIT : CCSIM_ENOMEM;
+    }
     ls = solve_lcp(r, st);
     if (ls == SIM_LCP_SOLVED) break;
     st->lcp_failures++;
   }
+  if (ls == SIM_LCP_SOLVED && r->no_friction) {
+    snprintf(r->err, sizeof r->err, "rigid mode: a frictional LCP (%d contacts) had no verified "
+             "solution; that step went without friction", r->nc);
+  }
+  r->no_friction = 0;
   if (ls != SIM_LCP_SOLVED) {
     snprintf(r->err, sizeof r->err, "rigid mode: the contact LCP (%d rows, %d contacts) has no "
              "verified solution: %s", r->nrow, r->nc, sim_lcp_status_str(ls));
@@ -704,7 +721,7 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
       sim_kinematics kn = k;
       kn.vel = r->vel_new, kn.omega = r->om_new;
       double hb = sim_collider_time_bound(m, col, &kn, 0, h);
-      if (!(hb < h)) break;
+      if (!(hb < h) || pass == BOUND_PASSES - 1) break;
       h = fmax(hb, 1e-6 * m->rigid_dt), last = 0;
     }
     advance_positions(m, d, r, h);

@@ -24,8 +24,9 @@
 // frictional LCP both slow and numerically hopeless for Lemke. Frictionless pairs keep all.
 // Frictionless steps (mu = 0 on every contact) use Dantzig warm-started from the previous
 // step's clamped set; others Lemke. A step whose LCP has no verified solution is retried
-// with 1000 times the regularisation; if that fails too, the step fails (CCSIM_ESOLVER,
-// state at the last completed step). Workspaces grow (doubling) when a step has more
+// with 1000 times the regularisation; a frictional one that fails again goes without
+// friction for that step (Dantzig); each failed solve counts in stats.lcp_failures. When
+// nothing is verified the step fails (CCSIM_ESOLVER, state at the last completed step). Workspaces grow (doubling) when a step has more
 // contacts than any before; otherwise stepping allocates nothing.
 #ifndef SIM_RIGID_H
 #define SIM_RIGID_H
