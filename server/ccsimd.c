@@ -43,6 +43,8 @@ static void usage(FILE *f) {
           "  --max-contacts N         contacts in one reply (default 100000)\n"
           "  --max-msg-bytes N        largest request (default 67108864)\n"
           "  --heartbeat-ms N         ZeroMQ heartbeat interval (default 1000; 0: off)\n"
+          "  --realtime PRIO          SCHED_FIFO priority 1..99 for the server's threads (HIL;\n"
+          "                           needs CAP_SYS_NICE)\n"
           "  --spin-us N              poll N us for work before sleeping (default 0): lower\n"
           "                           latency on machines with idle cores, wasted CPU otherwise\n"
           "  --verbose                log every request to stderr\n"
@@ -120,6 +122,9 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--max-msg-bytes")) {
       if (num(a, v, 64, 2147483648.0, &x)) return 2;
       cfg.max_msg_bytes = (size_t)x;
+    } else if (!strcmp(a, "--realtime")) {
+      if (num(a, v, 1, 99, &x)) return 2;
+      cfg.rt_priority = (int)x;
     } else if (!strcmp(a, "--spin-us")) {
       if (num(a, v, 0, 1000000, &x)) return 2;
       cfg.spin_us = (int)x;

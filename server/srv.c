@@ -3,6 +3,7 @@
 #include "srv.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,8 @@ static int check_config(const srv_config *c, char *err, size_t err_sz) {
     what = "workers must be in [0, 1024]";
   } else if (!(c->idle_timeout >= 0) || c->idle_timeout > 1e9) {
     what = "idle_timeout must be in [0, 1e9] s";
+  } else if (c->rt_priority < 0 || c->rt_priority > 99) {
+    what = "rt_priority must be in [0, 99]";
   } else if (c->spin_us < 0 || c->spin_us > 1000000) {
     what = "spin_us must be in [0, 1e6]";
   } else if (c->heartbeat_ms < 0 || c->heartbeat_ms > 3600000) {
@@ -134,6 +137,11 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
     return s;
   }
   s->zctx = zmq_ctx_new();
+  if (s->zctx && c->rt_priority > 0) {
+    // ZeroMQ's own I/O thread carries every message: it gets the same priority
+    zmq_ctx_set(s->zctx, ZMQ_THREAD_SCHED_POLICY, SCHED_FIFO);
+    zmq_ctx_set(s->zctx, ZMQ_THREAD_PRIORITY, c->rt_priority);
+  }
   s->router = s->zctx ? zmq_socket(s->zctx, ZMQ_ROUTER) : NULL;
   s->done = s->zctx ? zmq_socket(s->zctx, ZMQ_PULL) : NULL;
   snprintf(s->done_ep, sizeof s->done_ep, SRV_DONE_EP_FMT, (void *)s);
@@ -406,6 +414,13 @@ int srv_run(srv *s) {
     return -1;
   }
   char err[256] = "";
+  int old_policy = 0;
+  struct sched_param old_param;
+  pthread_getschedparam(pthread_self(), &old_policy, &old_param);
+  if (srv_realtime_thread(s) != 0) {
+    fprintf(stderr, "ccsimd: warning: real-time priority %d refused (needs CAP_SYS_NICE); "
+                    "running at normal priority\n", s->cfg.rt_priority);
+  }
   if (srv_pool_start(s, err, sizeof err) != 0) {
     fprintf(stderr, "ccsimd: %s\n", err);
     return -1;
@@ -473,6 +488,7 @@ int srv_run(srv *s) {
   if (s->cfg.state_dir) {
     srv_save_all(s);
   }
+  pthread_setschedparam(pthread_self(), old_policy, &old_param);  // the caller's thread again
   return rc;
 }
 

@@ -23,6 +23,9 @@ typedef struct srv_config {
   int workers;               // physics threads (0: one per core, at least 2)
   double idle_timeout;       // free sessions without a request for this long [s] (0: never)
   int heartbeat_ms;          // ZeroMQ heartbeat interval [ms] (0: off; default 1000)
+  int rt_priority;           // SCHED_FIFO priority (1..99) of the I/O thread, workers, pacer
+                             // and ZeroMQ's threads, for HIL (0: off, the default); needs
+                             // CAP_SYS_NICE, a warning on stderr when refused
   int spin_us;               // workers and the I/O thread poll this long for more work
                              // before they sleep [us] (default 0: never): CPU for latency
   const char *state_dir;     // save sessions here on stop and every checkpoint_interval,

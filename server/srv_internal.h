@@ -229,6 +229,10 @@ void srv_pool_stop(srv *s);
 // idle and free it when it is dead. ss may be NULL (CreateSession). Takes mu.
 void srv_session_done(srv *s, srv_session *ss);
 
+// Run the calling thread SCHED_FIFO at cfg.rt_priority (no-op when 0); a refusal is
+// reported once on stderr. Returns 0 or -1.
+int srv_realtime_thread(srv *s);
+
 // Free every job still queued or held (after the threads stopped).
 void srv_pool_drain(srv *s);
 

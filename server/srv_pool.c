@@ -2,6 +2,7 @@
 // order, in parallel across sessions; the pacer holds lockstep replies until their
 // wall-clock time and fires free-running ticks.
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,19 @@ void srv_session_done(srv *s, srv_session *ss) {
   }
 }
 
+int srv_realtime_thread(srv *s) {
+  if (s->cfg.rt_priority <= 0) {
+    return 0;
+  }
+  struct sched_param sp = {.sched_priority = s->cfg.rt_priority};
+  int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+  if (rc != 0 && s->cfg.verbose) {
+    fprintf(stderr, "ccsimd: warning: no real-time priority (SCHED_FIFO %d) for a thread\n",
+            s->cfg.rt_priority);
+  }
+  return rc == 0 ? 0 : -1;
+}
+
 // hand a finished job to the I/O thread (it owns the job from then on)
 static void deliver(void *push, srv_job *j) {
   if (zmq_send(push, &j, sizeof j, 0) != (int)sizeof j) {
@@ -106,6 +120,7 @@ static void *open_push(srv *s) {
 
 static void *worker_main(void *arg) {
   srv *s = arg;
+  srv_realtime_thread(s);
   void *push = open_push(s);
   ccsim_arena a;
   ccsim_arena_init(&a, 64 * 1024, 0);
@@ -196,6 +211,7 @@ static double fire_ticks_locked(srv *s, double now, double next) {
 
 static void *pacer_main(void *arg) {
   srv *s = arg;
+  srv_realtime_thread(s);
   void *push = open_push(s);
   pthread_mutex_lock(&s->mu);
   while (!s->quit) {

@@ -5,9 +5,12 @@
 // session runs for S seconds while 8 other sessions step flat out, and its deadline
 // misses and worst lateness are reported.
 //
-//   bench_service [--steps N] [--paced S]      (defaults: 5000 steps per client, no paced run)
+//   bench_service [--steps N] [--paced S] [--rt PRIO]
+//   (defaults: 5000 steps per client, no paced run, normal priority; --rt runs the server's
+//   threads and the paced client SCHED_FIFO at PRIO)
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,7 +257,7 @@ static void *busy(void *p) {
   return NULL;
 }
 
-static void paced_run(const char *endpoint, const ccsim_scene *sc, double seconds) {
+static void paced_run(const char *endpoint, const ccsim_scene *sc, double seconds, int rt) {
   atomic_int stop = 0;
   busy_arg b[8];
   pthread_t th[8];
@@ -263,6 +266,12 @@ static void paced_run(const char *endpoint, const ccsim_scene *sc, double second
     pthread_create(&th[i], NULL, busy, &b[i]);
   }
   char err[256];
+  if (rt > 0) {
+    struct sched_param sp = {.sched_priority = rt};
+    if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0) {
+      fprintf(stderr, "bench: no SCHED_FIFO for the paced client\n");
+    }
+  }
   ccsim_client *c = ccsim_client_new(endpoint, err, sizeof err);
   ccsim_session *s = ccsim_session_create_paced(c, sc, CCSIM_PACING_LOCKSTEP, 0);
   long n = (long)(seconds * 1000);
@@ -294,13 +303,16 @@ static void paced_run(const char *endpoint, const ccsim_scene *sc, double second
 int main(int argc, char **argv) {
   int n = 5000;
   double paced = 0;
+  int rt = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
       n = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--paced") && i + 1 < argc) {
       paced = atof(argv[++i]);
+    } else if (!strcmp(argv[i], "--rt") && i + 1 < argc) {
+      rt = atoi(argv[++i]);
     } else {
-      fprintf(stderr, "usage: bench_service [--steps N] [--paced SECONDS]\n");
+      fprintf(stderr, "usage: bench_service [--steps N] [--paced SECONDS] [--rt PRIO]\n");
       return 2;
     }
   }
@@ -346,6 +358,7 @@ int main(int argc, char **argv) {
   srv_config cfg;
   srv_config_defaults(&cfg);
   cfg.bind = "tcp://127.0.0.1:*";
+  cfg.rt_priority = rt > 0 && rt < 100 ? rt : 0;
   srv *s = srv_new(&cfg, err, sizeof err);
   if (!s) {
     fprintf(stderr, "bench: %s\n", err);
@@ -368,7 +381,7 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
   if (paced > 0) {
-    paced_run(srv_endpoint(s), sc, paced);
+    paced_run(srv_endpoint(s), sc, paced, cfg.rt_priority);
   }
   srv_stop(s);
   pthread_join(sth, NULL);
