@@ -423,7 +423,7 @@ static Ccsim__Scene *parse_scene(pctx *p, json_t *root) {
     if (bad) return NULL;
   }
   if ((v = json_object_get(root, "integrator"))) {
-    static const char *const k[] = {"rtol", "atol", "max_step", NULL};
+    static const char *const k[] = {"rtol", "atol", "max_step", "linear_solver", NULL};
     Ccsim__IntegratorParams *ip = alloc(p, sizeof *ip);
     if (!ip || check_keys(p, v, "integrator", k)) return NULL;
     ccsim__integrator_params__init(ip);
@@ -431,6 +431,16 @@ static Ccsim__Scene *parse_scene(pctx *p, json_t *root) {
         get_num(p, v, "atol", "integrator", &ip->atol, &ip->has_atol) ||
         get_num(p, v, "max_step", "integrator", &ip->max_step, &ip->has_max_step))
       return NULL;
+    json_t *ls = json_object_get(v, "linear_solver");
+    if (ls) {
+      const char *name = json_string_value(ls);
+      if (!name || (strcmp(name, "auto") && strcmp(name, "dense") && strcmp(name, "klu"))) {
+        perr(p, "integrator", "\"linear_solver\" must be \"auto\", \"dense\" or \"klu\"");
+        return NULL;
+      }
+      ip->linear_solver = ccsim_arena_strdup(p->a, name);
+      if (!ip->linear_solver) return NULL;
+    }
     s->integrator = ip;
   }
   if ((v = json_object_get(root, "mode"))) {

@@ -12,6 +12,7 @@
 #define SIM_CACHE_PAIRS 2048  // collidable pairs up to which each gets a coherence cache
 #endif
 #define SIM_CACHE_CAP 8192    // candidate leaf pairs one cache keeps
+#define SIM_PARALLEL_ANGLE 0.05  // [rad] faces closer to parallel meet at overlap corners
 
 struct sim_collider {
   geo_query_ws *ws;      // one workspace sized for the two largest hierarchies
@@ -76,6 +77,12 @@ sim_collider *sim_collider_new(const sim_model *m, int cap, char *err, size_t er
       sim_collider_destroy(&c);
       return NULL;
     }
+    // Faces within this angle count as parallel and are held at the corners of their
+    // overlap. With the engine's default (1e-3 rad) a box rocking on another flips between
+    // four corners and the one closest pair per triangle pair, and its support jumps; at a
+    // few degrees only the corners near the lower edge are within the standoff anyway, so
+    // the two rules agree where they meet and the force stays continuous.
+    geo_query_ws_set_parallel_angle(c->ws, SIM_PARALLEL_ANGLE);
   }
   // coherence caches: consecutive evaluations (Newton iterations, small steps) query
   // nearby poses, where the cache answers from the leaf pairs it kept; the answers are

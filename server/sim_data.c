@@ -11,12 +11,17 @@
 #include <nvector/nvector_serial.h>
 #include <sundials/sundials_context.h>
 #include <sunlinsol/sunlinsol_dense.h>
+#include <sunlinsol/sunlinsol_klu.h>
 #include <sunmatrix/sunmatrix_dense.h>
+#include <sunmatrix/sunmatrix_sparse.h>
 
 #include "geo_vec.h"
 #include "sim_rigid.h"
 
 #define SIM_MAX_TOUCH_RETRIES 400  // evaluations past the standoff one sim_step tolerates
+#define SIM_DENSE_MAX_FREE 16      // up to this many free bodies: dense LU; beyond: KLU
+#define SIM_CROSS_PER_BODY 32      // Jacobian blocks coupling two bodies, per free body
+#define SIM_NB (SIM_NQ * SIM_NQ)   // entries of a body's own Jacobian block
 
 struct sim_data {
   const sim_model *m;  // borrowed; outlives d
@@ -45,6 +50,18 @@ struct sim_data {
   N_Vector y;          // (nstate) the integrated state, SIM_NQ per free body
   SUNMatrix J;
   SUNLinearSolver ls;
+  // the Jacobian in blocks: per free body its own 13 x 13 block; per ordered pair of free
+  // bodies coupled by contacts a 6 x 13 block (accelerations of one, state of the other)
+  int sparse;          // 1: KLU on a CSC matrix (many bodies), 0: dense LU
+  double *jself;       // (nfree x 169) row-major
+  int jcap, jn;        // cross blocks: capacity and count
+  int *jrow, *jcol;    // (jcap) free-body indices of each cross block's rows and columns
+  double *jcross;      // (jcap x 78) row-major 6 x 13
+  int *jorder;         // (jcap) cross blocks sorted by column body (sparse assembly)
+  int *jstart;         // (nfree + 1) first entry of each column body in jorder
+  sunindextype *jpat;  // (nstate + 1 + nnz) the last CSC pattern, to notice a change
+  sunindextype nnz;    // capacity of the sparse matrix
+  uint64_t jdropped;   // contact couplings left out of the Jacobian (cross blocks full)
   sim_stats stats;
   char err[256];
 };
@@ -215,13 +232,31 @@ static void quat_dtheta(double E[12], const double q[4]) {
   for (int i = 0; i < 12; i++) E[i] = 2 * e[i];
 }
 
+// the cross block for rows of free body fa and columns of free body fb: found among the
+// last ones (a pair's contacts are stored together), else a new one; NULL when full
+static double *cross_block(sim_data *d, int fa, int fb) {
+  for (int i = d->jn - 1; i >= 0 && i >= d->jn - 2; i--) {
+    if (d->jrow[i] == fa && d->jcol[i] == fb) return d->jcross + (size_t)78 * i;
+  }
+  if (d->jn == d->jcap) {
+    d->jdropped++;  // the Newton Jacobian may be approximate: the coupling is left out
+    return NULL;
+  }
+  int i = d->jn++;
+  d->jrow[i] = fa;
+  d->jcol[i] = fb;
+  double *blk = d->jcross + (size_t)78 * i;
+  memset(blk, 0, 78 * sizeof(double));
+  return blk;
+}
+
 // The contact springs' share of the Jacobian, with the witness points frozen on their
 // bodies and the normals frozen in the world. Contact i's force F_i(delta, delta') acts
 // on the bodies' generalised coordinates through J_i = [-n, -(r_A x n), n, r_B x n]:
 // d(gen. force)/d(displacement) = -dF/ddelta J J^T and d/d(velocity) = -dF/ddelta' J J^T.
 // Mapping displacements to (p, q) and velocities to (v, w_body), and generalised forces
 // to accelerations, every block is an outer product u_a w_b^T.
-static void add_contact_jacobian(const sim_model *m, const sim_data *d, SUNMatrix J) {
+static void add_contact_jacobian(const sim_model *m, sim_data *d) {
   int n = 0;
   const sim_contact *c = d->col ? sim_collider_contacts(d->col, &n) : NULL;
   for (int i = 0; i < n; i++) {
@@ -263,13 +298,162 @@ static void add_contact_jacobian(const sim_model *m, const sim_data *d, SUNMatri
       for (int sb = 0; sb < 2; sb++) {
         int cb = m->state_index[body[sb]];
         if (cb < 0) continue;
+        // rows 7..12 (accelerations) of the self block, or rows 0..5 of a cross block
+        double *blk = ra == cb ? d->jself + (size_t)SIM_NB * (ra / SIM_NQ) + 7 * SIM_NQ
+                               : cross_block(d, ra / SIM_NQ, cb / SIM_NQ);
+        if (!blk) continue;
         for (int j = 0; j < 6; j++) {
           double kp = -ct->dF_ddepth * u[sa][j], kv = -ct->dF_drate * u[sa][j];
-          for (int l = 0; l < 7; l++) SM_ELEMENT_D(J, ra + 7 + j, cb + l) += kp * wpos[sb][l];
-          for (int l = 0; l < 6; l++) SM_ELEMENT_D(J, ra + 7 + j, cb + 7 + l) += kv * wvel[sb][l];
+          double *row = blk + SIM_NQ * j;
+          for (int l = 0; l < 7; l++) row[l] += kp * wpos[sb][l];
+          for (int l = 0; l < 6; l++) row[7 + l] += kv * wvel[sb][l];
         }
       }
     }
+  }
+}
+
+// The rigid-body terms of free body b into its own block J (13 x 13 row-major; local
+// indices: p 0..2, q 3..6, v 7..9, w 10..12).
+static void body_jacobian(const sim_model *m, const sim_data *d, int b, const double *y,
+                          double *J) {
+  int s = m->state_index[b];
+  const double *q = y + s + 3, *w = y + s + 10;
+#define JE(i, j) J[SIM_NQ * (i) + (j)]
+  const int P = 0, Q = 3, V = 7, W = 10;
+  for (int j = 0; j < 3; j++) {
+    JE(P + j, V + j) = 1.0;
+  }
+  // d(qdot)/dq = 1/2 W(w): right multiplication by (0, w)
+  const double Wm[16] = {0,    -w[0], -w[1], -w[2], w[0], 0,    w[2],  -w[1],
+                         w[1], -w[2], 0,     w[0],  w[2], w[1], -w[0], 0};
+  // d(qdot)/dw = 1/2 Q(q)
+  const double Qm[12] = {-q[1], -q[2], -q[3], q[0],  -q[3], q[2],
+                         q[3],  q[0],  -q[1], -q[2], q[1],  q[0]};
+  for (int i = 0; i < 4; i++) {
+    for (int j = 0; j < 4; j++) {
+      JE(Q + i, Q + j) = 0.5 * Wm[4 * i + j];
+    }
+    for (int j = 0; j < 3; j++) {
+      JE(Q + i, W + j) = 0.5 * Qm[3 * i + j];
+    }
+  }
+  // d(wdot)/dw = -I^-1 ([w]x I - [I w]x)
+  const double *I = m->inertia + 9 * b, *Ii = m->inertia_inv + 9 * b;
+  double Sw[9], SIw[9], Iw[3], A[9], B[9];
+  geo_m3_mulv(Iw, I, w);
+  skew(Sw, w);
+  skew(SIw, Iw);
+  geo_m3_mul(A, Sw, I);
+  for (int j = 0; j < 9; j++) {
+    A[j] -= SIw[j];
+  }
+  geo_m3_mul(B, Ii, A);
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) {
+      JE(W + i, W + j) += -B[3 * i + j];
+    }
+  }
+  // d(wdot)/dq through R^T tau: a body rotation dtheta turns R^T tau by
+  // [R^T tau]x dtheta, and dtheta = E(q) dq
+  const double *qh = d->x_quat + 4 * b, *cw = d->wrench + 6 * b;
+  double R[9], tw[3], tb[3], St[9], IiSt[9], E[12];
+  geo_quat_to_mat(R, qh);
+  geo_v3_add(tw, d->torque_in + 3 * b, cw + 3);
+  geo_m3_tmulv(tb, R, tw);
+  skew(St, tb);
+  geo_m3_mul(IiSt, Ii, St);
+  quat_dtheta(E, qh);
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 4; j++) {
+      JE(W + i, Q + j) += IiSt[3 * i] * E[j] + IiSt[3 * i + 1] * E[4 + j] +
+                          IiSt[3 * i + 2] * E[8 + j];
+    }
+  }
+#undef JE
+}
+
+// Blocks into CVODE's dense matrix.
+static void scatter_dense(const sim_data *d, SUNMatrix J) {
+  int nfree = d->nstate / SIM_NQ;
+  SUNMatZero(J);
+  for (int f = 0; f < nfree; f++) {
+    const double *blk = d->jself + (size_t)SIM_NB * f;
+    for (int i = 0; i < SIM_NQ; i++) {
+      for (int j = 0; j < SIM_NQ; j++) {
+        SM_ELEMENT_D(J, SIM_NQ * f + i, SIM_NQ * f + j) = blk[SIM_NQ * i + j];
+      }
+    }
+  }
+  for (int k = 0; k < d->jn; k++) {
+    const double *blk = d->jcross + (size_t)78 * k;
+    int r0 = SIM_NQ * d->jrow[k] + 7, c0 = SIM_NQ * d->jcol[k];
+    for (int i = 0; i < 6; i++) {
+      for (int j = 0; j < SIM_NQ; j++) SM_ELEMENT_D(J, r0 + i, c0 + j) = blk[SIM_NQ * i + j];
+    }
+  }
+}
+
+// Blocks into the CSC matrix of KLU. Every free body's own block is stored whole, so the
+// pattern changes only when the graph of bodies in contact does; then KLU is told to
+// analyse it afresh (its symbolic factorisation, the only allocation on this path).
+static void scatter_sparse(sim_data *d, SUNMatrix J) {
+  int nfree = d->nstate / SIM_NQ;
+  // cross blocks by column body (counting sort), then each column's rows ascending
+  memset(d->jstart, 0, sizeof(int) * (size_t)(nfree + 1));
+  for (int k = 0; k < d->jn; k++) d->jstart[d->jcol[k] + 1]++;
+  for (int f = 0; f < nfree; f++) d->jstart[f + 1] += d->jstart[f];
+  for (int k = 0; k < d->jn; k++) d->jorder[d->jstart[d->jcol[k]]++] = k;
+  for (int f = nfree; f > 0; f--) d->jstart[f] = d->jstart[f - 1];
+  d->jstart[0] = 0;
+  for (int c = 0; c < nfree; c++) {
+    for (int i = d->jstart[c] + 1; i < d->jstart[c + 1]; i++) {
+      int k = d->jorder[i], j = i;
+      for (; j > d->jstart[c] && d->jrow[d->jorder[j - 1]] > d->jrow[k]; j--) {
+        d->jorder[j] = d->jorder[j - 1];
+      }
+      d->jorder[j] = k;
+    }
+  }
+  sunindextype *colptr = SUNSparseMatrix_IndexPointers(J);
+  sunindextype *rowval = SUNSparseMatrix_IndexValues(J);
+  double *val = SUNSparseMatrix_Data(J);
+  sunindextype nz = 0;
+  for (int c = 0; c < nfree; c++) {
+    for (int l = 0; l < SIM_NQ; l++) {
+      colptr[SIM_NQ * c + l] = nz;
+      int k = d->jstart[c], self_done = 0;
+      while (k < d->jstart[c + 1] || !self_done) {
+        int use_self = !self_done && (k >= d->jstart[c + 1] || c < d->jrow[d->jorder[k]]);
+        if (use_self) {
+          const double *blk = d->jself + (size_t)SIM_NB * c;
+          for (int i = 0; i < SIM_NQ; i++) {
+            rowval[nz] = SIM_NQ * c + i;
+            val[nz++] = blk[SIM_NQ * i + l];
+          }
+          self_done = 1;
+        } else {
+          int b = d->jorder[k++];
+          const double *blk = d->jcross + (size_t)78 * b;
+          for (int i = 0; i < 6; i++) {
+            rowval[nz] = SIM_NQ * d->jrow[b] + 7 + i;
+            val[nz++] = blk[SIM_NQ * i + l];
+          }
+        }
+      }
+    }
+  }
+  colptr[d->nstate] = nz;
+  // a new pattern: keep it and have KLU analyse it at its next set-up
+  size_t npat = (size_t)d->nstate + 1 + (size_t)nz;
+  int same = d->jpat[0] == (sunindextype)npat &&
+             memcmp(d->jpat + 1, colptr, sizeof(sunindextype) * ((size_t)d->nstate + 1)) == 0 &&
+             memcmp(d->jpat + 2 + d->nstate, rowval, sizeof(sunindextype) * (size_t)nz) == 0;
+  if (!same) {
+    d->jpat[0] = (sunindextype)npat;
+    memcpy(d->jpat + 1, colptr, sizeof(sunindextype) * ((size_t)d->nstate + 1));
+    memcpy(d->jpat + 2 + d->nstate, rowval, sizeof(sunindextype) * (size_t)nz);
+    SUNLinSol_KLUReInit(d->ls, J, d->nnz, SUNKLU_REINIT_PARTIAL);
   }
 }
 
@@ -277,75 +461,26 @@ static void add_contact_jacobian(const sim_model *m, const sim_data *d, SUNMatri
 // witness points and normals (above). A Newton Jacobian may be approximate: CVODE's
 // error control never sees it.
 static int jac_fn(sunrealtype t, N_Vector yv, N_Vector fy, SUNMatrix J, void *user, N_Vector t1,
-               N_Vector t2, N_Vector t3) {
+                  N_Vector t2, N_Vector t3) {
   (void)fy, (void)t1, (void)t2, (void)t3;
   sim_data *d = user;
   const sim_model *m = d->m;
   const double *y = N_VGetArrayPointer(yv);
-  SUNMatZero(J);
   sim_kinematics k;
   int rc = eval_contacts(m, d, t, y, &k);
   if (rc != 0) return rc;
-#define JE(i, j) SM_ELEMENT_D(J, (i), (j))
+  memset(d->jself, 0, sizeof(double) * (size_t)d->nstate * SIM_NQ);
+  d->jn = 0;
   for (int b = 0; b < m->nbody; b++) {
     int s = m->state_index[b];
-    if (s < 0) {
-      continue;
-    }
-    const double *q = y + s + 3, *w = y + s + 10;
-    int P = s, Q = s + 3, V = s + 7, W = s + 10;
-    for (int j = 0; j < 3; j++) {
-      JE(P + j, V + j) = 1.0;
-    }
-    // d(qdot)/dq = 1/2 W(w): right multiplication by (0, w)
-    const double Wm[16] = {0,    -w[0], -w[1], -w[2], w[0], 0,    w[2],  -w[1],
-                           w[1], -w[2], 0,     w[0],  w[2], w[1], -w[0], 0};
-    // d(qdot)/dw = 1/2 Q(q)
-    const double Qm[12] = {-q[1], -q[2], -q[3], q[0],  -q[3], q[2],
-                           q[3],  q[0],  -q[1], -q[2], q[1],  q[0]};
-    for (int i = 0; i < 4; i++) {
-      for (int j = 0; j < 4; j++) {
-        JE(Q + i, Q + j) = 0.5 * Wm[4 * i + j];
-      }
-      for (int j = 0; j < 3; j++) {
-        JE(Q + i, W + j) = 0.5 * Qm[3 * i + j];
-      }
-    }
-    // d(wdot)/dw = -I^-1 ([w]x I - [I w]x)
-    const double *I = m->inertia + 9 * b, *Ii = m->inertia_inv + 9 * b;
-    double Sw[9], SIw[9], Iw[3], A[9], B[9];
-    geo_m3_mulv(Iw, I, w);
-    skew(Sw, w);
-    skew(SIw, Iw);
-    geo_m3_mul(A, Sw, I);
-    for (int j = 0; j < 9; j++) {
-      A[j] -= SIw[j];
-    }
-    geo_m3_mul(B, Ii, A);
-    for (int i = 0; i < 3; i++) {
-      for (int j = 0; j < 3; j++) {
-        JE(W + i, W + j) += -B[3 * i + j];
-      }
-    }
-    // d(wdot)/dq through R^T tau: a body rotation dtheta turns R^T tau by
-    // [R^T tau]x dtheta, and dtheta = E(q) dq
-    const double *qh = d->x_quat + 4 * b, *cw = d->wrench + 6 * b;
-    double R[9], tw[3], tb[3], St[9], IiSt[9], E[12];
-    geo_quat_to_mat(R, qh);
-    geo_v3_add(tw, d->torque_in + 3 * b, cw + 3);
-    geo_m3_tmulv(tb, R, tw);
-    skew(St, tb);
-    geo_m3_mul(IiSt, Ii, St);
-    quat_dtheta(E, qh);
-    for (int i = 0; i < 3; i++) {
-      for (int j = 0; j < 4; j++) {
-        JE(W + i, Q + j) += IiSt[3 * i] * E[j] + IiSt[3 * i + 1] * E[4 + j] +
-                            IiSt[3 * i + 2] * E[8 + j];
-      }
-    }
+    if (s >= 0) body_jacobian(m, d, b, y, d->jself + (size_t)SIM_NB * (s / SIM_NQ));
   }
-#undef JE
-  add_contact_jacobian(m, d, J);
+  add_contact_jacobian(m, d);
+  if (d->sparse) {
+    scatter_sparse(d, J);
+  } else {
+    scatter_dense(d, J);
+  }
   return 0;
 }
 
@@ -441,8 +576,29 @@ static int cvode_setup(const sim_model *m, sim_data *d, char *err, size_t err_sz
     return 0;  // nothing to integrate: time simply advances
   }
   d->cvode = CVodeCreate(CV_BDF, d->ctx);
-  d->J = SUNDenseMatrix(d->nstate, d->nstate, d->ctx);
-  d->ls = d->J ? SUNLinSol_Dense(d->y, d->J, d->ctx) : NULL;
+  int nfree = d->nstate / SIM_NQ;
+  d->sparse = m->linsolver == SIM_LINSOLVER_KLU ||
+              (m->linsolver == SIM_LINSOLVER_AUTO && nfree > SIM_DENSE_MAX_FREE);
+  d->jcap = SIM_CROSS_PER_BODY * nfree;
+  d->jself = calloc((size_t)nfree * SIM_NB, sizeof(double));
+  d->jrow = calloc((size_t)d->jcap, sizeof(int));
+  d->jcol = calloc((size_t)d->jcap, sizeof(int));
+  d->jcross = calloc((size_t)d->jcap * 78, sizeof(double));
+  d->jorder = calloc((size_t)d->jcap, sizeof(int));
+  d->jstart = calloc((size_t)nfree + 1, sizeof(int));
+  if (!d->jself || !d->jrow || !d->jcol || !d->jcross || !d->jorder || !d->jstart) {
+    set_err(err, err_sz, "out of memory (Jacobian blocks)");
+    return -1;
+  }
+  if (d->sparse) {
+    d->nnz = (sunindextype)nfree * SIM_NB + (sunindextype)d->jcap * 78;
+    d->jpat = calloc((size_t)d->nstate + 2 + (size_t)d->nnz, sizeof(sunindextype));
+    d->J = d->jpat ? SUNSparseMatrix(d->nstate, d->nstate, d->nnz, CSC_MAT, d->ctx) : NULL;
+    d->ls = d->J ? SUNLinSol_KLU(d->y, d->J, d->ctx) : NULL;
+  } else {
+    d->J = SUNDenseMatrix(d->nstate, d->nstate, d->ctx);
+    d->ls = d->J ? SUNLinSol_Dense(d->y, d->J, d->ctx) : NULL;
+  }
   if (!d->cvode || !d->J || !d->ls) {
     set_err(err, err_sz, "out of memory (integrator)");
     return -1;
@@ -542,6 +698,13 @@ void sim_data_destroy(sim_data **pd) {
   if (d->J) SUNMatDestroy(d->J);
   if (d->y) N_VDestroy(d->y);
   if (d->ctx) SUNContext_Free(&d->ctx);
+  free(d->jself);
+  free(d->jrow);
+  free(d->jcol);
+  free(d->jcross);
+  free(d->jorder);
+  free(d->jstart);
+  free(d->jpat);
   free(d->kin_pos);
   free(d->kin_quat);
   free(d->kin_vel);
@@ -969,7 +1132,16 @@ ccsim_status sim_eval_derivatives(const sim_model *m, sim_data *d, const double 
   int rc = rhs(d->time, yv, fv, d);
   if (rc == 0 && jac) {
     rc = jac_fn(d->time, yv, fv, d->J, d, NULL, NULL, NULL);
-    for (size_t j = 0; rc == 0 && j < n; j++) {
+    if (rc == 0 && d->sparse) {
+      memset(jac, 0, n * n * sizeof(double));
+      const sunindextype *cp = SUNSparseMatrix_IndexPointers(d->J);
+      const sunindextype *rv = SUNSparseMatrix_IndexValues(d->J);
+      const double *v = SUNSparseMatrix_Data(d->J);
+      for (size_t j = 0; j < n; j++) {
+        for (sunindextype e = cp[j]; e < cp[j + 1]; e++) jac[j * n + (size_t)rv[e]] = v[e];
+      }
+    }
+    for (size_t j = 0; rc == 0 && !d->sparse && j < n; j++) {
       for (size_t i = 0; i < n; i++) {
         jac[j * n + i] = SM_ELEMENT_D(d->J, (sunindextype)i, (sunindextype)j);
       }

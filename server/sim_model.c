@@ -310,6 +310,13 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
   m->rtol = s->rtol > 0 ? s->rtol : 1e-6;
   m->atol = s->atol > 0 ? s->atol : 1e-9;
   m->max_step = s->max_step;
+  if (s->linsolver != SIM_LINSOLVER_AUTO && s->linsolver != SIM_LINSOLVER_DENSE &&
+      s->linsolver != SIM_LINSOLVER_KLU) {
+    set_err(err, err_sz, "scene.integrator.linear_solver: unknown solver %d", (int)s->linsolver);
+    sim_model_destroy(&m);
+    return NULL;
+  }
+  m->linsolver = s->linsolver;
   m->mode = s->mode;
   m->rigid_dt = s->rigid_dt > 0 ? s->rigid_dt : 1e-3;
   m->friction_dirs = s->friction_dirs > 0 ? s->friction_dirs : 4;

@@ -30,6 +30,12 @@ typedef enum sim_shape_type {
   SIM_SHAPE_MESH,
 } sim_shape_type;
 
+typedef enum sim_linsolver {
+  SIM_LINSOLVER_AUTO = 0,   // dense LU for few free bodies, KLU for many
+  SIM_LINSOLVER_DENSE = 1,
+  SIM_LINSOLVER_KLU = 2,
+} sim_linsolver;
+
 typedef enum sim_mode {
   SIM_MODE_COMPLIANT = 0,  // Marhefka-Orin springs integrated by CVODE
   SIM_MODE_RIGID = 1,      // velocity-level LCP time stepping
@@ -94,6 +100,7 @@ typedef struct sim_scene {
   sim_contact_params contact;  // defaults; unset fields take the documented defaults
   double rtol, atol;           // CVODE tolerances (0: 1e-6, 1e-9)
   double max_step;             // [s] (0: unbounded)
+  sim_linsolver linsolver;     // Newton's linear solver
   sim_mode mode;
   double rigid_dt;             // [s] (0: 1e-3)
   int friction_dirs;           // rigid mode pyramid sides (0: 4)
@@ -107,6 +114,7 @@ typedef struct sim_model {
   int nfree;                     // free (integrated) bodies
   double gravity[3];             // [m/s^2]
   double rtol, atol, max_step;
+  sim_linsolver linsolver;
   sim_mode mode;
   double rigid_dt;
   int friction_dirs;

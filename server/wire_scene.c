@@ -178,6 +178,15 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
     s.rtol = sc->integrator->rtol;
     s.atol = sc->integrator->atol;
     s.max_step = sc->integrator->max_step;
+    const char *ls = sc->integrator->linear_solver;
+    if (ls && strcmp(ls, "auto") != 0 && strcmp(ls, "dense") != 0 && strcmp(ls, "klu") != 0) {
+      set_err(err, err_sz, "scene.integrator.linear_solver: \"%.40s\" is not \"auto\", "
+              "\"dense\" or \"klu\"", ls);
+      return NULL;
+    }
+    s.linsolver = !ls || !strcmp(ls, "auto") ? SIM_LINSOLVER_AUTO
+                  : !strcmp(ls, "dense")     ? SIM_LINSOLVER_DENSE
+                                             : SIM_LINSOLVER_KLU;
   }
   s.mode = sc->has_mode ? (sim_mode)sc->mode : SIM_MODE_COMPLIANT;
   s.rigid_dt = sc->rigid_dt;
