@@ -41,7 +41,7 @@ struct sim_rigid {
   unsigned char *pclamp;  // (ccap) its clamped set
   int npkey;
   unsigned char *keep;    // (ccap) scratch of the contact reduction
-  double *scr;            // (ccap) its squared distances
+  double *scr;            // (ccap) spare scratch
   // the LCP, rows: nc normal, nf * d friction, nf lambda
   int rcap, nrow, nvel;  // capacity, rows, velocity rows (normal + friction)
   int *rcon;          // (rcap) contact of a velocity row
@@ -460,10 +460,11 @@ static sim_lcp_status solve_lcp(sim_rigid *r, sim_stats *st) {
   return ls;
 }
 
-// Frictional body pairs with more than SIM_RIGID_PAIR_MAX contacts keep SIM_RIGID_PAIR_MAX
-// of them: the deepest, then each next the one farthest from those kept (farthest-point
-// sampling over the witness points on body_b), so the kept set spans the contact patch.
-// Contacts come grouped by body pair (the collider's order), which the compaction keeps.
+// Frictional body pairs with more than SIM_RIGID_PAIR_MAX contacts keep one per cell of a
+// 3 x 3 x 3 grid of cubes over the bounding box of their witness points (on body_b): the
+// deepest contact of each occupied cell, so the kept set spans the patch and always holds
+// its most critical points. Contacts come grouped by body pair (the collider's order),
+// which the compaction keeps.
 static void reduce_frictional(sim_rigid *r) {
   int out = 0;
   for (int s = 0; s < r->nc;) {
@@ -472,28 +473,33 @@ static void reduce_frictional(sim_rigid *r) {
            r->con[e].body_b == r->con[s].body_b) {
       e++;
     }
-    int cnt = e - s;
+    int cnt = e - s, best[27];
     unsigned char *keep = r->keep + s;
     memset(keep, 1, (size_t)cnt);
     if (cnt > SIM_RIGID_PAIR_MAX && r->mu[s] > 0) {
-      memset(keep, 0, (size_t)cnt);
-      int j = 0;
-      for (int i = 1; i < cnt; i++) {
-        if (r->con[s + i].depth > r->con[s + j].depth) j = i;
-      }
-      double *dmin = r->scr + s;
-      for (int i = 0; i < cnt; i++) dmin[i] = INFINITY;
-      for (int kept = 0; kept < SIM_RIGID_PAIR_MAX; kept++) {
-        keep[j] = 1;
-        int next = -1;
-        for (int i = 0; i < cnt; i++) {
-          if (keep[i]) continue;
-          double d2 = geo_v3_dist2(r->con[s + i].pb, r->con[s + j].pb);
-          if (d2 < dmin[i]) dmin[i] = d2;
-          if (next < 0 || dmin[i] > dmin[next]) next = i;
+      double lo[3], hi[3];
+      geo_v3_copy(lo, r->con[s].pb);
+      geo_v3_copy(hi, r->con[s].pb);
+      for (int i = s + 1; i < e; i++) {
+        for (int j = 0; j < 3; j++) {
+          lo[j] = fmin(lo[j], r->con[i].pb[j]);
+          hi[j] = fmax(hi[j], r->con[i].pb[j]);
         }
-        if (next < 0) break;
-        j = next;
+      }
+      double size = fmax(fmax(hi[0] - lo[0], hi[1] - lo[1]), hi[2] - lo[2]) / 3;
+      if (!(size > 0)) size = 1;
+      for (int c = 0; c < 27; c++) best[c] = -1;
+      for (int i = 0; i < cnt; i++) {
+        int cell = 0;
+        for (int j = 2; j >= 0; j--) {
+          int x = (int)((r->con[s + i].pb[j] - lo[j]) / size);
+          cell = 3 * cell + (x < 0 ? 0 : x > 2 ? 2 : x);
+        }
+        if (best[cell] < 0 || r->con[s + i].depth > r->con[s + best[cell]].depth) best[cell] = i;
+      }
+      memset(keep, 0, (size_t)cnt);
+      for (int c = 0; c < 27; c++) {
+        if (best[c] >= 0) keep[best[c]] = 1;
       }
     }
     for (int i = s; i < e; i++) {

@@ -18,10 +18,11 @@
 //   motion     semi-implicit Euler: velocities with gravity, held inputs, gyroscopic
 //              terms and the contact impulses, then positions with the new velocities,
 //              quaternions renormalised.
-// Frictional body pairs keep at most SIM_RIGID_PAIR_MAX of their contacts, the deepest and
-// then farthest-point samples of the patch: the contact wrenches of one pair of rigid
-// bodies span six dimensions, and hundreds of redundant rows (a torus on a cone) make the
-// frictional LCP both slow and numerically hopeless for Lemke. Frictionless pairs keep all.
+// Frictional body pairs with more than SIM_RIGID_PAIR_MAX contacts keep the deepest of each
+// cell of a 3 x 3 x 3 grid over their patch (at most 27): the contact wrenches of one pair
+// of rigid bodies span six dimensions, and hundreds of redundant rows (a torus on a cone)
+// make the frictional LCP slow and numerically hopeless for Lemke. Frictionless pairs keep
+// all their contacts.
 // Frictionless steps (mu = 0 on every contact) use Dantzig warm-started from the previous
 // step's clamped set; others Lemke. A step whose LCP has no verified solution is retried
 // with 1000 times the regularisation; a frictional one that fails again goes without
@@ -41,13 +42,14 @@ enum { SIM_LCP_SOLVER_NONE = 0, SIM_LCP_SOLVER_DANTZIG = 1, SIM_LCP_SOLVER_LEMKE
 
 #define SIM_RIGID_EPS 1e-6         // relative diagonal regularisation (Tan et al. section 5)
 #define SIM_RIGID_TARGET 0.5       // rest distance as a fraction of the pair's standoff
-#define SIM_RIGID_PAIR_MAX 16      // contacts a frictional body pair keeps (see below)
+#define SIM_RIGID_PAIR_MAX 16      // frictional pairs with more contacts are reduced
 #define SIM_RIGID_ROWS_MAX 4096    // largest LCP a step may build (SIM_LCP_N_MAX)
 // Verification tolerance of the contact LCPs (sim_lcp_verify): w in m/s (steps) or m/s^2
-// (forces), z in N; 1e-9 m/s is far below anything the positions can show, and the
-// redundant contacts of a face (rank-deficient blocks, conditioned only by EPS) leave
-// Lemke's bases primal-infeasible by some 1e-10 at times.
-#define SIM_RIGID_VERIFY_TOL 1e-9
+// (forces), z in N, scales floored at 1, so a step's velocities may violate a constraint by
+// 1e-7 m/s at most (0.1 nm per 1 ms step, which the gap term takes back). Tighter, Lemke's
+// bases on the redundant contacts of a ring or a face (blocks conditioned only by EPS) fail
+// the check at times by some 1e-7 and the step needs the stronger regularisation.
+#define SIM_RIGID_VERIFY_TOL 1e-7
 
 typedef struct sim_rigid sim_rigid;
 struct sim_data;

@@ -486,6 +486,51 @@ static void test_rock_n_stack_support(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+// The Rock-N-Stack dropped as the scene file has it, with mu = 0.5 (rigid mode, Lemke on the
+// reduced frictional contact set): the ring wedges on the cone (a rigid ring on a cone of
+// half-angle atan 0.3 locks for mu > 0.3) and comes to rest carrying its weight.
+static void test_rock_n_stack_friction_settles(void **state) {
+  (void)state;
+  const char *src = getenv("CCSIM_SOURCE_DIR");
+  char path[1024], err[1024] = "";
+  snprintf(path, sizeof path, "%s/examples/rock_n_stack.json", src ? src : ".");
+  ccsim_scene *sc = ccsim_scene_load(path, err, sizeof err);
+  if (!sc) print_error("%s (is CCSIM_SOURCE_DIR set?)\n", err);
+  assert_non_null(sc);
+  Ccsim__Scene msg = *ccsim_scene_message(sc);
+  Ccsim__ContactParams cp;
+  assert_non_null(msg.contact);
+  cp = *msg.contact;
+  cp.has_mu = 1, cp.mu = 0.5, cp.has_mu_dynamic = 1, cp.mu_dynamic = 0.5;
+  msg.contact = &cp;
+  msg.has_mode = 1, msg.mode = CCSIM__MODE__MODE_RIGID;
+  fixture f = {0};
+  f.m = wire_scene_compile(&msg, err, sizeof err);
+  assert_non_null(f.m);
+  f.d = sim_data_new(f.m, err, sizeof err);
+  f.r = sim_rigid_new(f.m, err, sizeof err);
+  assert_non_null(f.d);
+  assert_non_null(f.r);
+  int torus = sim_model_body(f.m, "torus");
+  run_rigid(&f, 3.0);
+  double fc[3], v[3], w[3];
+  int nc = 0;
+  contact_force(f.r, torus, fc, &nc);
+  sim_get_body(f.m, f.d, torus, NULL, NULL, v, w);
+  const sim_stats *st = sim_data_stats(f.d);
+  double weight = f.m->mass[torus] * G;
+  print_message("rock-n-stack, mu 0.5, after 3 s: support %.9g N (weight %.9g N) on %d contacts, "
+                "speed %.3g m/s, %.3g rad/s; %llu pivots, %llu failed solves\n",
+                fc[2], weight, nc, geo_v3_norm(v), geo_v3_norm(w),
+                (unsigned long long)st->lcp_pivots, (unsigned long long)st->lcp_failures);
+  assert_int_equal(st->lcp_solver, SIM_LCP_SOLVER_LEMKE);
+  assert_double_rel(fc[2], weight, 5e-3, 0);
+  assert_true(geo_v3_norm(v) < 1e-3);
+  assert_true(st->lcp_failures <= 30);  // at most 1 % of the steps needed the retry
+  teardown_scene(&f);
+  ccsim_scene_destroy(&sc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_box_at_rest_frictionless),
@@ -499,6 +544,7 @@ int main(void) {
       cmocka_unit_test(test_drop_through_sim_step),
       cmocka_unit_test(test_compare_support),
       cmocka_unit_test(test_rock_n_stack_support),
+      cmocka_unit_test(test_rock_n_stack_friction_settles),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
