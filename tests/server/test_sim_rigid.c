@@ -401,6 +401,52 @@ static void test_drop_through_sim_step(void **state) {
   teardown_scene(&f);
 }
 
+// A box resting on a kinematic platform that starts moving sideways at v0 = 0.2 m/s (mu =
+// 0.5), through sim_step: friction accelerates the box at mu g until it moves with the
+// platform, so it falls behind by v0^2 / (2 mu g) = 4.08 mm and then rides along at rest
+// on it.
+static void test_kinematic_platform_carries_box(void **state) {
+  (void)state;
+  const double mu = 0.5, v0 = 0.2;
+  sim_body_desc b[2] = {plate(0), box_on(0, 0.5 * DS, 0)};
+  b[0].type = SIM_BODY_KINEMATIC;
+  sim_scene s;
+  memset(&s, 0, sizeof s);
+  s.gravity[2] = -G;
+  s.contact.standoff = DS, s.contact.mu = mu;
+  s.contact.set = SIM_CP_STANDOFF | SIM_CP_MU;
+  s.mode = SIM_MODE_RIGID;
+  s.nbody = 2;
+  s.bodies = b;
+  char err[256] = "";
+  fixture f = {0};
+  f.m = sim_model_compile(&s, err, sizeof err);
+  assert_non_null(f.m);
+  f.d = sim_data_new(f.m, err, sizeof err);
+  assert_non_null(f.d);
+  double pp0[3], pb0[3], vel[3] = {v0, 0, 0}, om[3] = {0, 0, 0};
+  sim_get_body(f.m, f.d, 0, pp0, NULL, NULL, NULL);
+  sim_get_body(f.m, f.d, 1, pb0, NULL, NULL, NULL);
+  for (int k = 1; k <= 1000; k++) {
+    assert_int_equal(sim_set_kinematic(f.m, f.d, 0, NULL, NULL, vel, om, 1e-3), CCSIM_OK);
+    ccsim_status st = sim_step(f.m, f.d, k * 1e-3);
+    if (st != CCSIM_OK) print_error("t = %g: %s\n", k * 1e-3, sim_data_errmsg(f.d));
+    assert_int_equal(st, CCSIM_OK);
+  }
+  double pp[3], pb[3], vb[3];
+  sim_get_body(f.m, f.d, 0, pp, NULL, NULL, NULL);
+  sim_get_body(f.m, f.d, 1, pb, NULL, vb, NULL);
+  double lag = (pb[0] - pb0[0]) - (pp[0] - pp0[0]), expect = -v0 * v0 / (2 * mu * G);
+  print_message("kinematic platform: platform moved %.6g m, box %.6g m: lag %.6g m (expected "
+                "%.6g); box speed %.9g m/s; height %.9g m\n",
+                pp[0] - pp0[0], pb[0] - pb0[0], lag, expect, vb[0], pb[2] - pp[2] - 0.05 - 0.025);
+  assert_double_near(pp[0] - pp0[0], v0 * 1.0, 1e-9);
+  assert_double_near(lag, expect, v0 * 1e-3);  // within one step's travel
+  assert_double_near(vb[0], v0, 1e-6);
+  assert_double_near(pb[2] - pp[2] - 0.05 - 0.025, 0.5 * DS, 1e-8);
+  teardown_scene(&f);
+}
+
 // ---- both modes ----------------------------------------------------------------------
 
 static void test_compare_support(void **state) {
@@ -542,6 +588,7 @@ int main(void) {
       cmocka_unit_test(test_push_below_and_above_friction),
       cmocka_unit_test(test_tumbling_in_flight),
       cmocka_unit_test(test_drop_through_sim_step),
+      cmocka_unit_test(test_kinematic_platform_carries_box),
       cmocka_unit_test(test_compare_support),
       cmocka_unit_test(test_rock_n_stack_support),
       cmocka_unit_test(test_rock_n_stack_friction_settles),
