@@ -28,7 +28,7 @@ static void usage(FILE *f) {
           "                           picks a free port, printed at start)\n"
           "  --stream ENDPOINT        PUB socket for state streams (default: auto = the bind\n"
           "                           host on a free port; none: off)\n"
-          "  --workers N              physics threads (default: one per core, at least 2)\n"
+          "  --workers N              physics threads (default: twice the cores, at least 4)\n"
           "  --idle-timeout S         free sessions without a request for S seconds (0: never;\n"
           "                           default 0); a client coming back gets EEXPIRED\n"
           "  --state-dir DIR          save every session there on SIGTERM/SIGINT (and every\n"

@@ -20,7 +20,7 @@ typedef struct srv_config {
   long max_triangles;        // mesh triangles per session (default 2 000 000)
   int max_substeps;          // sub-steps per Step (default 10 000)
   int max_contacts;          // contacts in one reply (default 100 000)
-  int workers;               // physics threads (0: one per core, at least 2)
+  int workers;               // physics threads (0: twice the cores, at least 4)
   double idle_timeout;       // free sessions without a request for this long [s] (0: never)
   int heartbeat_ms;          // ZeroMQ heartbeat interval [ms] (0: off; default 1000)
   int rt_priority;           // SCHED_FIFO priority (1..99) of the I/O thread, workers, pacer

@@ -663,7 +663,7 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
     if (ss->pacing == CCSIM__PACING_MODE__PACING_LOCKSTEP) {
       double deadline = ss->wall_origin + (sim_data_time(ss->d) - ss->sim_origin);
       record_lateness(s, ss, srv_now() - deadline);
-      j->send_at = deadline;
+      j->send_at = status == CCSIM_OK ? deadline : 0;  // errors are not held back
     }
   }
   Ccsim__StepStats *stats = stats_delta(rc->a, &before, sim_data_stats(ss->d));

@@ -253,8 +253,10 @@ static void *pacer_main(void *arg) {
 int srv_pool_start(srv *s, char *err, size_t err_sz) {
   int n = s->cfg.workers;
   if (n <= 0) {
+    // twice the cores, at least 4: a few sessions in long steps leave threads for the rest
+    // (the OS time-slices between them); idle workers only sleep
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    n = cores > 2 ? (int)cores : 2;
+    n = cores > 2 ? 2 * (int)cores : 4;
   }
   s->workers = calloc((size_t)n, sizeof *s->workers);
   if (!s->workers) {
