@@ -627,7 +627,9 @@ static int cvode_setup(const sim_model *m, sim_data *d, char *err, size_t err_sz
   N_VScale(1.0, y0, d->y);
   N_VDestroy(y0);
   if (flag < 0) {
-    set_err(err, err_sz, "the initial state cannot be integrated: %s", d->err);
+    // the collider's message names the bodies when they start inside each other
+    set_err(err, err_sz, "the initial state cannot be integrated: %s",
+            d->col && d->stats.penetrations ? sim_collider_errmsg(d->col) : d->err);
     return -1;
   }
   if (CVodeReInit(d->cvode, 0.0, d->y) != CV_SUCCESS) {
