@@ -115,6 +115,10 @@ void sim_rigid_destroy(sim_rigid **pr) {
   *pr = NULL;
 }
 
+void sim_rigid_reset(sim_rigid *r) {
+  if (r) r->npkey = 0;
+}
+
 void sim_rigid_bind_inputs(sim_rigid *r, const double *force, const double *torque) {
   r->force_in = force;
   r->torque_in = torque;
@@ -746,7 +750,6 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
     }
     if (s != CCSIM_OK) {
       if (r->nstate) memcpy(y, r->y_save, r->nstate * sizeof(double));
-      sim_restart(m, d);
       return s;
     }
     t = t_new;
@@ -765,7 +768,6 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
     st->max_depth = depth;
     st->last_step = h;
   }
-  sim_restart(m, d);
   return CCSIM_OK;
 }
 

@@ -61,6 +61,11 @@ sim_rigid *sim_rigid_new(const sim_model *m, char *err, size_t err_sz);
 // Free and set *r to NULL. NULL-safe.
 void sim_rigid_destroy(sim_rigid **r);
 
+// Drop the warm start (Dantzig's previous clamped set), so that a session restarted from a
+// snapshot and one restored from it step alike to the last bit. Call it wherever the
+// integrator restarts (sim_restart, sim_snapshot_set, sim_set_body, sim_reset).
+void sim_rigid_reset(sim_rigid *r);
+
 // Held inputs the steps apply: world force [N] at the COM and torque [N m], nbody x 3 each
 // (borrowed; must outlive r or be unbound with NULL). Unbound: no inputs.
 void sim_rigid_bind_inputs(sim_rigid *r, const double *force, const double *torque);

@@ -6,8 +6,9 @@
 //   bench_rigid [ROCK_N_STACK.json] [--settle T] [--reps N]
 //
 // Default scene path: $CCSIM_SOURCE_DIR/examples/rock_n_stack.json, else
-// examples/rock_n_stack.json. Each LCP is solved N times (default 200); the median time,
-// the pivots and the status (SOLVED means verified) are printed.
+// examples/rock_n_stack.json. Each LCP is solved N times (default 200, 20 for the torus);
+// the median time, the pivots and the status (SOLVED means verified at the stepper's
+// tolerance, SIM_RIGID_VERIFY_TOL) are printed.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,8 +69,12 @@ static void solve_report(const char *label, const sim_model *m, sim_data *d, sim
   double *z = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
   double *w = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
   double *times = malloc((size_t)reps * sizeof(double));
-  sim_lemke *lk = frictional ? sim_lemke_new(n > 0 ? n : 1, NULL, NULL, 0) : NULL;
-  sim_dantzig *dz = frictional ? NULL : sim_dantzig_new(n > 0 ? n : 1, NULL, NULL, 0);
+  // the stepper's verification tolerance (sim_rigid.h)
+  sim_lemke_opts lo = sim_lemke_opts_default();
+  sim_dantzig_opts dopt = sim_dantzig_opts_default();
+  lo.verify_tol = dopt.verify_tol = SIM_RIGID_VERIFY_TOL;
+  sim_lemke *lk = frictional ? sim_lemke_new(n > 0 ? n : 1, &lo, NULL, 0) : NULL;
+  sim_dantzig *dz = frictional ? NULL : sim_dantzig_new(n > 0 ? n : 1, &dopt, NULL, 0);
   if (!z || !w || !times || (!lk && !dz)) {
     fprintf(stderr, "bench_rigid: out of memory at n = %d\n", n);
     free(z), free(w), free(times);
