@@ -49,6 +49,8 @@ struct sim_rigid {
   double *W;          // (rcap x 12) M^-1 G^T on the same slots (zero for non-free bodies)
   double *A;          // (rcap x rcap) column-major
   double *q, *z, *w;  // (rcap)
+  double *dsc;        // (rcap) row and column scaling of the frictional LCP
+  double scale;       // the s of the last build_lcp (step h [s], or 1)
   unsigned char *clamp;  // (rcap)
   sim_dantzig *dz;
   sim_lemke *lk;
@@ -90,6 +92,8 @@ sim_rigid *sim_rigid_new(const sim_model *m, char *err, size_t err_sz) {
 
 static void free_rows(sim_rigid *r) {
   free(r->rcon), free(r->G), free(r->W), free(r->A), free(r->q), free(r->z), free(r->w);
+  free(r->dsc);
+  r->dsc = NULL;
   free(r->clamp);
   r->rcon = NULL, r->G = r->W = r->A = r->q = r->z = r->w = NULL, r->clamp = NULL;
   r->rcap = 0;
@@ -186,8 +190,9 @@ static int ensure_rows(sim_rigid *r, int n) {
   r->q = malloc(c * sizeof(double));
   r->z = malloc(c * sizeof(double));
   r->w = malloc(c * sizeof(double));
+  r->dsc = malloc(c * sizeof(double));
   r->clamp = malloc(c);
-  if (!r->rcon || !r->G || !r->W || !r->A || !r->q || !r->z || !r->w || !r->clamp) {
+  if (!r->rcon || !r->G || !r->W || !r->A || !r->q || !r->z || !r->w || !r->dsc || !r->clamp) {
     free_rows(r);
     snprintf(r->err, sizeof r->err, "rigid mode: out of memory for an LCP of %d rows", n);
     return -1;
@@ -335,7 +340,7 @@ static int build_lcp(const sim_model *m, sim_rigid *r, const sim_kinematics *k, 
   int nvel = nc + nf * nd, n = nvel + nf;
   int rc = ensure_rows(r, n);
   if (rc) return rc;
-  r->nrow = n, r->nvel = nvel;
+  r->nrow = n, r->nvel = nvel, r->scale = s;
   int fr = nc;
   for (int c = 0; c < nc; c++) {
     const sim_contact *ct = &r->con[c];
@@ -410,6 +415,27 @@ static int build_lcp(const sim_model *m, sim_rigid *r, const sim_kinematics *k, 
   return 0;
 }
 
+// Equilibrate the frictional LCP in place: D A D z' + D q with unit diagonal on the velocity
+// rows and the cone rows scaled so that mu and E become O(1); z = D z', w = w' / D. Lemke's
+// pivoting and its verification then see O(1) numbers (redundant contacts fail far less).
+static void equilibrate(sim_rigid *r) {
+  int n = r->nrow;
+  double *D = r->dsc;
+  for (int i = 0; i < r->nvel; i++) {
+    double a = r->A[i + (size_t)i * n];
+    D[i] = a > 0 ? 1 / sqrt(a) : 1;
+  }
+  for (int c = 0, lam = r->nvel; c < r->nc; c++) {
+    if (r->frow[c] < 0) continue;
+    double a = r->A[c + (size_t)c * n];
+    D[lam++] = a > 0 ? sqrt(a) / r->scale : 1;
+  }
+  for (int j = 0; j < n; j++) {
+    for (int i = 0; i < n; i++) r->A[i + (size_t)j * n] *= D[i] * D[j];
+    r->q[j] *= D[j];
+  }
+}
+
 // Solve r's LCP with Dantzig (no friction rows) or Lemke. Returns the solver's status.
 static sim_lcp_status solve_lcp(sim_rigid *r, sim_stats *st) {
   int n = r->nrow;
@@ -457,7 +483,13 @@ static sim_lcp_status solve_lcp(sim_rigid *r, sim_stats *st) {
       r->lk_cap = r->lk ? r->rcap : 0;
       if (!r->lk) return SIM_LCP_EINVAL;
     }
+    equilibrate(r);
+    const double *D = r->dsc;
     ls = sim_lemke_solve(r->lk, n, r->A, r->q, r->z, r->w, &info);
+    for (int i = 0; i < n; i++) {
+      r->z[i] *= D[i];
+      r->w[i] /= D[i];
+    }
     st->lcp_solver = SIM_LCP_SOLVER_LEMKE;
   }
   st->lcp_pivots += (uint64_t)info.pivots;
@@ -608,6 +640,7 @@ ccsim_status sim_rigid_step_lcp(const sim_model *m, struct sim_data *d, sim_rigi
   free_motion(m, d, r, &k, h, 0);
   int rc = build_step(m, r, &k, h, SIM_RIGID_EPS);
   if (rc) return rc == -2 ? CCSIM_ELIMIT : CCSIM_ENOMEM;
+  if (r->nvel > r->nc) equilibrate(r);
   *n = r->nrow, *M = r->A, *q = r->q;
   return CCSIM_OK;
 }

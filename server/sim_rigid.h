@@ -24,10 +24,11 @@
 // make the frictional LCP slow and numerically hopeless for Lemke. Frictionless pairs keep
 // all their contacts.
 // Frictionless steps (mu = 0 on every contact) use Dantzig warm-started from the previous
-// step's clamped set; others Lemke. A step whose LCP has no verified solution is retried
-// with 1000 times the regularisation; a frictional one that fails again goes without
-// friction for that step (Dantzig); each failed solve counts in stats.lcp_failures. When
-// nothing is verified the step fails (CCSIM_ESOLVER, state at the last completed step). Workspaces grow (doubling) when a step has more
+// step's clamped set; others Lemke on the equilibrated LCP (unit diagonal). A step whose
+// LCP has no verified solution is retried with 1000 times the regularisation; a frictional
+// one that fails again goes without friction for that step (Dantzig); each failed solve
+// counts in stats.lcp_failures. When nothing is verified the step fails (CCSIM_ESOLVER,
+// state at the last completed step). Workspaces grow (doubling) when a step has more
 // contacts than any before; otherwise stepping allocates nothing.
 #ifndef SIM_RIGID_H
 #define SIM_RIGID_H
@@ -44,11 +45,12 @@ enum { SIM_LCP_SOLVER_NONE = 0, SIM_LCP_SOLVER_DANTZIG = 1, SIM_LCP_SOLVER_LEMKE
 #define SIM_RIGID_TARGET 0.5       // rest distance as a fraction of the pair's standoff
 #define SIM_RIGID_PAIR_MAX 16      // frictional pairs with more contacts are reduced
 #define SIM_RIGID_ROWS_MAX 4096    // largest LCP a step may build (SIM_LCP_N_MAX)
-// Verification tolerance of the contact LCPs (sim_lcp_verify): w in m/s (steps) or m/s^2
-// (forces), z in N, scales floored at 1, so a step's velocities may violate a constraint by
-// 1e-7 m/s at most (0.1 nm per 1 ms step, which the gap term takes back). Tighter, Lemke's
-// bases on the redundant contacts of a ring or a face (blocks conditioned only by EPS) fail
-// the check at times by some 1e-7 and the step needs the stronger regularisation.
+// Verification tolerance of the contact LCPs (sim_lcp_verify, scales floored at 1): w in
+// m/s for Dantzig's steps, in equilibrated units (m/s times about 1 / sqrt(h / m)) for
+// Lemke's, m/s^2 for the instantaneous forces; z in N. A step's velocities may thus violate
+// a constraint by 1e-7 m/s at most (0.1 nm per 1 ms step, which the gap term takes back).
+// At 1e-9, Lemke's bases on the redundant contacts of a stack (blocks conditioned only by
+// EPS) fail the check at times and the step needs the stronger regularisation.
 #define SIM_RIGID_VERIFY_TOL 1e-7
 
 typedef struct sim_rigid sim_rigid;
@@ -96,7 +98,7 @@ const sim_contact *sim_rigid_contacts(const sim_rigid *r, int *n, const double *
 // For benchmarks and tests: the LCP (Tan et al. eq. 14 with the gap term) a step of h [s]
 // would solve at d's current state and time t, without solving it: *n rows, M (n x n,
 // column-major) and q borrowed until the next call on r. Friction rows are present when a
-// contact has mu > 0 (then Lemke would solve it, else Dantzig).
+// contact has mu > 0 (then Lemke solves it, equilibrated as returned here, else Dantzig).
 ccsim_status sim_rigid_step_lcp(const sim_model *m, struct sim_data *d, sim_rigid *r, double t,
                                 double h, int *n, const double **M, const double **q);
 

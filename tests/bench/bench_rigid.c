@@ -90,12 +90,10 @@ static void solve_report(const char *label, const sim_model *m, sim_data *d, sim
     times[i] = now_s() - t0;
   }
   qsort(times, (size_t)reps, sizeof(double), cmp_double);
-  double sum = 0;
-  for (int i = 0; i < nc; i++) sum += z[i];
   printf("%-30s %-8s contacts %5d  n %5d  median %10.3f us  pivots %5d  status %s  "
-         "sum f_n %.6g N (min w %.2e)\n",
+         "(min w %.2e)\n",
          label, lk ? "lemke" : "dantzig", nc, n, 1e6 * times[reps / 2], info.pivots,
-         sim_lcp_status_name(st), sum, info.check.min_w);
+         sim_lcp_status_name(st), info.check.min_w);
   free(z), free(w), free(times);
   sim_lemke_destroy(&lk);
   sim_dantzig_destroy(&dz);

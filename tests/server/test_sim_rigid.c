@@ -478,6 +478,61 @@ static void test_snapshot_bit_exact(void **state) {
   teardown_scene(&f);
 }
 
+// two boxes stacked on the plate (mu = 0.5): the plate carries both weights, the top box
+// presses on the bottom one with its own, and neither sinks over 5 s
+static void test_stack_of_two(void **state) {
+  (void)state;
+  sim_body_desc b[3] = {plate(0), box_on(0, 0.5 * DS, 0), box_on(0, 0.5 * DS, 0)};
+  b[2].name = "top";
+  b[2].mass = 0.5;
+  b[2].shape.size[0] = 0.06, b[2].shape.size[1] = 0.06, b[2].shape.size[2] = 0.04;
+  b[2].pos[2] = 0.05 + 0.5 * DS + 0.02 + 0.5 * DS;
+  sim_scene s;
+  memset(&s, 0, sizeof s);
+  s.gravity[2] = -G;
+  s.contact.standoff = DS, s.contact.mu = 0.5;
+  s.contact.set = SIM_CP_STANDOFF | SIM_CP_MU;
+  s.mode = SIM_MODE_RIGID;
+  s.nbody = 3;
+  s.bodies = b;
+  char err[256] = "";
+  fixture f = {0};
+  f.m = sim_model_compile(&s, err, sizeof err);
+  assert_non_null(f.m);
+  f.d = sim_data_new(f.m, err, sizeof err);
+  f.r = sim_rigid_new(f.m, err, sizeof err);
+  assert_non_null(f.d);
+  assert_non_null(f.r);
+  double p1[3], p2[3], q1[3], q2[3];
+  run_rigid(&f, 0.1);
+  sim_get_body(f.m, f.d, 1, p1, NULL, NULL, NULL);
+  sim_get_body(f.m, f.d, 2, p2, NULL, NULL, NULL);
+  run_rigid(&f, 5.1);
+  sim_get_body(f.m, f.d, 1, q1, NULL, NULL, NULL);
+  sim_get_body(f.m, f.d, 2, q2, NULL, NULL, NULL);
+  // forces of the last step: plate on the bottom box, bottom box on the top one
+  int n = 0;
+  const double *fr = NULL;
+  const sim_contact *c = sim_rigid_contacts(f.r, &n, &fr);
+  double plate_z = 0, top_z = 0;
+  for (int i = 0; i < n; i++) {
+    double fz = c[i].force * c[i].normal[2] + fr[3 * i + 2];
+    if (c[i].body_a == 0) plate_z += fz;
+    if (c[i].body_a == 1 && c[i].body_b == 2) top_z += fz;
+  }
+  print_message("stack: plate carries %.9g N (weights %.9g N), bottom box carries %.9g N "
+                "(%.9g N); moved %.3g m and %.3g m over 5 s; %llu failed solves\n",
+                plate_z, 1.5 * G, top_z, 0.5 * G, geo_v3_dist(p1, q1), geo_v3_dist(p2, q2),
+                (unsigned long long)sim_data_stats(f.d)->lcp_failures);
+  assert_double_rel(plate_z, 1.5 * G, 1e-3, 0);
+  assert_double_rel(top_z, 0.5 * G, 1e-3, 0);
+  assert_true(geo_v3_dist(p1, q1) < 1e-7);
+  assert_true(geo_v3_dist(p2, q2) < 1e-7);
+  assert_double_near(q1[2], 0.025 + 0.5 * DS, 1e-8);
+  assert_double_near(q2[2] - q1[2], 0.025 + 0.5 * DS + 0.02, 1e-8);
+  teardown_scene(&f);
+}
+
 // ---- both modes ----------------------------------------------------------------------
 
 static void test_compare_support(void **state) {
@@ -621,6 +676,7 @@ int main(void) {
       cmocka_unit_test(test_drop_through_sim_step),
       cmocka_unit_test(test_kinematic_platform_carries_box),
       cmocka_unit_test(test_snapshot_bit_exact),
+      cmocka_unit_test(test_stack_of_two),
       cmocka_unit_test(test_compare_support),
       cmocka_unit_test(test_rock_n_stack_support),
       cmocka_unit_test(test_rock_n_stack_friction_settles),
