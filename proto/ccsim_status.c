@@ -1,5 +1,8 @@
 #include "ccsim_status.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 const char *ccsim_status_str(int status) {
   switch (status) {
 #define CCSIM_STATUS_CASE(name, value, text) case value: return text;
@@ -16,4 +19,14 @@ const char *ccsim_status_name(int status) {
 #undef CCSIM_STATUS_CASE
   }
   return "CCSIM_UNKNOWN";
+}
+
+void ccsim_set_err(char *err, size_t err_sz, const char *fmt, ...) {
+  if (!err || err_sz == 0) {
+    return;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, err_sz, fmt, ap);
+  va_end(ap);
 }

@@ -3,6 +3,8 @@
 #ifndef CCSIM_STATUS_H
 #define CCSIM_STATUS_H
 
+#include <stddef.h>
+
 #define CCSIM_STATUS_LIST(X)                                                   \
   X(CCSIM_OK,         0, "success")                                            \
   X(CCSIM_EINVAL,    -1, "invalid argument or malformed input")                \
@@ -30,5 +32,9 @@ const char *ccsim_status_str(int status);
 
 // Symbolic name of a status code ("CCSIM_EINVAL"); never NULL, never to be freed.
 const char *ccsim_status_name(int status);
+
+// printf into a caller's error buffer; does nothing when err is NULL or err_sz is 0.
+void ccsim_set_err(char *err, size_t err_sz, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif

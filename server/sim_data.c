@@ -66,16 +66,6 @@ struct sim_data {
   char err[256];
 };
 
-static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (!err || err_sz == 0) {
-    return;
-  }
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_sz, fmt, ap);
-  va_end(ap);
-}
-
 static uint64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -563,12 +553,12 @@ static void load_initial(const sim_model *m, sim_data *d) {
 
 static int cvode_setup(const sim_model *m, sim_data *d, char *err, size_t err_sz) {
   if (SUNContext_Create(NULL, &d->ctx) != 0) {
-    set_err(err, err_sz, "SUNContext_Create failed");
+    ccsim_set_err(err, err_sz, "SUNContext_Create failed");
     return -1;
   }
   d->y = N_VNew_Serial(d->nstate, d->ctx);
   if (!d->y) {
-    set_err(err, err_sz, "out of memory (state vector)");
+    ccsim_set_err(err, err_sz, "out of memory (state vector)");
     return -1;
   }
   load_initial(m, d);
@@ -587,7 +577,7 @@ static int cvode_setup(const sim_model *m, sim_data *d, char *err, size_t err_sz
   d->jorder = calloc((size_t)d->jcap, sizeof(int));
   d->jstart = calloc((size_t)nfree + 1, sizeof(int));
   if (!d->jself || !d->jrow || !d->jcol || !d->jcross || !d->jorder || !d->jstart) {
-    set_err(err, err_sz, "out of memory (Jacobian blocks)");
+    ccsim_set_err(err, err_sz, "out of memory (Jacobian blocks)");
     return -1;
   }
   if (d->sparse) {
@@ -600,7 +590,7 @@ static int cvode_setup(const sim_model *m, sim_data *d, char *err, size_t err_sz
     d->ls = d->J ? SUNLinSol_Dense(d->y, d->J, d->ctx) : NULL;
   }
   if (!d->cvode || !d->J || !d->ls) {
-    set_err(err, err_sz, "out of memory (integrator)");
+    ccsim_set_err(err, err_sz, "out of memory (integrator)");
     return -1;
   }
   if (CVodeSetErrHandlerFn(d->cvode, err_handler, d) != CV_SUCCESS ||
@@ -611,13 +601,13 @@ static int cvode_setup(const sim_model *m, sim_data *d, char *err, size_t err_sz
       CVodeSetJacFn(d->cvode, jac_fn) != CV_SUCCESS ||
       CVodeSetMaxNumSteps(d->cvode, 100000) != CV_SUCCESS ||
       (m->max_step > 0 && CVodeSetMaxStep(d->cvode, m->max_step) != CV_SUCCESS)) {
-    set_err(err, err_sz, "CVODE set-up failed: %s", d->err);
+    ccsim_set_err(err, err_sz, "CVODE set-up failed: %s", d->err);
     return -1;
   }
   // prime: CVODE allocates on its first step; take one tiny step, then restart at t = 0
   N_Vector y0 = N_VClone(d->y);
   if (!y0) {
-    set_err(err, err_sz, "out of memory (state vector)");
+    ccsim_set_err(err, err_sz, "out of memory (state vector)");
     return -1;
   }
   N_VScale(1.0, d->y, y0);
@@ -628,12 +618,12 @@ static int cvode_setup(const sim_model *m, sim_data *d, char *err, size_t err_sz
   N_VDestroy(y0);
   if (flag < 0) {
     // the collider's message names the bodies when they start inside each other
-    set_err(err, err_sz, "the initial state cannot be integrated: %s",
+    ccsim_set_err(err, err_sz, "the initial state cannot be integrated: %s",
             d->col && d->stats.penetrations ? sim_collider_errmsg(d->col) : d->err);
     return -1;
   }
   if (CVodeReInit(d->cvode, 0.0, d->y) != CV_SUCCESS) {
-    set_err(err, err_sz, "CVodeReInit failed: %s", d->err);
+    ccsim_set_err(err, err_sz, "CVodeReInit failed: %s", d->err);
     return -1;
   }
   return 0;
@@ -641,12 +631,12 @@ static int cvode_setup(const sim_model *m, sim_data *d, char *err, size_t err_sz
 
 sim_data *sim_data_new(const sim_model *m, char *err, size_t err_sz) {
   if (!m) {
-    set_err(err, err_sz, "no model");
+    ccsim_set_err(err, err_sz, "no model");
     return NULL;
   }
   sim_data *d = calloc(1, sizeof *d);
   if (!d) {
-    set_err(err, err_sz, "out of memory");
+    ccsim_set_err(err, err_sz, "out of memory");
     return NULL;
   }
   size_t nb = m->nbody > 0 ? (size_t)m->nbody : 1;
@@ -670,7 +660,7 @@ sim_data *sim_data_new(const sim_model *m, char *err, size_t err_sz) {
   if (!d->kin_pos || !d->kin_quat || !d->kin_vel || !d->kin_omega || !d->force_in ||
       !d->torque_in || !d->kin_target || !d->kin_has_target || !d->x_pos || !d->x_quat ||
       !d->x_com || !d->x_vel || !d->x_omega || !d->wrench) {
-    set_err(err, err_sz, "out of memory");
+    ccsim_set_err(err, err_sz, "out of memory");
     sim_data_destroy(&d);
     return NULL;
   }

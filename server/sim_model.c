@@ -10,16 +10,6 @@
 #include "geo_prim.h"
 #include "geo_vec.h"
 
-static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (!err || err_sz == 0) {
-    return;
-  }
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_sz, fmt, ap);
-  va_end(ap);
-}
-
 void sim_contact_defaults(sim_contact_params *cp) {
   // defaults chosen for centimetre-scale parts of a few hundred grams (README, "Contact")
   if (!(cp->set & SIM_CP_K)) cp->k = 1e4;
@@ -58,13 +48,13 @@ static int check_contact(const sim_contact_params *cp, const char *where, char *
       continue;
     }
     if (!isfinite(f[i].v) || f[i].v < f[i].lo || f[i].v > f[i].hi) {
-      set_err(err, err_sz, "%s.%s = %g: must be finite and in [%g, %g]", where, f[i].name,
+      ccsim_set_err(err, err_sz, "%s.%s = %g: must be finite and in [%g, %g]", where, f[i].name,
               f[i].v, f[i].lo, f[i].hi);
       return -1;
     }
   }
   if ((cp->set & SIM_CP_N) && cp->n != 1.0 && cp->n != 1.5) {
-    set_err(err, err_sz, "%s.n = %g: must be 1 (polyhedra) or 1.5 (Hertz)", where, cp->n);
+    ccsim_set_err(err, err_sz, "%s.n = %g: must be 1 (polyhedra) or 1.5 (Hertz)", where, cp->n);
     return -1;
   }
   return 0;
@@ -95,17 +85,17 @@ static geo_mesh *build_shape(const sim_shape_desc *s, const char *where, char *e
     break;
   case SIM_SHAPE_MESH: {
     if (s->nvert <= 0 || s->ntri <= 0 || !s->vert || !s->tri) {
-      set_err(err, err_sz, "%s.shape.mesh: empty mesh", where);
+      ccsim_set_err(err, err_sz, "%s.shape.mesh: empty mesh", where);
       return NULL;
     }
     if (s->ntri > SIM_MAX_MESH_TRIS) {
-      set_err(err, err_sz, "%s.shape.mesh: %d triangles exceeds the limit of %d", where,
+      ccsim_set_err(err, err_sz, "%s.shape.mesh: %d triangles exceeds the limit of %d", where,
               s->ntri, SIM_MAX_MESH_TRIS);
       return NULL;
     }
     int *tri = malloc(sizeof(int) * 3 * (size_t)s->ntri);
     if (!tri) {
-      set_err(err, err_sz, "%s.shape.mesh: out of memory", where);
+      ccsim_set_err(err, err_sz, "%s.shape.mesh: out of memory", where);
       return NULL;
     }
     for (int i = 0; i < 3 * s->ntri; i++) {
@@ -118,11 +108,11 @@ static geo_mesh *build_shape(const sim_shape_desc *s, const char *where, char *e
     break;
   }
   default:
-    set_err(err, err_sz, "%s.shape: unknown shape type %d", where, (int)s->type);
+    ccsim_set_err(err, err_sz, "%s.shape: unknown shape type %d", where, (int)s->type);
     return NULL;
   }
   if (!mesh) {
-    set_err(err, err_sz, "%s.shape: %s", where, gerr);
+    ccsim_set_err(err, err_sz, "%s.shape: %s", where, gerr);
   }
   return mesh;
 }
@@ -185,7 +175,7 @@ static int body_inertia(sim_model *m, int i, const sim_body_desc *b, const char 
   } else if (b->density > 0 && have_gm) {
     m->mass[i] = b->density * gm.volume;
   } else if (b->type == SIM_BODY_FREE) {
-    set_err(err, err_sz,
+    ccsim_set_err(err, err_sz,
             "%s: a free body needs mass > 0, or density > 0 with a closed shape%s", where,
             b->density > 0 ? " (its shape is missing or not closed)" : "");
     return -1;
@@ -208,21 +198,21 @@ static int body_inertia(sim_model *m, int i, const sim_body_desc *b, const char 
     memset(I, 0, 9 * sizeof(double));
     I[0] = I[4] = I[8] = 1.0;  // never used: fixed and kinematic bodies are not integrated
   } else if (b->ninertia == 0) {
-    set_err(err, err_sz, "%s: inertia is missing and the body has no closed shape to take it from",
+    ccsim_set_err(err, err_sz, "%s: inertia is missing and the body has no closed shape to take it from",
             where);
     return -1;
   } else {
-    set_err(err, err_sz, "%s.inertia: %d values; give 3 (diagonal) or 9 (row-major)", where,
+    ccsim_set_err(err, err_sz, "%s.inertia: %d values; give 3 (diagonal) or 9 (row-major)", where,
             b->ninertia);
     return -1;
   }
   if (!all_finite(I, 9)) {
-    set_err(err, err_sz, "%s.inertia: values must be finite", where);
+    ccsim_set_err(err, err_sz, "%s.inertia: values must be finite", where);
     return -1;
   }
   if (b->type == SIM_BODY_FREE) {
     if (!inertia_ok(I)) {
-      set_err(err, err_sz, "%s.inertia: must be symmetric positive definite", where);
+      ccsim_set_err(err, err_sz, "%s.inertia: must be symmetric positive definite", where);
       return -1;
     }
     invert3(m->inertia_inv + 9 * i, I);
@@ -232,7 +222,7 @@ static int body_inertia(sim_model *m, int i, const sim_body_desc *b, const char 
 
 static int check_body(const sim_body_desc *b, const char *where, char *err, size_t err_sz) {
   if (b->type != SIM_BODY_FREE && b->type != SIM_BODY_FIXED && b->type != SIM_BODY_KINEMATIC) {
-    set_err(err, err_sz, "%s.type: unknown body type %d", where, (int)b->type);
+    ccsim_set_err(err, err_sz, "%s.type: unknown body type %d", where, (int)b->type);
     return -1;
   }
   struct {
@@ -244,18 +234,18 @@ static int check_body(const sim_body_desc *b, const char *where, char *err, size
               {"density", &b->density, 1}, {"inertia", b->inertia, 9}};
   for (size_t k = 0; k < sizeof vecs / sizeof vecs[0]; k++) {
     if (!all_finite(vecs[k].v, vecs[k].n)) {
-      set_err(err, err_sz, "%s.%s: values must be finite", where, vecs[k].name);
+      ccsim_set_err(err, err_sz, "%s.%s: values must be finite", where, vecs[k].name);
       return -1;
     }
   }
   if (b->mass < 0 || b->density < 0) {
-    set_err(err, err_sz, "%s: mass and density must not be negative", where);
+    ccsim_set_err(err, err_sz, "%s: mass and density must not be negative", where);
     return -1;
   }
   double qn = sqrt(b->quat[0] * b->quat[0] + b->quat[1] * b->quat[1] + b->quat[2] * b->quat[2] +
                    b->quat[3] * b->quat[3]);
   if (qn != 0 && (qn < 1e-6 || qn > 1e6)) {
-    set_err(err, err_sz, "%s.pose.q: norm %g is not near 1 (give a unit quaternion w, x, y, z)",
+    ccsim_set_err(err, err_sz, "%s.pose.q: norm %g is not near 1 (give a unit quaternion w, x, y, z)",
             where, qn);
     return -1;
   }
@@ -264,34 +254,34 @@ static int check_body(const sim_body_desc *b, const char *where, char *err, size
 
 sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
   if (!s || s->nbody < 0 || (s->nbody > 0 && !s->bodies)) {
-    set_err(err, err_sz, "scene: no bodies array");
+    ccsim_set_err(err, err_sz, "scene: no bodies array");
     return NULL;
   }
   if (s->nbody > SIM_MAX_BODIES) {
-    set_err(err, err_sz, "scene: %d bodies exceeds the limit of %d", s->nbody, SIM_MAX_BODIES);
+    ccsim_set_err(err, err_sz, "scene: %d bodies exceeds the limit of %d", s->nbody, SIM_MAX_BODIES);
     return NULL;
   }
   if (!all_finite(s->gravity, 3) || fabs(s->gravity[0]) > 1e4 || fabs(s->gravity[1]) > 1e4 ||
       fabs(s->gravity[2]) > 1e4) {
-    set_err(err, err_sz, "scene.gravity: must be finite and below 1e4 m/s^2");
+    ccsim_set_err(err, err_sz, "scene.gravity: must be finite and below 1e4 m/s^2");
     return NULL;
   }
   if (!isfinite(s->rtol) || !isfinite(s->atol) || !isfinite(s->max_step) || s->rtol < 0 ||
       s->atol < 0 || s->max_step < 0 || (s->rtol > 0 && s->rtol < 1e-15) || s->rtol > 0.1) {
-    set_err(err, err_sz,
+    ccsim_set_err(err, err_sz,
             "scene.integrator: rtol must be in [1e-15, 0.1], atol and max_step finite and >= 0");
     return NULL;
   }
   if (!isfinite(s->rigid_dt) || s->rigid_dt < 0 || s->rigid_dt > 1) {
-    set_err(err, err_sz, "scene.rigid_dt: must be in (0, 1] s");
+    ccsim_set_err(err, err_sz, "scene.rigid_dt: must be in (0, 1] s");
     return NULL;
   }
   if (s->friction_dirs < 0 || s->friction_dirs > 64) {
-    set_err(err, err_sz, "scene.friction_directions: must be in [0, 64]");
+    ccsim_set_err(err, err_sz, "scene.friction_directions: must be in [0, 64]");
     return NULL;
   }
   if (s->mode != SIM_MODE_COMPLIANT && s->mode != SIM_MODE_RIGID) {
-    set_err(err, err_sz, "scene.mode: unknown mode %d", (int)s->mode);
+    ccsim_set_err(err, err_sz, "scene.mode: unknown mode %d", (int)s->mode);
     return NULL;
   }
   if (check_contact(&s->contact, "scene.contact", err, err_sz) != 0) {
@@ -300,7 +290,7 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
 
   sim_model *m = calloc(1, sizeof *m);
   if (!m) {
-    set_err(err, err_sz, "out of memory");
+    ccsim_set_err(err, err_sz, "out of memory");
     return NULL;
   }
   int n = s->nbody;
@@ -312,7 +302,7 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
   m->max_step = s->max_step;
   if (s->linsolver != SIM_LINSOLVER_AUTO && s->linsolver != SIM_LINSOLVER_DENSE &&
       s->linsolver != SIM_LINSOLVER_KLU) {
-    set_err(err, err_sz, "scene.integrator.linear_solver: unknown solver %d", (int)s->linsolver);
+    ccsim_set_err(err, err_sz, "scene.integrator.linear_solver: unknown solver %d", (int)s->linsolver);
     sim_model_destroy(&m);
     return NULL;
   }
@@ -342,7 +332,7 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
   if (!m->bvh || !m->bound_r || !m->name || !m->type || !m->state_index || !m->mass || !m->inertia || !m->inertia_inv ||
       !m->com || !m->pos0 || !m->quat0 || !m->vel0 || !m->omega0 || !m->body_contact ||
       !m->shape_type || !m->mesh) {
-    set_err(err, err_sz, "out of memory");
+    ccsim_set_err(err, err_sz, "out of memory");
     sim_model_destroy(&m);
     return NULL;
   }
@@ -352,17 +342,17 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
     char where[96];
     snprintf(where, sizeof where, "bodies[%d]", i);
     if (!b->name || !b->name[0]) {
-      set_err(err, err_sz, "%s.name: missing", where);
+      ccsim_set_err(err, err_sz, "%s.name: missing", where);
       goto fail;
     }
     if (strlen(b->name) >= SIM_NAME_MAX) {
-      set_err(err, err_sz, "%s.name: longer than %d characters", where, SIM_NAME_MAX - 1);
+      ccsim_set_err(err, err_sz, "%s.name: longer than %d characters", where, SIM_NAME_MAX - 1);
       goto fail;
     }
     snprintf(where, sizeof where, "bodies[%d] (\"%s\")", i, b->name);
     for (int j = 0; j < i; j++) {
       if (strcmp(m->name[j], b->name) == 0) {
-        set_err(err, err_sz, "%s.name: the name is already used by bodies[%d]", where, j);
+        ccsim_set_err(err, err_sz, "%s.name: the name is already used by bodies[%d]", where, j);
         goto fail;
       }
     }
@@ -386,7 +376,7 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
       char gerr[256] = "";
       m->bvh[i] = geo_bvh_new(m->mesh[i], gerr, sizeof gerr);
       if (!m->bvh[i]) {
-        set_err(err, err_sz, "%s.shape: %s", where, gerr);
+        ccsim_set_err(err, err_sz, "%s.shape: %s", where, gerr);
         goto fail;
       }
       const geo_mesh *mesh = m->mesh[i];

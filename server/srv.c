@@ -13,15 +13,6 @@
 
 #include "srv_internal.h"
 
-static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (!err || err_sz == 0) {
-    return;
-  }
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_sz, fmt, ap);
-  va_end(ap);
-}
 
 void srv_config_defaults(srv_config *c) {
   memset(c, 0, sizeof *c);
@@ -92,7 +83,7 @@ static int check_config(const srv_config *c, char *err, size_t err_sz) {
     what = "CURVE needs both a secret key file and an allow directory";
   }
   if (what) {
-    set_err(err, err_sz, "bad server configuration: %s", what);
+    ccsim_set_err(err, err_sz, "bad server configuration: %s", what);
     return -1;
   }
   return 0;
@@ -109,7 +100,7 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   }
   srv *s = calloc(1, sizeof *s);
   if (!s) {
-    set_err(err, err_sz, "out of memory");
+    ccsim_set_err(err, err_sz, "out of memory");
     return NULL;
   }
   s->cfg = *c;
@@ -128,7 +119,7 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   atomic_init(&s->inflight, 0);
   s->started = srv_now();
   if (!s->tab) {
-    set_err(err, err_sz, "out of memory");
+    ccsim_set_err(err, err_sz, "out of memory");
     srv_destroy(&s);
     return NULL;
   }
@@ -146,7 +137,7 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   s->done = s->zctx ? zmq_socket(s->zctx, ZMQ_PULL) : NULL;
   snprintf(s->done_ep, sizeof s->done_ep, SRV_DONE_EP_FMT, (void *)s);
   if (!s->router || !s->done || zmq_bind(s->done, s->done_ep) != 0) {
-    set_err(err, err_sz, "cannot create ZeroMQ sockets: %s", zmq_strerror(zmq_errno()));
+    ccsim_set_err(err, err_sz, "cannot create ZeroMQ sockets: %s", zmq_strerror(zmq_errno()));
     srv_destroy(&s);
     return NULL;
   }
@@ -168,7 +159,7 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
     return NULL;
   }
   if (zmq_bind(s->router, c->bind) != 0) {
-    set_err(err, err_sz, "cannot bind %s: %s", c->bind, zmq_strerror(zmq_errno()));
+    ccsim_set_err(err, err_sz, "cannot bind %s: %s", c->bind, zmq_strerror(zmq_errno()));
     srv_destroy(&s);
     return NULL;
   }
@@ -182,7 +173,7 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
     char ep[300];
     if (strcmp(c->stream_bind, "auto") == 0) {
       if (stream_endpoint_for(s->endpoint, ep, sizeof ep) != 0) {
-        set_err(err, err_sz, "cannot derive a stream endpoint from %s; give one", s->endpoint);
+        ccsim_set_err(err, err_sz, "cannot derive a stream endpoint from %s; give one", s->endpoint);
         srv_destroy(&s);
         return NULL;
       }
@@ -200,7 +191,7 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
       }
     }
     if (!s->pub || zmq_bind(s->pub, ep) != 0) {
-      set_err(err, err_sz, "cannot bind the stream at %s: %s", ep, zmq_strerror(zmq_errno()));
+      ccsim_set_err(err, err_sz, "cannot bind the stream at %s: %s", ep, zmq_strerror(zmq_errno()));
       srv_destroy(&s);
       return NULL;
     }

@@ -12,20 +12,11 @@
 
 #include "srv_internal.h"
 
-static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (!err || err_sz == 0) {
-    return;
-  }
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_sz, fmt, ap);
-  va_end(ap);
-}
 
 int srv_read_key(const char *path, char out[41], char *err, size_t err_sz) {
   FILE *f = fopen(path, "r");
   if (!f) {
-    set_err(err, err_sz, "cannot read key file %s", path);
+    ccsim_set_err(err, err_sz, "cannot read key file %s", path);
     return -1;
   }
   char buf[256];
@@ -39,13 +30,13 @@ int srv_read_key(const char *path, char out[41], char *err, size_t err_sz) {
   while (p[len] && !isspace((unsigned char)p[len])) len++;
   uint8_t raw[32];
   if (len != 40) {
-    set_err(err, err_sz, "%s: a key is 40 Z85 characters, found %zu", path, len);
+    ccsim_set_err(err, err_sz, "%s: a key is 40 Z85 characters, found %zu", path, len);
     return -1;
   }
   memcpy(out, p, 40);
   out[40] = 0;
   if (!zmq_z85_decode(raw, out)) {
-    set_err(err, err_sz, "%s: not a Z85 key", path);
+    ccsim_set_err(err, err_sz, "%s: not a Z85 key", path);
     return -1;
   }
   return 0;
@@ -54,7 +45,7 @@ int srv_read_key(const char *path, char out[41], char *err, size_t err_sz) {
 static int load_allowed(srv *s, char *err, size_t err_sz) {
   DIR *d = opendir(s->cfg.curve_allow_dir);
   if (!d) {
-    set_err(err, err_sz, "cannot open the allow directory %s", s->cfg.curve_allow_dir);
+    ccsim_set_err(err, err_sz, "cannot open the allow directory %s", s->cfg.curve_allow_dir);
     return -1;
   }
   struct dirent *e;
@@ -75,7 +66,7 @@ static int load_allowed(srv *s, char *err, size_t err_sz) {
       void *na = realloc(s->allow, (size_t)cap * sizeof *s->allow);
       if (!na) {
         closedir(d);
-        set_err(err, err_sz, "out of memory");
+        ccsim_set_err(err, err_sz, "out of memory");
         return -1;
       }
       s->allow = na;
@@ -100,7 +91,7 @@ int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz) {
     int linger = 0;
     if (!s->zap || zmq_setsockopt(s->zap, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
         zmq_bind(s->zap, SRV_ZAP_EP) != 0) {
-      set_err(err, err_sz, "cannot bind the ZAP handler: %s", zmq_strerror(zmq_errno()));
+      ccsim_set_err(err, err_sz, "cannot bind the ZAP handler: %s", zmq_strerror(zmq_errno()));
       return -1;
     }
   }
@@ -108,7 +99,7 @@ int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz) {
   if (zmq_setsockopt(sock, ZMQ_CURVE_SERVER, &one, sizeof one) != 0 ||
       zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, secret, 41) != 0 ||
       zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, "ccsim", 5) != 0) {
-    set_err(err, err_sz, "cannot turn CURVE on (is libzmq built with CURVE?): %s",
+    ccsim_set_err(err, err_sz, "cannot turn CURVE on (is libzmq built with CURVE?): %s",
             zmq_strerror(zmq_errno()));
     return -1;
   }

@@ -15,15 +15,6 @@
 #include "srv_internal.h"
 #include "wire.h"
 
-static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (!err || err_sz == 0) {
-    return;
-  }
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_sz, fmt, ap);
-  va_end(ap);
-}
 
 double srv_now(void) {
   struct timespec t;
@@ -61,7 +52,7 @@ int srv_new_id(srv *s, char out[SRV_ID_LEN + 1]) {
 
 static int scene_limits(const srv *s, const Ccsim__Scene *sc, char *err, size_t err_sz) {
   if (sc->n_bodies > (size_t)s->cfg.max_bodies) {
-    set_err(err, err_sz, "scene.bodies: %zu bodies exceed this server's limit of %d per session",
+    ccsim_set_err(err, err_sz, "scene.bodies: %zu bodies exceed this server's limit of %d per session",
             sc->n_bodies, s->cfg.max_bodies);
     return -1;
   }
@@ -73,7 +64,7 @@ static int scene_limits(const srv *s, const Ccsim__Scene *sc, char *err, size_t 
     }
   }
   if (tris > (size_t)s->cfg.max_triangles) {
-    set_err(err, err_sz, "scene: %zu mesh triangles exceed this server's limit of %ld per session",
+    ccsim_set_err(err, err_sz, "scene: %zu mesh triangles exceed this server's limit of %ld per session",
             tris, s->cfg.max_triangles);
     return -1;
   }
@@ -91,14 +82,14 @@ static int pacing_read(const Ccsim__Pacing *p, int *mode, double *period, char *
     if (p->mode != CCSIM__PACING_MODE__PACING_NONE &&
         p->mode != CCSIM__PACING_MODE__PACING_LOCKSTEP &&
         p->mode != CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
-      set_err(err, err_sz, "pacing.mode = %d: unknown mode", (int)p->mode);
+      ccsim_set_err(err, err_sz, "pacing.mode = %d: unknown mode", (int)p->mode);
       return -1;
     }
     *mode = (int)p->mode;
   }
   if (p->has_period) {
     if (!isfinite(p->period) || p->period < 1e-4 || p->period > 1) {
-      set_err(err, err_sz, "pacing.period = %g s: must be finite and in [1e-4, 1]", p->period);
+      ccsim_set_err(err, err_sz, "pacing.period = %g s: must be finite and in [1e-4, 1]", p->period);
       return -1;
     }
     *period = p->period;
@@ -115,13 +106,13 @@ srv_session *srv_session_build(srv *s, Ccsim__Scene **scene, const Ccsim__Checkp
   srv_session *ss = calloc(1, sizeof *ss);
   if (!ss) {
     *code = CCSIM_ENOMEM;
-    set_err(err, err_sz, "out of memory");
+    ccsim_set_err(err, err_sz, "out of memory");
     if (sc) ccsim__scene__free_unpacked(sc, NULL);
     return NULL;
   }
   ss->scene = sc;
   if (!sc) {
-    set_err(err, err_sz, "scene missing");
+    ccsim_set_err(err, err_sz, "scene missing");
     goto fail;
   }
   if (scene_limits(s, sc, err, err_sz) != 0) {
@@ -135,13 +126,13 @@ srv_session *srv_session_build(srv *s, Ccsim__Scene **scene, const Ccsim__Checkp
   char e[400] = "";
   ss->m = wire_scene_compile(sc, e, sizeof e);
   if (!ss->m) {
-    set_err(err, err_sz, "%s", e);
+    ccsim_set_err(err, err_sz, "%s", e);
     goto fail;
   }
   ss->d = sim_data_new(ss->m, e, sizeof e);
   if (!ss->d) {
     *code = CCSIM_ESOLVER;
-    set_err(err, err_sz, "%s", e);
+    ccsim_set_err(err, err_sz, "%s", e);
     goto fail;
   }
   ss->nsnap = sim_snapshot_size(ss->m);
@@ -149,17 +140,17 @@ srv_session *srv_session_build(srv *s, Ccsim__Scene **scene, const Ccsim__Checkp
   ss->view = calloc((size_t)(ss->m->nbody ? ss->m->nbody : 1) * SRV_VIEW, sizeof *ss->view);
   if (!ss->snap || !ss->view) {
     *code = CCSIM_ENOMEM;
-    set_err(err, err_sz, "out of memory");
+    ccsim_set_err(err, err_sz, "out of memory");
     goto fail;
   }
   if (cp) {
     if (cp->n_snapshot != ss->nsnap) {
-      set_err(err, err_sz, "checkpoint.snapshot: %zu values, the scene needs %zu",
+      ccsim_set_err(err, err_sz, "checkpoint.snapshot: %zu values, the scene needs %zu",
               cp->n_snapshot, ss->nsnap);
       goto fail;
     }
     if (sim_snapshot_set(ss->m, ss->d, cp->snapshot) != CCSIM_OK) {
-      set_err(err, err_sz, "checkpoint.snapshot: %s", sim_data_errmsg(ss->d));
+      ccsim_set_err(err, err_sz, "checkpoint.snapshot: %s", sim_data_errmsg(ss->d));
       goto fail;
     }
     ss->last_seq = cp->has_last_seq ? cp->last_seq : 0;

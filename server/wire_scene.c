@@ -6,16 +6,6 @@
 
 #include "wire.h"
 
-static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (!err || err_sz == 0) {
-    return;
-  }
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_sz, fmt, ap);
-  va_end(ap);
-}
-
 int wire_vec3_get(const Ccsim__Vec3 *v, double out[3], const double dflt[3]) {
   if (!v) {
     memcpy(out, dflt, 3 * sizeof(double));
@@ -77,7 +67,7 @@ static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *wh
     const double zero[3] = {0, 0, 0};
     if (wire_vec3_get(s->box->size, out->size, zero) != 0 || !length_ok(out->size[0]) ||
         !length_ok(out->size[1]) || !length_ok(out->size[2])) {
-      set_err(err, err_sz, "%s.shape.box.size: three lengths, each finite, > 0 and < 1000 m",
+      ccsim_set_err(err, err_sz, "%s.shape.box.size: three lengths, each finite, > 0 and < 1000 m",
               where);
       return -1;
     }
@@ -89,7 +79,7 @@ static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *wh
     out->res[0] = (int)s->sphere->slices;
     out->res[1] = (int)s->sphere->stacks;
     if (!length_ok(out->radius) || !res_ok(s->sphere->slices) || !res_ok(s->sphere->stacks)) {
-      set_err(err, err_sz, "%s.shape.sphere: radius in (0, 1000) m, slices and stacks <= 4096",
+      ccsim_set_err(err, err_sz, "%s.shape.sphere: radius in (0, 1000) m, slices and stacks <= 4096",
               where);
       return -1;
     }
@@ -100,7 +90,7 @@ static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *wh
     out->height = s->cylinder->height;
     out->res[0] = (int)s->cylinder->segments;
     if (!length_ok(out->radius) || !length_ok(out->height) || !res_ok(s->cylinder->segments)) {
-      set_err(err, err_sz, "%s.shape.cylinder: radius and height in (0, 1000) m, segments <= 4096",
+      ccsim_set_err(err, err_sz, "%s.shape.cylinder: radius and height in (0, 1000) m, segments <= 4096",
               where);
       return -1;
     }
@@ -113,7 +103,7 @@ static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *wh
     out->res[1] = (int)s->cone->rings;
     if (!length_ok(out->radius) || !length_ok(out->height) || !res_ok(s->cone->segments) ||
         !res_ok(s->cone->rings)) {
-      set_err(err, err_sz,
+      ccsim_set_err(err, err_sz,
               "%s.shape.cone: radius and height in (0, 1000) m, segments and rings <= 4096", where);
       return -1;
     }
@@ -126,7 +116,7 @@ static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *wh
     out->res[1] = (int)s->torus->minor_segments;
     if (!length_ok(out->major) || !length_ok(out->minor) || !(out->minor < out->major) ||
         !res_ok(s->torus->major_segments) || !res_ok(s->torus->minor_segments)) {
-      set_err(err, err_sz,
+      ccsim_set_err(err, err_sz,
               "%s.shape.torus: 0 < minor_radius < major_radius < 1000 m, segments <= 4096", where);
       return -1;
     }
@@ -135,12 +125,12 @@ static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *wh
     const Ccsim__Mesh *mesh = s->mesh;
     out->type = SIM_SHAPE_MESH;
     if (mesh->n_vertices % 3 != 0 || mesh->n_triangles % 3 != 0) {
-      set_err(err, err_sz, "%s.shape.mesh: vertices and triangles must come in threes", where);
+      ccsim_set_err(err, err_sz, "%s.shape.mesh: vertices and triangles must come in threes", where);
       return -1;
     }
     if (mesh->n_vertices / 3 > (size_t)SIM_MAX_MESH_TRIS * 3 ||
         mesh->n_triangles / 3 > (size_t)SIM_MAX_MESH_TRIS) {
-      set_err(err, err_sz, "%s.shape.mesh: more than %d triangles", where, SIM_MAX_MESH_TRIS);
+      ccsim_set_err(err, err_sz, "%s.shape.mesh: more than %d triangles", where, SIM_MAX_MESH_TRIS);
       return -1;
     }
     out->vert = mesh->vertices;
@@ -151,18 +141,18 @@ static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *wh
     return 0;
   }
   default:
-    set_err(err, err_sz, "%s.shape: unknown kind %d", where, (int)s->kind_case);
+    ccsim_set_err(err, err_sz, "%s.shape: unknown kind %d", where, (int)s->kind_case);
     return -1;
   }
 }
 
 sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) {
   if (!sc) {
-    set_err(err, err_sz, "scene: missing");
+    ccsim_set_err(err, err_sz, "scene: missing");
     return NULL;
   }
   if (sc->n_bodies > SIM_MAX_BODIES) {
-    set_err(err, err_sz, "scene.bodies: %zu bodies exceeds the limit of %d", sc->n_bodies,
+    ccsim_set_err(err, err_sz, "scene.bodies: %zu bodies exceeds the limit of %d", sc->n_bodies,
             SIM_MAX_BODIES);
     return NULL;
   }
@@ -170,7 +160,7 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
   memset(&s, 0, sizeof s);
   const double zero[3] = {0, 0, 0};
   if (wire_vec3_get(sc->gravity, s.gravity, zero) != 0) {
-    set_err(err, err_sz, "scene.gravity: values must be finite");
+    ccsim_set_err(err, err_sz, "scene.gravity: values must be finite");
     return NULL;
   }
   read_contact(sc->contact, &s.contact);
@@ -180,7 +170,7 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
     s.max_step = sc->integrator->max_step;
     const char *ls = sc->integrator->linear_solver;
     if (ls && strcmp(ls, "auto") != 0 && strcmp(ls, "dense") != 0 && strcmp(ls, "klu") != 0) {
-      set_err(err, err_sz, "scene.integrator.linear_solver: \"%.40s\" is not \"auto\", "
+      ccsim_set_err(err, err_sz, "scene.integrator.linear_solver: \"%.40s\" is not \"auto\", "
               "\"dense\" or \"klu\"", ls);
       return NULL;
     }
@@ -194,7 +184,7 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
   s.nbody = (int)sc->n_bodies;
   sim_body_desc *bodies = calloc(sc->n_bodies ? sc->n_bodies : 1, sizeof *bodies);
   if (!bodies) {
-    set_err(err, err_sz, "out of memory");
+    ccsim_set_err(err, err_sz, "out of memory");
     return NULL;
   }
   s.bodies = bodies;
@@ -209,7 +199,7 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
     b->mass = pb->mass;
     b->density = pb->density;
     if (pb->n_inertia != 0 && pb->n_inertia != 3 && pb->n_inertia != 9) {
-      set_err(err, err_sz, "%s.inertia: %zu values; give 3 (diagonal) or 9 (row-major)", where,
+      ccsim_set_err(err, err_sz, "%s.inertia: %zu values; give 3 (diagonal) or 9 (row-major)", where,
               pb->n_inertia);
       goto done;
     }
@@ -220,7 +210,7 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
     if (pb->com) {
       b->has_com = 1;
       if (wire_vec3_get(pb->com, b->com, zero) != 0) {
-        set_err(err, err_sz, "%s.com: values must be finite", where);
+        ccsim_set_err(err, err_sz, "%s.com: values must be finite", where);
         goto done;
       }
     }
@@ -229,12 +219,12 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
     }
     if (wire_vec3_get(pb->pose ? pb->pose->p : NULL, b->pos, zero) != 0 ||
         wire_quat_get(pb->pose ? pb->pose->q : NULL, b->quat) != 0) {
-      set_err(err, err_sz, "%s.pose: values must be finite", where);
+      ccsim_set_err(err, err_sz, "%s.pose: values must be finite", where);
       goto done;
     }
     if (wire_vec3_get(pb->twist ? pb->twist->v : NULL, b->vel, zero) != 0 ||
         wire_vec3_get(pb->twist ? pb->twist->w : NULL, b->omega, zero) != 0) {
-      set_err(err, err_sz, "%s.velocity: values must be finite", where);
+      ccsim_set_err(err, err_sz, "%s.velocity: values must be finite", where);
       goto done;
     }
     read_contact(pb->contact, &b->contact);
