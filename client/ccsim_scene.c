@@ -553,3 +553,15 @@ void ccsim_scene_destroy(ccsim_scene **ps) {
 }
 
 const Ccsim__Scene *ccsim_scene_message(const ccsim_scene *s) { return s->msg; }
+
+int ccsim_scene_set_mode(ccsim_scene *s, const char *mode) {
+  if (!strcmp(mode, "compliant")) {
+    s->msg->mode = CCSIM__MODE__MODE_COMPLIANT;
+  } else if (!strcmp(mode, "rigid")) {
+    s->msg->mode = CCSIM__MODE__MODE_RIGID;
+  } else {
+    return -1;
+  }
+  s->msg->has_mode = 1;
+  return 0;
+}

@@ -22,6 +22,9 @@ ccsim_scene *ccsim_scene_parse(const char *json, size_t len, const char *name,
 // Free a scene and set *s to NULL. NULL-safe.
 void ccsim_scene_destroy(ccsim_scene **s);
 
+// Override the scene's mode: "compliant" or "rigid". Returns 0, or -1 for another name.
+int ccsim_scene_set_mode(ccsim_scene *s, const char *mode);
+
 // The Scene message (borrowed; valid while s lives), for packing into requests.
 const Ccsim__Scene *ccsim_scene_message(const ccsim_scene *s);
 

@@ -10,6 +10,7 @@
 #include "ccsim_client.h"
 #include "ccsim_scene.h"
 #include "cli.h"
+#include "cli_compare.h"
 #include "cli_service.h"
 #include "srv.h"
 
@@ -25,12 +26,15 @@ static void usage(FILE *f) {
           "\n"
           "commands:\n"
           "  run SCENE.json [--duration T] [--dt DT] [--csv FILE] [--plot FILE.png]\n"
-          "                 [--body NAME] [--server E] [--quiet]\n"
+          "                 [--body NAME] [--mode compliant|rigid] [--server E] [--quiet]\n"
           "      play a scene for T seconds (default 1) in steps of DT (default 0.001),\n"
           "      print the final state; without --server an embedded server is started\n"
           "      on loopback; --csv writes t and every body's state, contact force and\n"
           "      contact count per step; --plot draws the height and vertical contact\n"
-          "      force of one body (--body, default the last free one) with gnuplot\n"
+          "      force of one body (--body, default the last free one) with gnuplot;\n"
+          "      --mode overrides the scene's mode\n"
+          "  compare SCENE.json --duration T [--dt DT] [--csv FILE]\n"
+          "      play a scene in both modes and print them side by side\n"
           "  ping [--server E]\n"
           "      ask a server (default %s) for its version and load\n"
           "  geom proximity A B [--pose-a \"x y z qw qx qy qz\"] [--pose-b ...] --standoff D\n"
@@ -168,6 +172,7 @@ static int plot_figure5(const char *csv, const char *png, const ccsim_session *s
 
 static int cmd_run(int argc, char **argv) {
   const char *scene_path = NULL, *server = NULL, *csv = NULL, *plot = NULL, *body = NULL;
+  const char *mode = NULL;
   double duration = 1.0, dt = 0.001;
   int quiet = 0;
   for (int i = 1; i < argc; i++) {
@@ -184,6 +189,8 @@ static int cmd_run(int argc, char **argv) {
       plot = argv[++i];
     } else if (!strcmp(a, "--body") && i + 1 < argc) {
       body = argv[++i];
+    } else if (!strcmp(a, "--mode") && i + 1 < argc) {
+      mode = argv[++i];
     } else if (!strcmp(a, "--quiet")) {
       quiet = 1;
     } else if (a[0] != '-' && !scene_path) {
@@ -220,6 +227,11 @@ static int cmd_run(int argc, char **argv) {
   if (!scene) {
     fprintf(stderr, "ccsim: %s\n", err);
     return 1;
+  }
+  if (mode && ccsim_scene_set_mode(scene, mode) != 0) {
+    fprintf(stderr, "ccsim run: --mode is compliant or rigid, not '%s'\n", mode);
+    ccsim_scene_destroy(&scene);
+    return 2;
   }
   embedded emb = {0};
   if (!server) {
@@ -363,6 +375,9 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "ping")) {
     return cmd_ping(argc - 1, argv + 1);
+  }
+  if (!strcmp(argv[1], "compare")) {
+    return cli_compare_main(argc - 1, argv + 1);
   }
   if (!strcmp(argv[1], "geom")) {
     return cli_geom_main(argc - 1, argv + 1);

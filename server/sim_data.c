@@ -669,9 +669,12 @@ sim_data *sim_data_new(const sim_model *m, char *err, size_t err_sz) {
     sim_data_destroy(&d);
     return NULL;
   }
-  if (m->mode == SIM_MODE_RIGID && !(d->rigid = sim_rigid_new(m, err, err_sz))) {
-    sim_data_destroy(&d);
-    return NULL;
+  if (m->mode == SIM_MODE_RIGID) {
+    if (!(d->rigid = sim_rigid_new(m, err, err_sz))) {
+      sim_data_destroy(&d);
+      return NULL;
+    }
+    sim_rigid_bind_inputs(d->rigid, d->force_in, d->torque_in);
   }
   if (cvode_setup(m, d, err, err_sz) != 0) {
     sim_data_destroy(&d);
@@ -832,6 +835,12 @@ ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out) {
     ccsim_status st = sim_rigid_step(m, d, d->rigid, d->time, t_out, &reached);
     advance_kinematic(m, d, reached, st == CCSIM_OK);
     d->time = reached;
+    // the step's contacts (impulse / h) are the report of this state
+    d->contact_time = st == CCSIM_OK ? d->time : NAN;
+    if (st != CCSIM_OK) {
+      snprintf(d->err, sizeof d->err, "rigid step failed at t = %.9g: %s", reached,
+               sim_rigid_errmsg(d->rigid));
+    }
     d->stats.physics_ns += now_ns() - t0;
     return st;
   }
@@ -939,6 +948,17 @@ ccsim_status sim_eval_contacts(const sim_model *m, sim_data *d) {
   if (d->col && d->contact_time == d->time) {
     return CCSIM_OK;  // already evaluated at this state
   }
+  if (d->rigid) {
+    // rigid mode: Baraff's instantaneous forces at this state
+    int n = 0;
+    ccsim_status st = sim_rigid_contact_forces(m, d, d->rigid, d->time, &n);
+    if (st != CCSIM_OK) {
+      snprintf(d->err, sizeof d->err, "contacts: %s", sim_rigid_errmsg(d->rigid));
+      return st;
+    }
+    d->contact_time = d->time;
+    return CCSIM_OK;
+  }
   sim_kinematics k;
   const double *y = d->nstate ? N_VGetArrayPointer(d->y) : NULL;
   int rc = eval_contacts(m, d, d->time, y, &k);
@@ -952,7 +972,15 @@ ccsim_status sim_eval_contacts(const sim_model *m, sim_data *d) {
 const sim_contact *sim_data_contacts(const sim_data *d, int *n) {
   *n = 0;
   if (!d->col || d->contact_time != d->time) return NULL;
+  if (d->rigid) return sim_rigid_contacts(d->rigid, n, NULL);
   return sim_collider_contacts(d->col, n);
+}
+
+const double *sim_data_contact_friction(const sim_data *d) {
+  const double *friction = NULL;
+  int n = 0;
+  if (d->rigid && d->col && d->contact_time == d->time) sim_rigid_contacts(d->rigid, &n, &friction);
+  return friction;
 }
 
 void sim_data_body_contact(const sim_model *m, const sim_data *d, int b, double force[3],
@@ -962,13 +990,16 @@ void sim_data_body_contact(const sim_model *m, const sim_data *d, int b, double 
   *count = 0;
   int n = 0;
   const sim_contact *c = sim_data_contacts(d, &n);
+  const double *friction = sim_data_contact_friction(d);
   double pos[3];
   sim_get_body(m, d, b, pos, NULL, NULL, NULL);
   for (int i = 0; i < n; i++) {
     if (c[i].force <= 0 || (c[i].body_a != b && c[i].body_b != b)) continue;
     double f[3], r[3], t[3];
     int on_b = c[i].body_b == b;
-    geo_v3_scale(f, c[i].normal, on_b ? c[i].force : -c[i].force);
+    geo_v3_scale(f, c[i].normal, c[i].force);
+    if (friction) geo_v3_add(f, f, friction + 3 * i);  // the force on B
+    if (!on_b) geo_v3_scale(f, f, -1.0);
     geo_v3_sub(r, on_b ? c[i].pb : c[i].pa, pos);
     geo_v3_cross(t, r, f);
     geo_v3_add(force, force, f);
@@ -1003,6 +1034,7 @@ ccsim_status sim_set_body(const sim_model *m, sim_data *d, int b, const double p
   }
   put_body(m, d, b, pos, quat, vel, omega);
   d->need_reinit = 1;
+  sim_rigid_reset(d->rigid);
   return CCSIM_OK;
 }
 
@@ -1015,6 +1047,7 @@ ccsim_status sim_set_time(const sim_model *m, sim_data *d, double t) {
   d->time = t;
   d->kin_t0 = t;
   d->need_reinit = 1;
+  sim_rigid_reset(d->rigid);
   return CCSIM_OK;
 }
 
@@ -1022,6 +1055,7 @@ void sim_reset(const sim_model *m, sim_data *d) {
   load_initial(m, d);
   sim_clear_inputs(m, d);
   d->need_reinit = 1;
+  sim_rigid_reset(d->rigid);
 }
 
 double sim_energy(const sim_model *m, const sim_data *d) {
@@ -1096,12 +1130,15 @@ ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf
   memcpy(d->force_in, in, 3 * sizeof(double) * (size_t)m->nbody);
   memcpy(d->torque_in, in + 3 * m->nbody, 3 * sizeof(double) * (size_t)m->nbody);
   d->need_reinit = 1;
+  d->contact_time = NAN;
+  sim_rigid_reset(d->rigid);
   return CCSIM_OK;
 }
 
 void sim_restart(const sim_model *m, sim_data *d) {
   (void)m;
   d->need_reinit = 1;
+  sim_rigid_reset(d->rigid);
 }
 
 size_t sim_state_size(const sim_model *m) { return (size_t)SIM_NQ * (size_t)m->nfree; }

@@ -90,8 +90,12 @@ ccsim_status sim_eval_contacts(const sim_model *m, sim_data *d);
 // Borrowed; valid until the next call on d. Count in *n.
 const sim_contact *sim_data_contacts(const sim_data *d, int *n);
 
-// Total contact force [N] and torque about body b's reference origin [N m] (world) from
-// those contacts, and how many carry force.
+// Rigid mode: the friction force on body_b of each of those contacts (borrowed, n x 3,
+// world [N]); NULL in compliant mode (frictionless for now) or without current contacts.
+const double *sim_data_contact_friction(const sim_data *d);
+
+// Total contact force [N] (normal plus friction) and torque about body b's reference
+// origin [N m] (world) from those contacts, and how many carry force.
 void sim_data_body_contact(const sim_model *m, const sim_data *d, int b, double force[3],
                            double torque[3], int *count);
 

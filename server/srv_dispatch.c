@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "srv_internal.h"
+#include "sim_rigid.h"
 #include "wire.h"
 
 typedef struct rctx {
@@ -182,6 +183,12 @@ static Ccsim__StepStats *stats_delta(ccsim_arena *a, const sim_stats *x, const s
   st->contacts = y->contacts;
   st->max_depth = y->max_depth;
   st->last_step_size = y->last_step;
+  if (y->lcp_solver != SIM_LCP_SOLVER_NONE) {
+    st->lcp_solver = y->lcp_solver == SIM_LCP_SOLVER_DANTZIG ? "dantzig" : "lemke";
+    st->has_lcp_pivots = st->has_lcp_failures = 1;
+    st->lcp_pivots = y->lcp_pivots - x->lcp_pivots;
+    st->lcp_failures = y->lcp_failures - x->lcp_failures;
+  }
   return st;
 }
 

@@ -160,6 +160,7 @@ int wire_contacts_new(ccsim_arena *a, const sim_model *m, sim_data *d, Ccsim__Co
   }
   int nc = 0;
   const sim_contact *c = sim_data_contacts(d, &nc);
+  const double *friction = sim_data_contact_friction(d);
   Ccsim__Contact **arr = ccsim_arena_alloc(a, sizeof *arr * (size_t)(nc ? nc : 1));
   if (!arr) return -1;
   for (int i = 0; i < nc; i++) {
@@ -168,6 +169,7 @@ int wire_contacts_new(ccsim_arena *a, const sim_model *m, sim_data *d, Ccsim__Co
     ccsim__contact__init(ct);
     double f[3];
     geo_v3_scale(f, c[i].normal, c[i].force);
+    if (friction) geo_v3_add(f, f, friction + 3 * i);
     ct->has_body_a = ct->has_body_b = ct->has_depth = ct->has_depth_rate = 1;
     ct->body_a = (uint32_t)c[i].body_a;
     ct->body_b = (uint32_t)c[i].body_b;
