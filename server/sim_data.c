@@ -1190,3 +1190,32 @@ void sim_data_kinematics_at(const sim_model *m, sim_data *d, double t, sim_kinem
 }
 
 sim_stats *sim_data_stats_mut(sim_data *d) { return &d->stats; }
+
+ccsim_status sim_eval_contacts_at(const sim_model *m, sim_data *d, const int *given,
+                                  const double *pos, const double *quat) {
+  if (!d->col) return CCSIM_OK;
+  if (d->rigid) {
+    snprintf(d->err, sizeof d->err, "contacts at given poses: not available in rigid mode");
+    return CCSIM_ENOTIMPL;
+  }
+  sim_kinematics k;
+  fill_kinematics(m, d, d->time, sim_data_state(d), &k);
+  // move the given bodies, keeping their twists; d's state and integrator stay as they are
+  for (int b = 0; b < m->nbody; b++) {
+    if (!given[b]) continue;
+    double q[4] = {quat[4 * b], quat[4 * b + 1], quat[4 * b + 2], quat[4 * b + 3]}, R[9], rc[3];
+    if (geo_quat_normalize(q) == 0) q[0] = 1;
+    geo_v3_copy(d->x_pos + 3 * b, pos + 3 * b);
+    memcpy(d->x_quat + 4 * b, q, sizeof q);
+    geo_quat_to_mat(R, q);
+    geo_m3_mulv(rc, R, m->com + 3 * b);
+    geo_v3_add(d->x_com + 3 * b, pos + 3 * b, rc);
+  }
+  memset(d->wrench, 0, sizeof(double) * 6 * (size_t)m->nbody);
+  d->contact_time = NAN;  // what the collider now holds is not the current state's report
+  ccsim_status st = sim_collide(m, d->col, &k, d->wrench);
+  if (st != CCSIM_OK) {
+    snprintf(d->err, sizeof d->err, "contacts at given poses: %s", sim_collider_errmsg(d->col));
+  }
+  return st;
+}

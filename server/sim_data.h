@@ -86,6 +86,15 @@ ccsim_status sim_set_kinematic(const sim_model *m, sim_data *d, int b, const dou
 // contact statistics. CCSIM_ESOLVER when bodies touch past the standoff here.
 ccsim_status sim_eval_contacts(const sim_model *m, sim_data *d);
 
+// Compliant mode: the contacts with the bodies flagged in given (nbody) placed at pos
+// (nbody x 3) and quat (nbody x 4) — reference-frame poses, world — and every other body
+// where it is, all moving with their current twists. Nothing of the session changes (its
+// state, integrator and later steps are untouched); the contacts are then readable with
+// sim_collider_contacts(sim_data_collider(d), ...) until the next evaluation.
+// CCSIM_ENOTIMPL in rigid mode; CCSIM_ESOLVER when such bodies would touch.
+ccsim_status sim_eval_contacts_at(const sim_model *m, sim_data *d, const int *given,
+                                  const double *pos, const double *quat);
+
 // The contacts of the last sim_eval_contacts, if it was at the current state (else none).
 // Borrowed; valid until the next call on d. Count in *n.
 const sim_contact *sim_data_contacts(const sim_data *d, int *n);

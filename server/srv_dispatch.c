@@ -803,13 +803,26 @@ static void run_free_step(rctx *rc, srv_job *j, srv_session *ss) {
 
 // QueryContacts on the session's worker: the contacts at the current state
 static int do_query_contacts(rctx *rc, srv_session *ss, const Ccsim__QueryContacts *q) {
-  if (q->n_poses > 0) {
-    return fail(rc, CCSIM_ENOTIMPL, "query_contacts.poses: a query at given poses is not "
-                "implemented yet (ask without poses for the current state)");
-  }
   Ccsim__ContactsReply *cr = NEW(rc, Ccsim__ContactsReply, ccsim__contacts_reply__init);
   if (!cr) {
     return fail(rc, CCSIM_ENOMEM, "query_contacts: out of memory");
+  }
+  if (q->n_poses > 0) {
+    // at the poses given, without changing the session
+    char err[256] = "";
+    int st = wire_contacts_at_new(rc->a, ss->m, ss->d, q->poses, q->n_poses, &cr->contacts,
+                                  &cr->n_contacts, err, sizeof err);
+    if (st == -1) return fail(rc, CCSIM_ENOMEM, "query_contacts: out of memory");
+    if (st != 0) return fail(rc, st, "%s", err);
+    if (cr->n_contacts > (size_t)rc->s->cfg.max_contacts) {
+      return fail(rc, CCSIM_ELIMIT, "query_contacts: %zu contacts exceed this server's limit "
+                  "of %d per reply", cr->n_contacts, rc->s->cfg.max_contacts);
+    }
+    cr->has_time = 1;
+    cr->time = sim_data_time(ss->d);
+    rc->reply.body_case = CCSIM__REPLY__BODY_CONTACTS;
+    rc->reply.contacts = cr;
+    return CCSIM_OK;
   }
   int st = wire_contacts_new(rc->a, ss->m, ss->d, &cr->contacts, &cr->n_contacts);
   if (st != 0) {

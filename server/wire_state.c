@@ -147,20 +147,9 @@ void wire_inputs_apply(const sim_model *m, sim_data *d, const Ccsim__Step *st, d
   }
 }
 
-int wire_contacts_new(ccsim_arena *a, const sim_model *m, sim_data *d, Ccsim__Contact ***out,
-                      size_t *n) {
-  *out = NULL;
-  *n = 0;
-  if (!has_contacts(m)) {
-    return 0;
-  }
-  int st = sim_eval_contacts(m, d);
-  if (st != CCSIM_OK) {
-    return st;
-  }
-  int nc = 0;
-  const sim_contact *c = sim_data_contacts(d, &nc);
-  const double *friction = sim_data_contact_friction(d);
+// Contact messages from contacts c (nc of them, friction nullable) into a
+static int contacts_msgs(ccsim_arena *a, const sim_contact *c, int nc, const double *friction,
+                         Ccsim__Contact ***out, size_t *n) {
   Ccsim__Contact **arr = ccsim_arena_alloc(a, sizeof *arr * (size_t)(nc ? nc : 1));
   if (!arr) return -1;
   for (int i = 0; i < nc; i++) {
@@ -185,4 +174,62 @@ int wire_contacts_new(ccsim_arena *a, const sim_model *m, sim_data *d, Ccsim__Co
   *out = arr;
   *n = (size_t)nc;
   return 0;
+}
+
+int wire_contacts_new(ccsim_arena *a, const sim_model *m, sim_data *d, Ccsim__Contact ***out,
+                      size_t *n) {
+  *out = NULL;
+  *n = 0;
+  if (!has_contacts(m)) {
+    return 0;
+  }
+  int st = sim_eval_contacts(m, d);
+  if (st != CCSIM_OK) {
+    return st;
+  }
+  int nc = 0;
+  const sim_contact *c = sim_data_contacts(d, &nc);
+  return contacts_msgs(a, c, nc, sim_data_contact_friction(d), out, n);
+}
+
+int wire_contacts_at_new(ccsim_arena *a, const sim_model *m, sim_data *d,
+                         Ccsim__BodyState *const *poses, size_t nposes, Ccsim__Contact ***out,
+                         size_t *n, char *err, size_t err_sz) {
+  *out = NULL;
+  *n = 0;
+  size_t nb = (size_t)(m->nbody ? m->nbody : 1);
+  int *given = ccsim_arena_alloc(a, sizeof(int) * nb);
+  double *pos = ccsim_arena_alloc(a, sizeof(double) * 3 * nb);
+  double *quat = ccsim_arena_alloc(a, sizeof(double) * 4 * nb);
+  if (!given || !pos || !quat) return -1;
+  const double zero[3] = {0, 0, 0};
+  for (size_t i = 0; i < nposes; i++) {
+    const Ccsim__BodyState *bs = poses[i];
+    if (!bs->has_body || bs->body >= (uint32_t)m->nbody || !bs->pose) {
+      ccsim_set_err(err, err_sz, "query_contacts.poses[%zu]: body %s and a pose are required", i,
+                    bs->has_body && bs->body >= (uint32_t)m->nbody ? "in range" : "index");
+      return CCSIM_EINVAL;
+    }
+    int b = (int)bs->body;
+    double q[4];
+    if (wire_vec3_get(bs->pose->p, pos + 3 * b, zero) != 0 || wire_quat_get(bs->pose->q, q) != 0 ||
+        (bs->pose->q && q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] == 0)) {
+      ccsim_set_err(err, err_sz, "query_contacts.poses[%zu].pose: must be finite with a "
+                    "non-zero quaternion", i);
+      return CCSIM_EINVAL;
+    }
+    memcpy(quat + 4 * b, q, sizeof q);
+    given[b] = 1;
+  }
+  if (!has_contacts(m)) {
+    return 0;
+  }
+  int st = sim_eval_contacts_at(m, d, given, pos, quat);
+  if (st != CCSIM_OK) {
+    ccsim_set_err(err, err_sz, "%s", sim_data_errmsg(d));
+    return st;
+  }
+  int nc = 0;
+  const sim_contact *c = sim_collider_contacts(sim_data_collider(d), &nc);
+  return contacts_msgs(a, c, nc, NULL, out, n);
 }
