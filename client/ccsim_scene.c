@@ -145,7 +145,8 @@ static Ccsim__ContactParams *parse_contact(pctx *p, json_t *obj, const char *pat
     return NULL;
   }
   ccsim__contact_params__init(c);
-  if (get_num(p, obj, "k", path, &c->k, &c->has_k) || get_num(p, obj, "alpha", path, &c->alpha, &c->has_alpha) ||
+  if (get_num(p, obj, "k", path, &c->k, &c->has_k) ||
+      get_num(p, obj, "alpha", path, &c->alpha, &c->has_alpha) ||
       get_num(p, obj, "n", path, &c->n, &c->has_n) ||
       get_num(p, obj, "standoff", path, &c->standoff, &c->has_standoff) ||
       get_num(p, obj, "mu", path, &c->mu, &c->has_mu) ||

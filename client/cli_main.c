@@ -311,10 +311,11 @@ static int cmd_run(int argc, char **argv) {
            (unsigned long long)total.steps, (unsigned long long)total.rhs_evals,
            (unsigned long long)total.jac_evals, (unsigned long long)total.newton_fails,
            (unsigned long long)total.error_fails);
-    printf("time: %.3f s wall for %.3f s simulated (real-time factor %.2f), physics %.3f s, "
-           "mean round trip %.1f us\n",
-           wall, ccsim_session_time(s), ccsim_session_time(s) / wall, 1e-6 * (double)total.physics_us,
-           1e6 * wall / (double)nsteps);
+    printf(
+        "time: %.3f s wall for %.3f s simulated (real-time factor %.2f), physics %.3f s, "
+        "mean round trip %.1f us\n",
+        wall, ccsim_session_time(s), ccsim_session_time(s) / wall, 1e-6 * (double)total.physics_us,
+        1e6 * wall / (double)nsteps);
   }
   rc = 0;
 done:

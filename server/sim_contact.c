@@ -105,7 +105,8 @@ sim_collider *sim_collider_new(const sim_model *m, int cap, char *err, size_t er
         if (!collidable(m, a, b)) continue;
         char gerr[256] = "";
         double margin = fmax(m->contact.standoff, 1e-4);
-        c->cache[pair_slot(m, a, b)] = geo_query_cache_new(SIM_CACHE_CAP, margin, gerr, sizeof gerr);
+        c->cache[pair_slot(m, a, b)] =
+            geo_query_cache_new(SIM_CACHE_CAP, margin, gerr, sizeof gerr);
         if (!c->cache[pair_slot(m, a, b)]) {
           if (err) snprintf(err, err_sz, "contact cache: %s", gerr);
           sim_collider_destroy(&c);

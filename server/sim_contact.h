@@ -80,9 +80,9 @@ const char *sim_collider_errmsg(const sim_collider *c);
 void sim_pair_params(const sim_model *m, int a, int b, sim_contact_params *out);
 
 // Conservative advancement bound: the shortest time in which any pair of bodies not yet
-// within its standoff (no contact at the last sim_collide) could come half-way into it, given the velocities in k plus a bound
-// dv_extra [m/s] on what accelerations add over the horizon [s]. INFINITY when no pair
-// could get there within the horizon.
+// within its standoff (no contact at the last sim_collide) could come half-way into it, given the
+// velocities in k plus a bound dv_extra [m/s] on what accelerations add over the horizon [s].
+// INFINITY when no pair could get there within the horizon.
 double sim_collider_time_bound(const sim_model *m, sim_collider *c, const sim_kinematics *k,
                                double dv_extra, double horizon);
 

@@ -619,7 +619,7 @@ static int cvode_setup(const sim_model *m, sim_data *d, char *err, size_t err_sz
   if (flag < 0) {
     // the collider's message names the bodies when they start inside each other
     ccsim_set_err(err, err_sz, "the initial state cannot be integrated: %s",
-            d->col && d->stats.penetrations ? sim_collider_errmsg(d->col) : d->err);
+                  d->col && d->stats.penetrations ? sim_collider_errmsg(d->col) : d->err);
     return -1;
   }
   if (CVodeReInit(d->cvode, 0.0, d->y) != CV_SUCCESS) {

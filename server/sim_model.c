@@ -49,7 +49,7 @@ static int check_contact(const sim_contact_params *cp, const char *where, char *
     }
     if (!isfinite(f[i].v) || f[i].v < f[i].lo || f[i].v > f[i].hi) {
       ccsim_set_err(err, err_sz, "%s.%s = %g: must be finite and in [%g, %g]", where, f[i].name,
-              f[i].v, f[i].lo, f[i].hi);
+                    f[i].v, f[i].lo, f[i].hi);
       return -1;
     }
   }
@@ -90,7 +90,7 @@ static geo_mesh *build_shape(const sim_shape_desc *s, const char *where, char *e
     }
     if (s->ntri > SIM_MAX_MESH_TRIS) {
       ccsim_set_err(err, err_sz, "%s.shape.mesh: %d triangles exceeds the limit of %d", where,
-              s->ntri, SIM_MAX_MESH_TRIS);
+                    s->ntri, SIM_MAX_MESH_TRIS);
       return NULL;
     }
     int *tri = malloc(sizeof(int) * 3 * (size_t)s->ntri);
@@ -176,8 +176,8 @@ static int body_inertia(sim_model *m, int i, const sim_body_desc *b, const char 
     m->mass[i] = b->density * gm.volume;
   } else if (b->type == SIM_BODY_FREE) {
     ccsim_set_err(err, err_sz,
-            "%s: a free body needs mass > 0, or density > 0 with a closed shape%s", where,
-            b->density > 0 ? " (its shape is missing or not closed)" : "");
+                  "%s: a free body needs mass > 0, or density > 0 with a closed shape%s", where,
+                  b->density > 0 ? " (its shape is missing or not closed)" : "");
     return -1;
   } else {
     m->mass[i] = 0;
@@ -198,12 +198,12 @@ static int body_inertia(sim_model *m, int i, const sim_body_desc *b, const char 
     memset(I, 0, 9 * sizeof(double));
     I[0] = I[4] = I[8] = 1.0;  // never used: fixed and kinematic bodies are not integrated
   } else if (b->ninertia == 0) {
-    ccsim_set_err(err, err_sz, "%s: inertia is missing and the body has no closed shape to take it from",
-            where);
+    ccsim_set_err(err, err_sz,
+                  "%s: inertia is missing and the body has no closed shape to take it from", where);
     return -1;
   } else {
     ccsim_set_err(err, err_sz, "%s.inertia: %d values; give 3 (diagonal) or 9 (row-major)", where,
-            b->ninertia);
+                  b->ninertia);
     return -1;
   }
   if (!all_finite(I, 9)) {
@@ -245,8 +245,9 @@ static int check_body(const sim_body_desc *b, const char *where, char *err, size
   double qn = sqrt(b->quat[0] * b->quat[0] + b->quat[1] * b->quat[1] + b->quat[2] * b->quat[2] +
                    b->quat[3] * b->quat[3]);
   if (qn != 0 && (qn < 1e-6 || qn > 1e6)) {
-    ccsim_set_err(err, err_sz, "%s.pose.q: norm %g is not near 1 (give a unit quaternion w, x, y, z)",
-            where, qn);
+    ccsim_set_err(err, err_sz,
+                  "%s.pose.q: norm %g is not near 1 (give a unit quaternion w, x, y, z)", where,
+                  qn);
     return -1;
   }
   return check_contact(&b->contact, where, err, err_sz);
@@ -258,7 +259,8 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
     return NULL;
   }
   if (s->nbody > SIM_MAX_BODIES) {
-    ccsim_set_err(err, err_sz, "scene: %d bodies exceeds the limit of %d", s->nbody, SIM_MAX_BODIES);
+    ccsim_set_err(err, err_sz, "scene: %d bodies exceeds the limit of %d", s->nbody,
+                  SIM_MAX_BODIES);
     return NULL;
   }
   if (!all_finite(s->gravity, 3) || fabs(s->gravity[0]) > 1e4 || fabs(s->gravity[1]) > 1e4 ||
@@ -268,8 +270,9 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
   }
   if (!isfinite(s->rtol) || !isfinite(s->atol) || !isfinite(s->max_step) || s->rtol < 0 ||
       s->atol < 0 || s->max_step < 0 || (s->rtol > 0 && s->rtol < 1e-15) || s->rtol > 0.1) {
-    ccsim_set_err(err, err_sz,
-            "scene.integrator: rtol must be in [1e-15, 0.1], atol and max_step finite and >= 0");
+    ccsim_set_err(
+        err, err_sz,
+        "scene.integrator: rtol must be in [1e-15, 0.1], atol and max_step finite and >= 0");
     return NULL;
   }
   if (!isfinite(s->rigid_dt) || s->rigid_dt < 0 || s->rigid_dt > 1) {
@@ -302,7 +305,8 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
   m->max_step = s->max_step;
   if (s->linsolver != SIM_LINSOLVER_AUTO && s->linsolver != SIM_LINSOLVER_DENSE &&
       s->linsolver != SIM_LINSOLVER_KLU) {
-    ccsim_set_err(err, err_sz, "scene.integrator.linear_solver: unknown solver %d", (int)s->linsolver);
+    ccsim_set_err(err, err_sz, "scene.integrator.linear_solver: unknown solver %d",
+                  (int)s->linsolver);
     sim_model_destroy(&m);
     return NULL;
   }
@@ -329,9 +333,9 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
   m->mesh = calloc(nb, sizeof *m->mesh);
   m->bvh = calloc(nb, sizeof *m->bvh);
   m->bound_r = calloc(nb, sizeof(double));
-  if (!m->bvh || !m->bound_r || !m->name || !m->type || !m->state_index || !m->mass || !m->inertia || !m->inertia_inv ||
-      !m->com || !m->pos0 || !m->quat0 || !m->vel0 || !m->omega0 || !m->body_contact ||
-      !m->shape_type || !m->mesh) {
+  if (!m->bvh || !m->bound_r || !m->name || !m->type || !m->state_index || !m->mass ||
+      !m->inertia || !m->inertia_inv || !m->com || !m->pos0 || !m->quat0 || !m->vel0 ||
+      !m->omega0 || !m->body_contact || !m->shape_type || !m->mesh) {
     ccsim_set_err(err, err_sz, "out of memory");
     sim_model_destroy(&m);
     return NULL;

@@ -173,7 +173,8 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
     char ep[300];
     if (strcmp(c->stream_bind, "auto") == 0) {
       if (stream_endpoint_for(s->endpoint, ep, sizeof ep) != 0) {
-        ccsim_set_err(err, err_sz, "cannot derive a stream endpoint from %s; give one", s->endpoint);
+        ccsim_set_err(err, err_sz, "cannot derive a stream endpoint from %s; give one",
+                      s->endpoint);
         srv_destroy(&s);
         return NULL;
       }

@@ -100,7 +100,7 @@ int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz) {
       zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, secret, 41) != 0 ||
       zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, "ccsim", 5) != 0) {
     ccsim_set_err(err, err_sz, "cannot turn CURVE on (is libzmq built with CURVE?): %s",
-            zmq_strerror(zmq_errno()));
+                  zmq_strerror(zmq_errno()));
     return -1;
   }
   return 0;

@@ -697,9 +697,12 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   sr->bodies = bodies;
   sr->n_bodies = nb;
   sr->stats = stats;
-  if (st->has_want_contacts && st->want_contacts &&
-      wire_contacts_new(rc->a, m, ss->d, &sr->contacts, &sr->n_contacts) != 0) {
-    return fail(rc, CCSIM_ENOMEM, "step: out of memory for the contacts");
+  if (st->has_want_contacts && st->want_contacts) {
+    int cst = wire_contacts_new(rc->a, m, ss->d, &sr->contacts, &sr->n_contacts);
+    if (cst != 0) {
+      return fail(rc, cst, "step: contacts: %s",
+                  cst == CCSIM_ENOMEM ? "out of memory" : sim_data_errmsg(ss->d));
+    }
   }
   if (sr->n_contacts > (size_t)s->cfg.max_contacts) {
     // the step itself was taken (its seq is spent); only the contact list is refused
@@ -812,8 +815,7 @@ static int do_query_contacts(rctx *rc, srv_session *ss, const Ccsim__QueryContac
     char err[256] = "";
     int st = wire_contacts_at_new(rc->a, ss->m, ss->d, q->poses, q->n_poses, &cr->contacts,
                                   &cr->n_contacts, err, sizeof err);
-    if (st == -1) return fail(rc, CCSIM_ENOMEM, "query_contacts: out of memory");
-    if (st != 0) return fail(rc, st, "%s", err);
+    if (st != 0) return fail(rc, st, "query_contacts: %s", err);
     if (cr->n_contacts > (size_t)rc->s->cfg.max_contacts) {
       return fail(rc, CCSIM_ELIMIT, "query_contacts: %zu contacts exceed this server's limit "
                   "of %d per reply", cr->n_contacts, rc->s->cfg.max_contacts);
@@ -826,9 +828,8 @@ static int do_query_contacts(rctx *rc, srv_session *ss, const Ccsim__QueryContac
   }
   int st = wire_contacts_new(rc->a, ss->m, ss->d, &cr->contacts, &cr->n_contacts);
   if (st != 0) {
-    return st > 0 || st == CCSIM_ESOLVER
-               ? fail(rc, CCSIM_ESOLVER, "query_contacts: %s", sim_data_errmsg(ss->d))
-               : fail(rc, CCSIM_ENOMEM, "query_contacts: out of memory for the contacts");
+    return fail(rc, st, "query_contacts: %s",
+                st == CCSIM_ENOMEM ? "out of memory for the contacts" : sim_data_errmsg(ss->d));
   }
   if (cr->n_contacts > (size_t)rc->s->cfg.max_contacts) {
     return fail(rc, CCSIM_ELIMIT, "query_contacts: %zu contacts exceed this server's limit of "

@@ -52,8 +52,9 @@ int srv_new_id(srv *s, char out[SRV_ID_LEN + 1]) {
 
 static int scene_limits(const srv *s, const Ccsim__Scene *sc, char *err, size_t err_sz) {
   if (sc->n_bodies > (size_t)s->cfg.max_bodies) {
-    ccsim_set_err(err, err_sz, "scene.bodies: %zu bodies exceed this server's limit of %d per session",
-            sc->n_bodies, s->cfg.max_bodies);
+    ccsim_set_err(err, err_sz,
+                  "scene.bodies: %zu bodies exceed this server's limit of %d per session",
+                  sc->n_bodies, s->cfg.max_bodies);
     return -1;
   }
   size_t tris = 0;
@@ -64,8 +65,9 @@ static int scene_limits(const srv *s, const Ccsim__Scene *sc, char *err, size_t 
     }
   }
   if (tris > (size_t)s->cfg.max_triangles) {
-    ccsim_set_err(err, err_sz, "scene: %zu mesh triangles exceed this server's limit of %ld per session",
-            tris, s->cfg.max_triangles);
+    ccsim_set_err(err, err_sz,
+                  "scene: %zu mesh triangles exceed this server's limit of %ld per session", tris,
+                  s->cfg.max_triangles);
     return -1;
   }
   return 0;
@@ -89,7 +91,8 @@ static int pacing_read(const Ccsim__Pacing *p, int *mode, double *period, char *
   }
   if (p->has_period) {
     if (!isfinite(p->period) || p->period < 1e-4 || p->period > 1) {
-      ccsim_set_err(err, err_sz, "pacing.period = %g s: must be finite and in [1e-4, 1]", p->period);
+      ccsim_set_err(err, err_sz, "pacing.period = %g s: must be finite and in [1e-4, 1]",
+                    p->period);
       return -1;
     }
     *period = p->period;
@@ -146,7 +149,7 @@ srv_session *srv_session_build(srv *s, Ccsim__Scene **scene, const Ccsim__Checkp
   if (cp) {
     if (cp->n_snapshot != ss->nsnap) {
       ccsim_set_err(err, err_sz, "checkpoint.snapshot: %zu values, the scene needs %zu",
-              cp->n_snapshot, ss->nsnap);
+                    cp->n_snapshot, ss->nsnap);
       goto fail;
     }
     if (sim_snapshot_set(ss->m, ss->d, cp->snapshot) != CCSIM_OK) {

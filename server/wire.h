@@ -44,15 +44,15 @@ void wire_inputs_apply(const sim_model *m, sim_data *d, const Ccsim__Step *st, d
 
 // The contacts with the bodies of poses (BodyState messages: body and pose) placed there
 // and the rest where they are, without changing the session, as Contact messages in a.
-// Returns 0, CCSIM_EINVAL (bad index or non-finite pose, message in err),
-// CCSIM_ENOTIMPL (rigid mode), CCSIM_ESOLVER (bodies would touch), or -1 (arena).
+// Returns 0 or a status with a message in err: CCSIM_EINVAL (bad index or non-finite
+// pose), CCSIM_ENOTIMPL (rigid mode), CCSIM_ESOLVER (bodies would touch), CCSIM_ENOMEM.
 int wire_contacts_at_new(ccsim_arena *a, const sim_model *m, sim_data *d,
                          Ccsim__BodyState *const *poses, size_t nposes, Ccsim__Contact ***out,
                          size_t *n, char *err, size_t err_sz);
 
 // The contacts at d's current state as Contact messages in a (*out: array of *n).
-// Returns 0, CCSIM_ESOLVER when bodies touch past the standoff here, or -1 when the
-// arena is exhausted.
+// Returns 0, CCSIM_ESOLVER when bodies touch past the standoff here (message in
+// sim_data_errmsg(d)), or CCSIM_ENOMEM when the arena is exhausted.
 int wire_contacts_new(ccsim_arena *a, const sim_model *m, sim_data *d, Ccsim__Contact ***out,
                       size_t *n);
 

@@ -68,7 +68,7 @@ static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *wh
     if (wire_vec3_get(s->box->size, out->size, zero) != 0 || !length_ok(out->size[0]) ||
         !length_ok(out->size[1]) || !length_ok(out->size[2])) {
       ccsim_set_err(err, err_sz, "%s.shape.box.size: three lengths, each finite, > 0 and < 1000 m",
-              where);
+                    where);
       return -1;
     }
     return 0;
@@ -79,8 +79,8 @@ static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *wh
     out->res[0] = (int)s->sphere->slices;
     out->res[1] = (int)s->sphere->stacks;
     if (!length_ok(out->radius) || !res_ok(s->sphere->slices) || !res_ok(s->sphere->stacks)) {
-      ccsim_set_err(err, err_sz, "%s.shape.sphere: radius in (0, 1000) m, slices and stacks <= 4096",
-              where);
+      ccsim_set_err(err, err_sz,
+                    "%s.shape.sphere: radius in (0, 1000) m, slices and stacks <= 4096", where);
       return -1;
     }
     return 0;
@@ -90,8 +90,8 @@ static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *wh
     out->height = s->cylinder->height;
     out->res[0] = (int)s->cylinder->segments;
     if (!length_ok(out->radius) || !length_ok(out->height) || !res_ok(s->cylinder->segments)) {
-      ccsim_set_err(err, err_sz, "%s.shape.cylinder: radius and height in (0, 1000) m, segments <= 4096",
-              where);
+      ccsim_set_err(err, err_sz,
+                    "%s.shape.cylinder: radius and height in (0, 1000) m, segments <= 4096", where);
       return -1;
     }
     return 0;
@@ -104,7 +104,8 @@ static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *wh
     if (!length_ok(out->radius) || !length_ok(out->height) || !res_ok(s->cone->segments) ||
         !res_ok(s->cone->rings)) {
       ccsim_set_err(err, err_sz,
-              "%s.shape.cone: radius and height in (0, 1000) m, segments and rings <= 4096", where);
+                    "%s.shape.cone: radius and height in (0, 1000) m, segments and rings <= 4096",
+                    where);
       return -1;
     }
     return 0;
@@ -117,7 +118,8 @@ static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *wh
     if (!length_ok(out->major) || !length_ok(out->minor) || !(out->minor < out->major) ||
         !res_ok(s->torus->major_segments) || !res_ok(s->torus->minor_segments)) {
       ccsim_set_err(err, err_sz,
-              "%s.shape.torus: 0 < minor_radius < major_radius < 1000 m, segments <= 4096", where);
+                    "%s.shape.torus: 0 < minor_radius < major_radius < 1000 m, segments <= 4096",
+                    where);
       return -1;
     }
     return 0;
@@ -125,7 +127,8 @@ static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *wh
     const Ccsim__Mesh *mesh = s->mesh;
     out->type = SIM_SHAPE_MESH;
     if (mesh->n_vertices % 3 != 0 || mesh->n_triangles % 3 != 0) {
-      ccsim_set_err(err, err_sz, "%s.shape.mesh: vertices and triangles must come in threes", where);
+      ccsim_set_err(err, err_sz, "%s.shape.mesh: vertices and triangles must come in threes",
+                    where);
       return -1;
     }
     if (mesh->n_vertices / 3 > (size_t)SIM_MAX_MESH_TRIS * 3 ||
@@ -153,7 +156,7 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
   }
   if (sc->n_bodies > SIM_MAX_BODIES) {
     ccsim_set_err(err, err_sz, "scene.bodies: %zu bodies exceeds the limit of %d", sc->n_bodies,
-            SIM_MAX_BODIES);
+                  SIM_MAX_BODIES);
     return NULL;
   }
   sim_scene s;
@@ -170,8 +173,10 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
     s.max_step = sc->integrator->max_step;
     const char *ls = sc->integrator->linear_solver;
     if (ls && strcmp(ls, "auto") != 0 && strcmp(ls, "dense") != 0 && strcmp(ls, "klu") != 0) {
-      ccsim_set_err(err, err_sz, "scene.integrator.linear_solver: \"%.40s\" is not \"auto\", "
-              "\"dense\" or \"klu\"", ls);
+      ccsim_set_err(err, err_sz,
+                    "scene.integrator.linear_solver: \"%.40s\" is not \"auto\", "
+                    "\"dense\" or \"klu\"",
+                    ls);
       return NULL;
     }
     s.linsolver = !ls || !strcmp(ls, "auto") ? SIM_LINSOLVER_AUTO
@@ -199,8 +204,8 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
     b->mass = pb->mass;
     b->density = pb->density;
     if (pb->n_inertia != 0 && pb->n_inertia != 3 && pb->n_inertia != 9) {
-      ccsim_set_err(err, err_sz, "%s.inertia: %zu values; give 3 (diagonal) or 9 (row-major)", where,
-              pb->n_inertia);
+      ccsim_set_err(err, err_sz, "%s.inertia: %zu values; give 3 (diagonal) or 9 (row-major)",
+                    where, pb->n_inertia);
       goto done;
     }
     b->ninertia = (int)pb->n_inertia;

@@ -151,10 +151,10 @@ void wire_inputs_apply(const sim_model *m, sim_data *d, const Ccsim__Step *st, d
 static int contacts_msgs(ccsim_arena *a, const sim_contact *c, int nc, const double *friction,
                          Ccsim__Contact ***out, size_t *n) {
   Ccsim__Contact **arr = ccsim_arena_alloc(a, sizeof *arr * (size_t)(nc ? nc : 1));
-  if (!arr) return -1;
+  if (!arr) return CCSIM_ENOMEM;
   for (int i = 0; i < nc; i++) {
     Ccsim__Contact *ct = ccsim_arena_alloc(a, sizeof *ct);
-    if (!ct) return -1;
+    if (!ct) return CCSIM_ENOMEM;
     ccsim__contact__init(ct);
     double f[3];
     geo_v3_scale(f, c[i].normal, c[i].force);
@@ -168,7 +168,7 @@ static int contacts_msgs(ccsim_arena *a, const sim_contact *c, int nc, const dou
     ct->point_b = wire_vec3_new(a, c[i].pb);
     ct->normal = wire_vec3_new(a, c[i].normal);
     ct->force = wire_vec3_new(a, f);
-    if (!ct->point_a || !ct->point_b || !ct->normal || !ct->force) return -1;
+    if (!ct->point_a || !ct->point_b || !ct->normal || !ct->force) return CCSIM_ENOMEM;
     arr[i] = ct;
   }
   *out = arr;
@@ -201,7 +201,10 @@ int wire_contacts_at_new(ccsim_arena *a, const sim_model *m, sim_data *d,
   int *given = ccsim_arena_alloc(a, sizeof(int) * nb);
   double *pos = ccsim_arena_alloc(a, sizeof(double) * 3 * nb);
   double *quat = ccsim_arena_alloc(a, sizeof(double) * 4 * nb);
-  if (!given || !pos || !quat) return -1;
+  if (!given || !pos || !quat) {
+    ccsim_set_err(err, err_sz, "out of memory");
+    return CCSIM_ENOMEM;
+  }
   const double zero[3] = {0, 0, 0};
   for (size_t i = 0; i < nposes; i++) {
     const Ccsim__BodyState *bs = poses[i];
@@ -231,5 +234,7 @@ int wire_contacts_at_new(ccsim_arena *a, const sim_model *m, sim_data *d,
   }
   int nc = 0;
   const sim_contact *c = sim_collider_contacts(sim_data_collider(d), &nc);
-  return contacts_msgs(a, c, nc, NULL, out, n);
+  st = contacts_msgs(a, c, nc, NULL, out, n);
+  if (st != 0) ccsim_set_err(err, err_sz, "out of memory");
+  return st;
 }

@@ -270,7 +270,8 @@ static void test_scene_file_errors(void **state) {
   struct {
     const char *json, *want;
   } cases[] = {
-      {"{\"bodies\": [{\"name\": \"a\", \"mass\": 1, \"inertai\": [1,1,1]}]}", "unknown key \"inertai\""},
+      {"{\"bodies\": [{\"name\": \"a\", \"mass\": 1, \"inertai\": [1,1,1]}]}",
+       "unknown key \"inertai\""},
       {"{\"bodies\": []}", "bodies"},
       {"{\"gravity\": [0, 0], \"bodies\": [{\"name\": \"a\"}]}", "gravity"},
       {"{\"bodies\": [{\"name\": \"a\", \"shape\": {\"box\": {}}}]}", "bodies[0].shape.box"},

@@ -352,7 +352,7 @@ static void test_numbers_roles_and_sessions(void **state) {
   expect(call(f, &s.rq), CCSIM_ENOTFOUND, NULL);
   s.rq.session_id = NULL;
   expect(call(f, &s.rq), CCSIM_ENOTFOUND, NULL);
-  // a contact query at given poses is not there yet: said so, not ignored
+  // a contact query at "given" poses that names no body and no pose: refused, not ignored
   {
     Ccsim__Request rq;
     Ccsim__QueryContacts q;
@@ -365,7 +365,7 @@ static void test_numbers_roles_and_sessions(void **state) {
     rq.session_id = f->id;
     rq.body_case = CCSIM__REQUEST__BODY_QUERY_CONTACTS;
     rq.query_contacts = &q;
-    expect(call(f, &rq), CCSIM_ENOTIMPL, "poses");
+    expect(call(f, &rq), CCSIM_EINVAL, "poses");
   }
   snapshot(f, &t, &z);
   assert_true(t == t0 && z == z0);

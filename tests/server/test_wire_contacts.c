@@ -316,7 +316,8 @@ static void test_contacts_at_poses(void **state) {
         assert_int_equal(qr->body_case, CCSIM__REPLY__BODY_CONTACTS);
         if (k == 290) {
           double fz = 0, fz_now = 0;
-          for (size_t i = 0; i < qr->contacts->n_contacts; i++) fz += qr->contacts->contacts[i]->force->z;
+          for (size_t i = 0; i < qr->contacts->n_contacts; i++)
+            fz += qr->contacts->contacts[i]->force->z;
           fz_now = box->contact_force->z;
           // four corner springs of 1e5 N/m pressed 0.2 mm further (plus their damping)
           assert_int_equal(qr->contacts->n_contacts, 4);
