@@ -15,24 +15,9 @@
 #include "sim_dantzig.h"
 #include "sim_lemke.h"
 
-// splitmix64 and Box-Muller: the same streams as bench_lcp_ode, so both see the same
-// problems for the same seed
-typedef struct rng {
-  unsigned long long s;
-} rng;
-
-static double urand(rng *r) {
-  unsigned long long z = (r->s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
-
-static double nrand(rng *r) {
-  double u = urand(r), v = urand(r);
-  return sqrt(-2.0 * log(u + 1e-300)) * cos(6.283185307179586 * v);
-}
+// splitmix64 and Box-Muller (tests/common): the same streams as bench_lcp_ode, so both see
+// the same problems for the same seed
+#include "ccsim_test_rng.h"
 
 static double now(void) {
   struct timespec ts;

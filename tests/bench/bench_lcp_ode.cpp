@@ -57,22 +57,8 @@ static void arena_reset(dxWorldProcessMemArena *a) {
 static int g_ode_errors = 0;
 static void ode_message(int, const char *, va_list) { g_ode_errors++; }
 
-struct rng {
-  unsigned long long s;
-};
-
-static double urand(rng *r) {
-  unsigned long long z = (r->s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
-
-static double nrand(rng *r) {
-  double u = urand(r), v = urand(r);
-  return std::sqrt(-2.0 * std::log(u + 1e-300)) * std::cos(6.283185307179586 * v);
-}
+// the same seeded streams as bench_lcp (tests/common/ccsim_test_rng.h)
+#include "ccsim_test_rng.h"
 
 static double now() {
   timespec ts;

@@ -11,64 +11,11 @@
 #include "sim_dantzig.h"
 #include "sim_lemke.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN 1
-#endif
-#endif
-#ifndef ASAN
-#define ASAN 0
-#endif
-
-
-// Heap calls are counted while g_count_allocs is set, to show that solving allocates
-// nothing (glibc only; ASan has its own allocator). volatile: the compiler assumes malloc
-// reads no globals and could otherwise move the flag's stores across the calls
-#if !ASAN && defined(__GLIBC__)
-#define COUNT_ALLOCS 1
-extern void *__libc_malloc(size_t size);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t size);
-static volatile int g_count_allocs, g_allocs;
-void *malloc(size_t size) {
-  g_allocs += g_count_allocs;
-  return __libc_malloc(size);
-}
-void *calloc(size_t n, size_t size) {
-  g_allocs += g_count_allocs;
-  return __libc_calloc(n, size);
-}
-void *realloc(void *p, size_t size) {
-  g_allocs += g_count_allocs;
-  return __libc_realloc(p, size);
-}
-#else
-#define COUNT_ALLOCS 0
-static volatile int g_count_allocs, g_allocs;
-#endif
+#include "ccsim_test_heap.h"
+#include "ccsim_test_rng.h"
 
 #define NMAX 300
 #define TOL 1e-9
-
-// splitmix64: a small deterministic generator, so every failure is reproducible
-typedef struct rng {
-  unsigned long long s;
-} rng;
-
-static double urand(rng *r) {
-  unsigned long long z = (r->s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
-
-static double nrand(rng *r) {
-  double u = urand(r), v = urand(r);
-  return sqrt(-2.0 * log(u + 1e-300)) * cos(6.283185307179586 * v);
-}
 
 // M = G G^T / k + shift I with G (n x k) Gaussian: SPD for shift > 0 or k >= n, PSD of
 // rank min(n, k) otherwise. Column-major, symmetric.
