@@ -222,9 +222,16 @@ static int read_key_file(const char *path, char out[41], char *err, size_t err_s
 }
 
 ccsim_client *ccsim_client_new(const char *endpoint, char *err, size_t err_sz) {
+  // three attempts of 10 s: 30 s in all, as before retries existed
+  return ccsim_client_connect(endpoint, 10000, 2, err, err_sz);
+}
+
+ccsim_client *ccsim_client_connect(const char *endpoint, int timeout_ms, int retries, char *err,
+                                   size_t err_sz) {
   ccsim_client_opts o;
   ccsim_client_opts_defaults(&o);
-  o.timeout_ms = 10000;  // three attempts of 10 s: 30 s in all, as before retries existed
+  o.timeout_ms = timeout_ms > 0 ? timeout_ms : 1;
+  o.retries = retries >= 0 ? retries : 0;
   const char *skf = getenv("CCSIM_SERVER_KEY"), *ckf = getenv("CCSIM_CLIENT_KEY");
   char sk[41], pk[41], ck[41];
   char e[256] = "";

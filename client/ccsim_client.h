@@ -88,6 +88,11 @@ void ccsim_client_opts_defaults(ccsim_client_opts *o);
 // ccsim_client_destroy) or NULL with a message in err.
 ccsim_client *ccsim_client_new(const char *endpoint, char *err, size_t err_sz);
 
+// ccsim_client_new with its own timeout per attempt [ms] and number of retries (the
+// CURVE environment is read the same way).
+ccsim_client *ccsim_client_connect(const char *endpoint, int timeout_ms, int retries, char *err,
+                                   size_t err_sz);
+
 // The same with explicit options (o nullable: defaults; environment not read).
 ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opts *o, char *err,
                                     size_t err_sz);

@@ -35,8 +35,8 @@ static void usage(FILE *f) {
           "      --mode overrides the scene's mode\n"
           "  compare SCENE.json --duration T [--dt DT] [--csv FILE]\n"
           "      play a scene in both modes and print them side by side\n"
-          "  ping [--server E]\n"
-          "      ask a server (default %s) for its version and load\n"
+          "  ping [--server E] [--timeout S]\n"
+          "      ask a server (default %s) for its version and load (S: 3 s)\n"
           "  geom proximity A B [--pose-a \"x y z qw qx qy qz\"] [--pose-b ...] --standoff D\n"
           "                 [--json]\n"
           "      witness pairs between two meshes or primitives (ccsim geom --help)\n",
@@ -335,21 +335,27 @@ done:
 
 static int cmd_ping(int argc, char **argv) {
   const char *server = SRV_DEFAULT_BIND;
+  double timeout = 3.0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--server") && i + 1 < argc) {
       server = argv[++i];
+    } else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+      if (parse_double(argv[++i], "--timeout", &timeout) || !(timeout > 0) || timeout > 3600) {
+        fprintf(stderr, "ccsim ping: --timeout wants seconds in (0, 3600]\n");
+        return 2;
+      }
     } else {
       fprintf(stderr, "ccsim ping: unknown or incomplete option '%s'\n", argv[i]);
       return 2;
     }
   }
   char err[512] = "";
-  ccsim_client *c = ccsim_client_new(server, err, sizeof err);
+  // a ping should answer quickly: one attempt (a dead server is not retried)
+  ccsim_client *c = ccsim_client_connect(server, (int)(1000 * timeout), 0, err, sizeof err);
   if (!c) {
     fprintf(stderr, "ccsim ping: %s\n", err);
     return 1;
   }
-  ccsim_client_set_timeout(c, 5000);
   ccsim_server_info info;
   double rtt = 0;
   int st = ccsim_client_server_info(c, &info, &rtt);
