@@ -57,82 +57,13 @@ static void arena_reset(dxWorldProcessMemArena *a) {
 static int g_ode_errors = 0;
 static void ode_message(int, const char *, va_list) { g_ode_errors++; }
 
-// the same seeded streams as bench_lcp (tests/common/ccsim_test_rng.h)
-#include "ccsim_test_rng.h"
+// the problems of the LCP tests and of the other LCP benchmark, seed for seed
+#include "ccsim_test_lcp.h"
 
 static double now() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-// the generators of bench_lcp.c, stream for stream
-static void make_spd(rng *r, int n, double *G, double *M, double *q) {
-  for (int i = 0; i < n * n; i++) G[i] = nrand(r);
-  for (int j = 0; j < n; j++) {
-    for (int i = 0; i <= j; i++) {
-      double s = 0.0;
-      for (int c = 0; c < n; c++) s += G[i + c * n] * G[j + c * n];
-      s = s / n + (i == j ? 0.1 : 0.0);
-      M[i + j * n] = s;
-      M[j + i * n] = s;
-    }
-  }
-  for (int i = 0; i < n; i++) q[i] = nrand(r);
-}
-
-static void make_degenerate(rng *r, int n, int kind, double *G, double *M, double *q) {
-  int k = kind == 0 ? n : (n + 1) / 2;
-  for (int i = 0; i < n * k; i++) G[i] = nrand(r);
-  if (kind == 1 || kind == 3) {
-    for (int i = 1; i < n; i += 3) {
-      int src = (int)(urand(r) * i);
-      for (int c = 0; c < k; c++) G[i + c * n] = G[src + c * n];
-    }
-  }
-  if (kind == 2 || kind == 3) {
-    for (int i = 0; i < n; i += 5) {
-      for (int c = 0; c < k; c++) G[i + c * n] = 0.0;
-    }
-  }
-  for (int j = 0; j < n; j++) {
-    for (int i = 0; i < n; i++) {
-      double s = 0.0;
-      for (int c = 0; c < k; c++) s += G[i + c * n] * G[j + c * n];
-      M[i + j * n] = s / k;
-    }
-  }
-  double zs[64], ws[64];
-  for (int i = 0; i < n; i++) {
-    zs[i] = ws[i] = 0.0;
-    if (urand(r) < 0.2) continue;
-    if (urand(r) < 0.5) {
-      zs[i] = 0.1 + urand(r);
-    } else {
-      ws[i] = 0.1 + urand(r);
-    }
-  }
-  for (int i = 0; i < n; i++) {
-    double s = 0.0;
-    for (int j = 0; j < n; j++) s += M[i + j * n] * zs[j];
-    q[i] = ws[i] - s;
-  }
-}
-
-static int is_solution(int n, const double *M, const double *q, const double *z) {
-  double qn = 1.0, zn = 1.0;
-  for (int i = 0; i < n; i++) {
-    qn = std::fmax(qn, std::fabs(q[i]));
-    zn = std::fmax(zn, std::fabs(z[i]));
-  }
-  long double wz = 0.0L;
-  for (int i = 0; i < n; i++) {
-    long double wi = q[i];
-    for (int j = 0; j < n; j++) wi += (long double)M[i + j * n] * z[j];
-    if (!(z[i] >= -1e-9) || !((double)wi >= -1e-9 * qn)) return 0;
-    wz += wi * z[i];
-  }
-  return std::fabs((double)wz) <= 1e-9 * qn * zn;
 }
 
 // ODE's solver on w = M z + q: A = M (row-major, padded), b = -q, lo = 0, hi = inf
