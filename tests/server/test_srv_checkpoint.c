@@ -5,6 +5,7 @@
 // the checkpoint) step alike; ccsimd --state-dir gets SIGTERM, starts again, and the
 // client continues on a trajectory equal to an uninterrupted run with the same checkpoint.
 #include "ccsim_test.h"
+#include "ccsim_test_srv.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -29,11 +30,6 @@ typedef struct fixture {
   char dir[64];   // its temporary directory ("" : none)
 } fixture;
 
-static void *serve(void *arg) {
-  srv_run(arg);
-  return NULL;
-}
-
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
   srv_config cfg;
@@ -41,15 +37,12 @@ static int setup(void **state) {
   cfg.bind = "tcp://127.0.0.1:*";
   cfg.workers = 2;
   cfg.max_substeps = 1000;
-  char err[256] = "";
-  f->s = srv_new(&cfg, err, sizeof err);
+  f->s = test_server_start(&cfg, &f->thread);
   if (!f->s) {
-    print_error("srv_new: %s\n", err);
     free(f);
     return -1;
   }
   snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
-  pthread_create(&f->thread, NULL, serve, f->s);
   *state = f;
   return 0;
 }
@@ -83,9 +76,7 @@ static int teardown(void **state) {
   if (f->dir[0]) {
     remove_dir(f->dir);
   }
-  srv_stop(f->s);
-  pthread_join(f->thread, NULL);
-  srv_destroy(&f->s);
+  test_server_stop(&f->s, f->thread);
   free(f);
   return 0;
 }
@@ -327,10 +318,9 @@ static void test_periodic_checkpoints(void **state) {
   cfg.state_dir = state_dir;
   cfg.checkpoint_interval = 0.1;
   char err[512];
-  srv *s2 = srv_new(&cfg, err, sizeof err);
-  assert_non_null(s2);
   pthread_t th;
-  pthread_create(&th, NULL, serve, s2);
+  srv *s2 = test_server_start(&cfg, &th);
+  assert_non_null(s2);
   ccsim_scene *sc = scene();
   ccsim_client *c = ccsim_client_new(srv_endpoint(s2), err, sizeof err);
   ccsim_session *s = ccsim_session_create(c, sc);
@@ -369,23 +359,18 @@ static void test_periodic_checkpoints(void **state) {
   snprintf(token, sizeof token, "%s", ccsim_session_token(s));
   ccsim_session_release(&s);
   ccsim_client_destroy(&c);
-  srv_stop(s2);
-  pthread_join(th, NULL);
-  srv_destroy(&s2);
+  test_server_stop(&s2, th);
   // a new server restores it with its time, and it is still closable by its controller
-  s2 = srv_new(&cfg, err, sizeof err);
+  s2 = test_server_start(&cfg, &th);
   assert_non_null(s2);
   assert_int_equal(srv_session_count(s2), 1);
-  pthread_create(&th, NULL, serve, s2);
   c = ccsim_client_new(srv_endpoint(s2), err, sizeof err);
   ccsim_session *obs = ccsim_session_attach(c, id);
   assert_non_null(obs);
   assert_true(ccsim_session_time(obs) == t);
   ccsim_session_release(&obs);
   assert_int_equal(srv_session_count(s2), 1);
-  srv_stop(s2);
-  pthread_join(th, NULL);
-  srv_destroy(&s2);
+  test_server_stop(&s2, th);
   ccsim_client_destroy(&c);
   ccsim_scene_destroy(&sc);
   (void)token;

@@ -4,6 +4,7 @@
 // key pair and never overwrites one; sessions lists a running session; watch --csv prints
 // the stream of a session being stepped.
 #include "ccsim_test.h"
+#include "ccsim_test_srv.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -29,11 +30,6 @@ typedef struct fixture {
   char dir[64];
 } fixture;
 
-static void *serve(void *arg) {
-  srv_run(arg);
-  return NULL;
-}
-
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
   srv_config cfg;
@@ -41,14 +37,11 @@ static int setup(void **state) {
   cfg.bind = "tcp://127.0.0.1:*";
   cfg.stream_bind = "auto";
   cfg.workers = 2;
-  char err[256] = "";
-  f->s = srv_new(&cfg, err, sizeof err);
+  f->s = test_server_start(&cfg, &f->thread);
   if (!f->s) {
-    print_error("srv_new: %s\n", err);
     return -1;
   }
   snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
-  pthread_create(&f->thread, NULL, serve, f->s);
   snprintf(f->dir, sizeof f->dir, "ccsim-cli-XXXXXX");
   if (!mkdtemp(f->dir)) {
     return -1;
@@ -65,9 +58,7 @@ static void rm(const char *dir, const char *name) {
 
 static int teardown(void **state) {
   fixture *f = *state;
-  srv_stop(f->s);
-  pthread_join(f->thread, NULL);
-  srv_destroy(&f->s);
+  test_server_stop(&f->s, f->thread);
   const char *files[] = {"k.pub", "k.secret", "out.txt"};
   for (size_t i = 0; i < 3; i++) rm(f->dir, files[i]);
   rmdir(f->dir);

@@ -4,6 +4,7 @@
 // key is listed (requests and the state stream), and refuses an unlisted key and a
 // client without CURVE.
 #include "ccsim_test.h"
+#include "ccsim_test_srv.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -29,11 +30,6 @@ typedef struct fixture {
   char dir[64];
   keypair server, listed, unlisted;
 } fixture;
-
-static void *serve(void *arg) {
-  srv_run(arg);
-  return NULL;
-}
 
 static void write_file(const char *dir, const char *name, const char *text) {
   char path[256];
@@ -94,24 +90,19 @@ static int setup(void **state) {
   cfg.workers = 2;
   cfg.curve_secret_file = secret;
   cfg.curve_allow_dir = allow;
-  char err[256] = "";
-  f->s = srv_new(&cfg, err, sizeof err);
+  f->s = test_server_start(&cfg, &f->thread);
   if (!f->s) {
-    print_error("srv_new: %s\n", err);
     return -1;
   }
   snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
   snprintf(f->stream, sizeof f->stream, "%s", srv_stream_endpoint(f->s));
-  pthread_create(&f->thread, NULL, serve, f->s);
   *state = f;
   return 0;
 }
 
 static int teardown(void **state) {
   fixture *f = *state;
-  srv_stop(f->s);
-  pthread_join(f->thread, NULL);
-  srv_destroy(&f->s);
+  test_server_stop(&f->s, f->thread);
   remove_tree(f->dir);
   free(f);
   return 0;

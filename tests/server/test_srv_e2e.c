@@ -4,6 +4,7 @@
 // stepped 1000 times and closed; hostile frames that each get an error reply while the
 // server keeps serving.
 #include "ccsim_test.h"
+#include "ccsim_test_srv.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -23,25 +24,17 @@ typedef struct fixture {
   void *zctx;  // for raw sockets
 } fixture;
 
-static void *serve(void *arg) {
-  srv_run(arg);
-  return NULL;
-}
-
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
   srv_config cfg;
   srv_config_defaults(&cfg);
   cfg.bind = "tcp://127.0.0.1:*";
-  char err[256] = "";
-  f->s = srv_new(&cfg, err, sizeof err);
+  f->s = test_server_start(&cfg, &f->thread);
   if (!f->s) {
-    print_error("srv_new: %s\n", err);
     free(f);
     return -1;
   }
   snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
-  pthread_create(&f->thread, NULL, serve, f->s);
   f->zctx = zmq_ctx_new();
   *state = f;
   return 0;
@@ -49,9 +42,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   fixture *f = *state;
-  srv_stop(f->s);
-  pthread_join(f->thread, NULL);
-  srv_destroy(&f->s);
+  test_server_stop(&f->s, f->thread);
   zmq_ctx_term(f->zctx);
   free(f);
   return 0;

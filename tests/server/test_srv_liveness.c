@@ -4,6 +4,7 @@
 // frees it while another client is served throughout; a client coming back to it is told
 // why it is gone (EEXPIRED with the reason).
 #include "ccsim_test.h"
+#include "ccsim_test_srv.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -26,11 +27,6 @@ typedef struct fixture {
   char endpoint[256];
 } fixture;
 
-static void *serve(void *arg) {
-  srv_run(arg);
-  return NULL;
-}
-
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
   srv_config cfg;
@@ -39,37 +35,21 @@ static int setup(void **state) {
   cfg.workers = 2;
   cfg.idle_timeout = IDLE_TIMEOUT;
   cfg.heartbeat_ms = 100;
-  char err[256] = "";
-  f->s = srv_new(&cfg, err, sizeof err);
+  f->s = test_server_start(&cfg, &f->thread);
   if (!f->s) {
-    print_error("srv_new: %s\n", err);
     free(f);
     return -1;
   }
   snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
-  pthread_create(&f->thread, NULL, serve, f->s);
   *state = f;
   return 0;
 }
 
 static int teardown(void **state) {
   fixture *f = *state;
-  srv_stop(f->s);
-  pthread_join(f->thread, NULL);
-  srv_destroy(&f->s);
+  test_server_stop(&f->s, f->thread);
   free(f);
   return 0;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void sleep_s(double s) {
-  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-  nanosleep(&ts, NULL);
 }
 
 static const char *k_scene =

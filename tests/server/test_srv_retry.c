@@ -4,6 +4,7 @@
 // times out, reconnects and sends the same seq again; the plant advanced exactly once.
 // Out-of-sequence seqs are refused and a repeated seq returns the stored reply.
 #include "ccsim_test.h"
+#include "ccsim_test_srv.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -28,11 +29,6 @@ typedef struct fixture {
   atomic_int stop_proxy;
   void *front, *back;
 } fixture;
-
-static void *serve(void *arg) {
-  srv_run(arg);
-  return NULL;
-}
 
 // ROUTER in front, DEALER behind: requests pass as they are, replies go back to the last
 // client seen, except Step replies while drop_steps > 0
@@ -86,15 +82,12 @@ static int setup(void **state) {
   cfg.bind = "tcp://127.0.0.1:*";
   cfg.workers = 2;
   cfg.spin_us = 20;  // the spinning hand-offs serve these tests too
-  char err[256] = "";
-  f->s = srv_new(&cfg, err, sizeof err);
+  f->s = test_server_start(&cfg, &f->thread);
   if (!f->s) {
-    print_error("srv_new: %s\n", err);
     free(f);
     return -1;
   }
   snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
-  pthread_create(&f->thread, NULL, serve, f->s);
   f->zctx = zmq_ctx_new();
   f->front = zmq_socket(f->zctx, ZMQ_ROUTER);
   f->back = zmq_socket(f->zctx, ZMQ_DEALER);
@@ -117,9 +110,7 @@ static int teardown(void **state) {
   zmq_close(f->front);
   zmq_close(f->back);
   zmq_ctx_term(f->zctx);
-  srv_stop(f->s);
-  pthread_join(f->thread, NULL);
-  srv_destroy(&f->s);
+  test_server_stop(&f->s, f->thread);
   free(f);
   return 0;
 }

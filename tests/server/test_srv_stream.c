@@ -5,6 +5,7 @@
 // pacing (lockstep replies wait for the wall clock; free-running sessions advance at real
 // time with the latest inputs).
 #include "ccsim_test.h"
+#include "ccsim_test_srv.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -24,11 +25,6 @@ typedef struct fixture {
   char endpoint[256], stream[256];
 } fixture;
 
-static void *serve(void *arg) {
-  srv_run(arg);
-  return NULL;
-}
-
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
   srv_config cfg;
@@ -36,38 +32,22 @@ static int setup(void **state) {
   cfg.bind = "tcp://127.0.0.1:*";
   cfg.stream_bind = "auto";
   cfg.workers = 2;
-  char err[256] = "";
-  f->s = srv_new(&cfg, err, sizeof err);
+  f->s = test_server_start(&cfg, &f->thread);
   if (!f->s) {
-    print_error("srv_new: %s\n", err);
     free(f);
     return -1;
   }
   snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
   snprintf(f->stream, sizeof f->stream, "%s", srv_stream_endpoint(f->s));
-  pthread_create(&f->thread, NULL, serve, f->s);
   *state = f;
   return 0;
 }
 
 static int teardown(void **state) {
   fixture *f = *state;
-  srv_stop(f->s);
-  pthread_join(f->thread, NULL);
-  srv_destroy(&f->s);
+  test_server_stop(&f->s, f->thread);
   free(f);
   return 0;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void sleep_s(double s) {
-  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-  nanosleep(&ts, NULL);
 }
 
 static ccsim_scene *balls(int n) {

@@ -5,6 +5,7 @@
 // per-body contact wrench in BodyState), a kinematic body reaches the pose a Step
 // commands, and inputs on the wrong kind of body are refused without changing anything.
 #include "ccsim_test.h"
+#include "ccsim_test_srv.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -24,11 +25,6 @@ typedef struct fixture {
   char session[64], token[128];
   uint64_t seq, rid;
 } fixture;
-
-static void *serve(void *arg) {
-  srv_run(arg);
-  return NULL;
-}
 
 static const char *k_scene =
     "{\"gravity\": [0, 0, -9.81],"
@@ -85,13 +81,11 @@ static int setup(void **state) {
   srv_config_defaults(&cfg);
   cfg.bind = "tcp://127.0.0.1:*";
   char err[512] = "";
-  f->s = srv_new(&cfg, err, sizeof err);
+  f->s = test_server_start(&cfg, &f->thread);
   if (!f->s) {
-    print_error("srv_new: %s\n", err);
     free(f);
     return -1;
   }
-  pthread_create(&f->thread, NULL, serve, f->s);
   f->zctx = zmq_ctx_new();
   f->sock = zmq_socket(f->zctx, ZMQ_DEALER);
   int linger = 0, timeo = 20000;
@@ -129,9 +123,7 @@ static int teardown(void **state) {
   fixture *f = *state;
   zmq_close(f->sock);
   zmq_ctx_term(f->zctx);
-  srv_stop(f->s);
-  pthread_join(f->thread, NULL);
-  srv_destroy(&f->s);
+  test_server_stop(&f->s, f->thread);
   free(f);
   return 0;
 }

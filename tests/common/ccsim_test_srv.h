@@ -1,0 +1,50 @@
+// A ccsimd service on its own thread for end-to-end tests, and the clock helpers they
+// share. Include after ccsim_test.h (for print_error) in test programs that link the
+// service.
+#ifndef CCSIM_TEST_SRV_H
+#define CCSIM_TEST_SRV_H
+
+#include <pthread.h>
+#include <time.h>
+
+#include "srv.h"
+
+static void *test_server_main(void *arg) {
+  srv_run(arg);
+  return NULL;
+}
+
+// Create the service from cfg and run it on *thread. Returns it (stop it with
+// test_server_stop), or NULL with the reason printed.
+static inline srv *test_server_start(const srv_config *cfg, pthread_t *thread) {
+  char err[256] = "";
+  srv *s = srv_new(cfg, err, sizeof err);
+  if (!s) {
+    print_error("srv_new: %s\n", err);
+    return NULL;
+  }
+  pthread_create(thread, NULL, test_server_main, s);
+  return s;
+}
+
+// Stop the service, join its thread and free it; *s becomes NULL.
+static inline void test_server_stop(srv **s, pthread_t thread) {
+  srv_stop(*s);
+  pthread_join(thread, NULL);
+  srv_destroy(s);
+}
+
+// Monotonic time [s].
+static inline double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// Sleep for s seconds.
+static inline void sleep_s(double s) {
+  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+  nanosleep(&ts, NULL);
+}
+
+#endif
