@@ -10,7 +10,6 @@
 
 // max/min without fmax's NaN handling (which costs a library call); inputs are finite
 static inline double dmax(double a, double b) { return a > b ? a : b; }
-static inline double dmin(double a, double b) { return a < b ? a : b; }
 
 struct sim_dantzig {
   int n_max;              // capacity
