@@ -20,8 +20,10 @@
 // dropped), the indices whose force would be negative are dropped one at a time (most
 // negative first), and the remaining indices are then processed in order.
 //
-// Cost: about one to two dense Cholesky solves of the same n for random SPD problems
-// (bench_lcp); on par with ODE's dxSolveLCP (bench_lcp_ode).
+// Cost: about 1.2 to 1.7 dense Cholesky solves of the same n for random SPD problems
+// (bench_lcp); below ODE's dxSolveLCP, time ratio about 0.85 at n = 10 and 0.55 at
+// n = 300 (bench_lcp_ode). Per pivot: one triangular solve (the driven index's forward
+// solve is updated with C in O(nc)) and the rates of NC.
 //
 // A workspace (sim_dantzig) is created once for a capacity n_max (memory: two n_max^2
 // arrays of doubles, 1.4 MB at n_max = 300); solving allocates nothing. One workspace
