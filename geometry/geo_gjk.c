@@ -105,7 +105,7 @@ static void s2d(const gjk_simplex *S, int ip, int iq, int ir, sub_result *out) {
   geo_v3_cross(n, e1, e2);
   double nn = geo_v3_dot(n, n);
   int idx[3] = {ip, iq, ir};
-  sub_result cand;
+  sub_result cand = {0};  // initialised: gcc -O3 cannot see every path sets it
   double bd = DBL_MAX;
   // a needle (height below 1e-6 of the longest side) has an ill-set plane: flag it
   double L2 = fmax(fmax(geo_v3_norm2(e1), geo_v3_norm2(e2)), geo_v3_dist2(q, r));
@@ -189,7 +189,7 @@ static void s3d(const gjk_simplex *S, sub_result *out) {
   }
   // the faces the origin is beyond (all of them for a flat tetrahedron)
   static const int opp[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};
-  sub_result cand;
+  sub_result cand = {0};  // initialised: gcc -O3 cannot see every path sets it
   double bd = DBL_MAX;
   for (int k = 0; k < 4; k++) {
     if (flat || !same_sign(mu, C[k])) {

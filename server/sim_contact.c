@@ -14,6 +14,18 @@
 #define SIM_CACHE_CAP 8192    // candidate leaf pairs one cache keeps
 #define SIM_PARALLEL_ANGLE 0.05  // [rad] faces closer to parallel meet at overlap corners
 
+// A friction anchor: the tangential spring of one physical contact, committed after an
+// accepted integrator step (sim_contact.h explains the model).
+typedef struct sim_anchor {
+  int body_a, body_b;
+  geo_feature fa, fb;   // witness features at the commit
+  double ra[3], rb[3];  // witness points at the commit, in A's and B's reference frames [m]
+  double gap[3];        // pb - pa at the commit, in A's reference frame [m]
+  double s[3];          // stretch at the commit (world) [m]
+  double slip;          // distance it was dragged on the cone since it last stuck [m]
+  int sliding;          // 1: sliding (mu_dynamic), 0: stuck (mu)
+} sim_anchor;
+
 struct sim_collider {
   geo_query_ws *ws;      // one workspace sized for the two largest hierarchies
   geo_query_cache **cache; // (nbody (nbody - 1) / 2) per body pair, NULL entries for pairs
@@ -24,6 +36,13 @@ struct sim_collider {
   int cap, n;
   double max_depth;      // [m]
   uint64_t geometry_ns;
+  // friction
+  int friction;          // some collidable pair has mu > 0
+  sim_anchor *anc;       // (cap) committed anchors, sorted by body pair like the contacts
+  sim_anchor *anc_next;  // (cap) the table being committed
+  double *anc_world;     // (cap x 6) an evaluation's anchor points A(ra), B(rb) (world)
+  unsigned char *claimed;// (cap) anchors taken by a contact in this evaluation
+  int nanc;
   char err[256];
 };
 
@@ -53,7 +72,11 @@ sim_collider *sim_collider_new(const sim_model *m, int cap, char *err, size_t er
   c->cap = cap > 0 ? cap : 16384;
   c->pairs = calloc((size_t)c->cap, sizeof *c->pairs);
   c->contacts = calloc((size_t)c->cap, sizeof *c->contacts);
-  if (!c->pairs || !c->contacts) {
+  c->anc = calloc((size_t)c->cap, sizeof *c->anc);
+  c->anc_next = calloc((size_t)c->cap, sizeof *c->anc_next);
+  c->anc_world = calloc((size_t)c->cap * 6, sizeof *c->anc_world);
+  c->claimed = calloc((size_t)c->cap, 1);
+  if (!c->pairs || !c->contacts || !c->anc || !c->anc_next || !c->anc_world || !c->claimed) {
     if (err) snprintf(err, err_sz, "out of memory for %d contacts", c->cap);
     sim_collider_destroy(&c);
     return NULL;
@@ -89,7 +112,13 @@ sim_collider *sim_collider_new(const sim_model *m, int cap, char *err, size_t er
   // identical to cold queries. One per collidable pair, while their memory stays modest.
   long npairs = 0;
   for (int a = 0; a < m->nbody; a++) {
-    for (int b = a + 1; b < m->nbody; b++) npairs += collidable(m, a, b);
+    for (int b = a + 1; b < m->nbody; b++) {
+      if (!collidable(m, a, b)) continue;
+      npairs++;
+      sim_contact_params cp;
+      sim_pair_params(m, a, b, &cp);
+      if (cp.mu > 0 || cp.mu_dynamic > 0) c->friction = 1;
+    }
   }
   if (c->ws && npairs <= SIM_CACHE_PAIRS) {
     size_t slots = (size_t)m->nbody * (size_t)(m->nbody - 1) / 2;
@@ -126,6 +155,10 @@ void sim_collider_destroy(sim_collider **pc) {
   geo_query_ws_destroy(&c->ws);
   free(c->pairs);
   free(c->contacts);
+  free(c->anc);
+  free(c->anc_next);
+  free(c->anc_world);
+  free(c->claimed);
   free(c);
   *pc = NULL;
 }
@@ -202,6 +235,277 @@ static void add_wrench(const sim_kinematics *k, double *wrench, int b, const dou
   geo_v3_add(w + 3, w + 3, t);
 }
 
+
+// ---- friction ----------------------------------------------------------------------
+
+static int same_feature(geo_feature x, geo_feature y) { return x.type == y.type && x.id == y.id; }
+
+// body b's reference frame at k: origin and rotation
+static void frame_of(const sim_kinematics *k, int b, double R[9]) {
+  double q[4];
+  memcpy(q, k->quat + 4 * b, sizeof q);
+  geo_quat_to_mat(R, q);
+}
+
+// v minus its component along the unit n
+static void tangential(double out[3], const double v[3], const double n[3]) {
+  geo_v3_madd(out, v, -geo_v3_dot(v, n), n);
+}
+
+// The anchors of pair (a, b) among the committed ones, which are sorted by pair: the
+// first index at or after *from, and the count. Advances *from past them.
+static int pair_anchors(const sim_collider *c, int a, int b, int *from) {
+  int j = *from;
+  while (j < c->nanc && (c->anc[j].body_a < a || (c->anc[j].body_a == a && c->anc[j].body_b < b))) {
+    j++;
+  }
+  int j0 = j;
+  while (j < c->nanc && c->anc[j].body_a == a && c->anc[j].body_b == b) j++;
+  *from = j;
+  return j0;
+}
+
+// Give contacts [i0, i1) of pair (a, b) their anchors among [j0, j1): first the nearest
+// free anchor with the same witness features, then the nearest free one at all, each
+// within radius r of the witness point on A or on B (anchor points carried with bodies).
+static void match_anchors(sim_collider *c, const sim_kinematics *k, int i0, int i1, int j0,
+                          int j1, double r) {
+  int a = c->contacts[i0].body_a, b = c->contacts[i0].body_b;
+  double Ra[9], Rb[9];
+  frame_of(k, a, Ra);
+  frame_of(k, b, Rb);
+  for (int j = j0; j < j1; j++) {
+    double *w = c->anc_world + 6 * j;
+    geo_m3_mulv(w, Ra, c->anc[j].ra);
+    geo_v3_add(w, w, k->pos + 3 * a);
+    geo_m3_mulv(w + 3, Rb, c->anc[j].rb);
+    geo_v3_add(w + 3, w + 3, k->pos + 3 * b);
+    c->claimed[j] = 0;
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = i0; i < i1; i++) {
+      sim_contact *ct = &c->contacts[i];
+      if (pass == 0) ct->anchor = -1;
+      if (ct->anchor >= 0) continue;
+      double best = r * r;
+      int pick = -1;
+      for (int j = j0; j < j1; j++) {
+        const sim_anchor *an = &c->anc[j];
+        if (c->claimed[j] || (pass == 0 && !(same_feature(an->fa, ct->fa) &&
+                                             same_feature(an->fb, ct->fb)))) {
+          continue;
+        }
+        const double *w = c->anc_world + 6 * j;
+        double d2 = fmin(geo_v3_dist2(w, ct->pa), geo_v3_dist2(w + 3, ct->pb));
+        if (d2 < best) best = d2, pick = j;
+      }
+      if (pick >= 0) {
+        c->claimed[pick] = 1;
+        ct->anchor = pick;
+      }
+    }
+  }
+  // A contact still without an anchor but within the radius of a taken one is a new
+  // point of an existing patch (a polygon corner appearing): it starts from that
+  // anchor's stretch, as the patch's deformation is continuous, instead of from zero,
+  // and stays stuck or sliding with it. Marked by anchor = -2 - j (j the anchor).
+  for (int i = i0; i < i1; i++) {
+    sim_contact *ct = &c->contacts[i];
+    if (ct->anchor >= 0) continue;
+    double best = r * r;
+    for (int j = j0; j < j1; j++) {
+      const double *w = c->anc_world + 6 * j;
+      double d2 = fmin(geo_v3_dist2(w, ct->pa), geo_v3_dist2(w + 3, ct->pb));
+      if (d2 < best) best = d2, ct->anchor = -2 - j;
+    }
+  }
+}
+
+// The friction force of contact ct of pair (a, b) with parameters cp (sim_contact.h),
+// from its anchor (or none), into ct and the bodies' wrenches.
+static void contact_friction(sim_collider *c, const sim_kinematics *k, const sim_contact_params *cp,
+                             sim_contact *ct, double *wrench) {
+  int a = ct->body_a, b = ct->body_b;
+  double s[3] = {0, 0, 0};
+  ct->sliding = 0;
+  if (ct->anchor != -1) {
+    // its own anchor, or (<= -2) the one of the patch it was born into, moved alike
+    int j = ct->anchor >= 0 ? ct->anchor : -2 - ct->anchor;
+    const sim_anchor *an = &c->anc[j];
+    const double *w = c->anc_world + 6 * j;
+    double Ra[9], gap[3], u[3];
+    frame_of(k, a, Ra);
+    geo_m3_mulv(gap, Ra, an->gap);
+    // the committed stretch turned into this contact's tangent plane (its length kept:
+    // the normal turns with the bodies, or differs for a point born into the patch),
+    // plus the tangential displacement of the anchored material points since the commit
+    double s0[3], ls = geo_v3_norm(an->s), lp;
+    tangential(s0, an->s, ct->normal);
+    if ((lp = geo_v3_norm(s0)) > 0) geo_v3_scale(s0, s0, ls / lp);
+    geo_v3_sub(u, w + 3, w);
+    geo_v3_sub(u, u, gap);
+    tangential(s, u, ct->normal);
+    geo_v3_add(s, s, s0);
+    ct->sliding = an->sliding;
+  }
+  double va[3], vb[3], dv[3], vt[3];
+  point_vel(k, a, ct->pa, va);
+  point_vel(k, b, ct->pb, vb);
+  geo_v3_sub(dv, vb, va);
+  tangential(vt, dv, ct->normal);
+  geo_v3_copy(ct->slip_rate, vt);
+  double lambda = 1.5 * cp->alpha * cp->k;
+  ct->k_t = cp->n == 1.0 ? cp->k : cp->k * pow(ct->depth, cp->n - 1);
+  ct->c_t = lambda * (cp->n == 1.0 ? ct->depth : pow(ct->depth, cp->n));
+  ct->mu = ct->sliding ? cp->mu_dynamic : cp->mu;
+  ct->cap = ct->mu * ct->force;
+  geo_v3_copy(ct->stretch, s);
+  for (int j = 0; j < 3; j++) ct->trial[j] = -(ct->k_t * s[j] + ct->c_t * vt[j]);
+  double tn = geo_v3_norm(ct->trial);
+  if (tn <= ct->cap) {
+    geo_v3_copy(ct->friction, ct->trial);
+  } else {
+    geo_v3_scale(ct->friction, ct->trial, ct->cap / tn);
+  }
+  double fa[3];
+  geo_v3_scale(fa, ct->friction, -1.0);
+  add_wrench(k, wrench, a, ct->pa, fa);
+  add_wrench(k, wrench, b, ct->pb, ct->friction);
+}
+
+void sim_friction_clear(sim_collider *c, int body) {
+  int n = 0;
+  for (int j = 0; j < c->nanc; j++) {
+    if (body < 0 || c->anc[j].body_a == body || c->anc[j].body_b == body) continue;
+    c->anc[n++] = c->anc[j];
+  }
+  c->nanc = n;
+  for (int i = 0; i < c->n; i++) c->contacts[i].anchor = -1;  // indices are stale
+}
+
+int sim_friction_active(const sim_collider *c) { return c && c->friction; }
+
+int sim_friction_anchors(const sim_collider *c) { return c ? c->nanc : 0; }
+
+int sim_friction_commit(const sim_model *m, sim_collider *c, const sim_kinematics *k) {
+  int restart = 0, n = 0;
+  for (int i = 0; i < c->n; i++) {
+    sim_contact *ct = &c->contacts[i];
+    if (!(ct->k_t > 0)) {
+      ct->anchor = -1;  // frictionless pair
+      continue;
+    }
+    sim_anchor *an = &c->anc_next[n];
+    int a = ct->body_a, b = ct->body_b;
+    double Ra[9], Rb[9], r[3];
+    frame_of(k, a, Ra);
+    frame_of(k, b, Rb);
+    an->body_a = a, an->body_b = b;
+    an->fa = ct->fa, an->fb = ct->fb;
+    geo_v3_sub(r, ct->pa, k->pos + 3 * a);
+    geo_m3_tmulv(an->ra, Ra, r);
+    geo_v3_sub(r, ct->pb, k->pos + 3 * b);
+    geo_m3_tmulv(an->rb, Rb, r);
+    geo_v3_sub(r, ct->pb, ct->pa);
+    geo_m3_tmulv(an->gap, Ra, r);
+    geo_v3_copy(an->s, ct->stretch);
+    double tn = geo_v3_norm(ct->trial);
+    const sim_anchor *prev = ct->anchor >= 0   ? &c->anc[ct->anchor]
+                             : ct->anchor <= -2 ? &c->anc[-2 - ct->anchor]
+                                                : NULL;
+    an->slip = prev ? prev->slip : 0;
+    if (tn > ct->cap && !(ct->sliding && geo_v3_dot(ct->slip_rate, ct->trial) >= 0)) {
+      // saturated: the anchor is dragged. Return the trial force to the cone along its
+      // own direction, s' = s + e (|trial| - cap') / k_t, so the force at this state stays
+      // what the integrator saw -- unless the coefficient drops from static to sliding,
+      // the physical drop of the force, which needs a restart. Static friction gives way
+      // to sliding friction after a slip distance (SIM_SLIP_DISTANCE standoffs, the
+      // characteristic length of the static-to-kinetic transition): one corner of a
+      // rigid body reaching its cap while the others still hold is not a slip.
+      double cap = ct->cap;
+      an->slip += (tn - cap) / ct->k_t;
+      an->sliding = ct->sliding;
+      sim_contact_params cp;
+      sim_pair_params(m, a, b, &cp);
+      if (!ct->sliding && an->slip > SIM_SLIP_DISTANCE * cp.standoff) {
+        an->sliding = 1;
+        cap = cp.mu_dynamic * ct->force;
+        if (cp.mu_dynamic < ct->mu) restart = 1;
+      }
+      geo_v3_madd(an->s, an->s, (tn - cap) / (tn * ct->k_t), ct->trial);
+    } else {
+      an->sliding = 0;  // within the cone, or the slip stopped: stuck (again)
+      an->slip = 0;
+    }
+    ct->anchor = n++;
+  }
+  sim_anchor *t = c->anc;
+  c->anc = c->anc_next;
+  c->anc_next = t;
+  c->nanc = n;
+  return restart;
+}
+
+size_t sim_friction_snapshot_size(const sim_collider *c) {
+  return 1 + (size_t)(c ? c->nanc : 0) * SIM_ANCHOR_DOUBLES;
+}
+
+void sim_friction_snapshot_get(const sim_collider *c, double *buf) {
+  int n = c ? c->nanc : 0;
+  *buf++ = n;
+  for (int j = 0; j < n; j++, buf += SIM_ANCHOR_DOUBLES) {
+    const sim_anchor *an = &c->anc[j];
+    buf[0] = an->body_a, buf[1] = an->body_b;
+    buf[2] = an->fa.type, buf[3] = an->fa.id, buf[4] = an->fb.type, buf[5] = an->fb.id;
+    geo_v3_copy(buf + 6, an->ra);
+    geo_v3_copy(buf + 9, an->rb);
+    geo_v3_copy(buf + 12, an->gap);
+    geo_v3_copy(buf + 15, an->s);
+    buf[18] = an->sliding;
+    buf[19] = an->slip;
+  }
+}
+
+// an integer-valued double within [lo, hi]
+static int int_in(double x, double lo, double hi) { return x >= lo && x <= hi && x == floor(x); }
+
+ccsim_status sim_friction_snapshot_set(const sim_model *m, sim_collider *c, const double *buf,
+                                       size_t n) {
+  if (n < 1 || !int_in(buf[0], 0, c ? c->cap : 0) ||
+      n != 1 + (size_t)buf[0] * SIM_ANCHOR_DOUBLES) {
+    return CCSIM_EINVAL;
+  }
+  int na = (int)buf[0];
+  const double *in = buf + 1;
+  for (int j = 0; j < na; j++, in += SIM_ANCHOR_DOUBLES) {
+    int ok = int_in(in[0], 0, m->nbody - 1) && int_in(in[1], in[0] + 1, m->nbody - 1) &&
+             int_in(in[2], 0, 2) && int_in(in[4], 0, 2) && int_in(in[3], 0, INT32_MAX) &&
+             int_in(in[5], 0, INT32_MAX) && (in[18] == 0 || in[18] == 1);
+    // sorted by body pair, as sim_collide visits them
+    if (ok && j > 0) ok = in[0] > in[-SIM_ANCHOR_DOUBLES] ||
+                          (in[0] == in[-SIM_ANCHOR_DOUBLES] && in[1] >= in[1 - SIM_ANCHOR_DOUBLES]);
+    for (int l = 6; ok && l < 18; l++) ok = isfinite(in[l]);
+    ok = ok && isfinite(in[19]) && in[19] >= 0;
+    if (!ok) return CCSIM_EINVAL;
+  }
+  in = buf + 1;
+  for (int j = 0; j < na; j++, in += SIM_ANCHOR_DOUBLES) {
+    sim_anchor *an = &c->anc[j];
+    an->body_a = (int)in[0], an->body_b = (int)in[1];
+    an->fa.type = (int)in[2], an->fa.id = (int)in[3];
+    an->fb.type = (int)in[4], an->fb.id = (int)in[5];
+    geo_v3_copy(an->ra, in + 6);
+    geo_v3_copy(an->rb, in + 9);
+    geo_v3_copy(an->gap, in + 12);
+    geo_v3_copy(an->s, in + 15);
+    an->sliding = (int)in[18];
+    an->slip = in[19];
+  }
+  if (c) c->nanc = na;
+  for (int i = 0; c && i < c->n; i++) c->contacts[i].anchor = -1;
+  return CCSIM_OK;
+}
+
 ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinematics *k,
                          double *wrench) {
   c->n = 0;
@@ -209,6 +513,7 @@ ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinemati
   if (!c->ws) {
     return CCSIM_OK;  // fewer than two bodies with geometry
   }
+  int anc_from = 0;  // committed anchors are visited pair by pair in this loop's order
   for (int a = 0; a < m->nbody; a++) {
     for (int b = a + 1; b < m->nbody; b++) {
       if (!collidable(m, a, b)) continue;
@@ -234,6 +539,7 @@ ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinemati
         return CCSIM_ESOLVER;
       }
       double lambda = 1.5 * cp.alpha * cp.k;
+      int i0 = c->n;
       for (int i = 0; i < info.n; i++) {
         const geo_pair *p = &c->pairs[i];
         if (p->flags & GEO_PAIR_TOUCH) {
@@ -254,6 +560,8 @@ ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinemati
         double dn = cp.n == 1.0 ? delta : pow(delta, cp.n);
         double f = dn * (cp.k + lambda * rate);  // Marhefka-Orin
         sim_contact *ct = &c->contacts[c->n++];
+        memset(ct, 0, sizeof *ct);
+        ct->anchor = -1;
         ct->body_a = a;
         ct->body_b = b;
         geo_v3_copy(ct->pa, p->pa);
@@ -280,6 +588,13 @@ ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinemati
         geo_v3_scale(fa, p->normal, -f);
         add_wrench(k, wrench, a, p->pa, fa);
         add_wrench(k, wrench, b, p->pb, fb);
+      }
+      if (cp.mu > 0 || cp.mu_dynamic > 0) {
+        int j0 = pair_anchors(c, a, b, &anc_from);
+        if (c->n > i0) {
+          match_anchors(c, k, i0, c->n, j0, anc_from, SIM_ANCHOR_RADIUS * cp.standoff);
+          for (int i = i0; i < c->n; i++) contact_friction(c, k, &cp, &c->contacts[i], wrench);
+        }
       }
     }
   }

@@ -15,6 +15,46 @@
 //   standoff   the larger
 //   mu, mu_dynamic  geometric mean sqrt(mu_a mu_b)
 // so a scene without overrides uses exactly the scene's values.
+//
+// Friction (pairs with mu > 0): every contact carries a tangential spring-damper towards
+// an anchor, capped by the Coulomb cone (Featherstone, RBDA section 11.8, with a static
+// and a sliding coefficient):
+//
+//   trial = -(k_t s + c_t v_t),  k_t = k delta^(n-1),  c_t = lambda delta^n
+//   F_t   = trial                      when |trial| <= mu F_n   (stuck: an elastic spring,
+//                                       so a static load is held without creep)
+//   F_t   = mu F_n trial / |trial|     otherwise               (on the cone)
+//
+// with mu = mu_dynamic while the contact's anchor is sliding, else mu (static); s the
+// spring's stretch (tangential, world) and v_t the tangential relative velocity of B's
+// and A's material points at the witness points. F_t acts on B at pb, -F_t on A at pa.
+//
+// The anchors are session state kept beside CVODE's state (sim_friction_commit): within
+// one integrator step they are constants, and s(y) = T (s0 + u(y)) is the anchor's
+// stretch s0 at the step's start plus the tangential displacement u of the two material
+// points that were at the witness points then, so the right-hand side is a continuous
+// function of (t, y) that CVODE's error control and Newton iteration see whole. After
+// every accepted step the anchors move on to the new witness points carrying their
+// stretch; a saturated one is returned to the cone (its stretch set so the trial force
+// is exactly mu F_n along the same direction), which leaves the force at the accepted
+// state unchanged. A stuck anchor dragged on the cone turns to sliding friction after a
+// slip distance SIM_SLIP_DISTANCE (as rate-and-state friction's characteristic length):
+// a rigid body's interface then gives way as a whole, at mu F_n summed. A sliding anchor sticks again at a commit where its trial force is
+// within the sliding cone or no longer opposes the slip (v_t . trial >= 0: the slip
+// stopped or turned), so static friction returns as soon as the slip ends. Only a stuck -> sliding switch with mu_dynamic < mu changes the force
+// there (the physical drop from static to sliding friction); sim_friction_commit says so
+// and the caller restarts the integrator. Rolling moves the witness points over both
+// surfaces without relative motion at them, so it does not stretch the spring.
+//
+// Contact identity: an anchor belongs to a physical contact of one body pair. A contact
+// of a new evaluation takes the anchor with the same pair of witness features; otherwise
+// the nearest free anchor of the pair whose material point on A or on B (carried with its
+// body) lies within SIM_ANCHOR_RADIUS standoffs of the witness point on that body. So an
+// edge handing over to its neighbouring face, or a corner crossing into the next
+// triangle, keeps its anchor. A contact left without an anchor but within that radius of
+// a taken one is a new point of the same patch (a polygon corner appearing): it starts
+// with that anchor's stretch and phase, the patch's deformation being continuous.
+// Elsewhere a new contact starts with s = 0, stuck.
 #ifndef SIM_CONTACT_H
 #define SIM_CONTACT_H
 
@@ -36,7 +76,22 @@ typedef struct sim_contact {
   double dF_drate;      // dF/d delta' [N s/m] (0 when clamped)
   geo_feature fa, fb;   // features of the witness points (mesh ids)
   int flags;            // GEO_PAIR_* bits
+  // friction (all zero for pairs with mu = 0)
+  double friction[3];   // tangential force on B [N] (world); -friction acts on A
+  double stretch[3];    // the tangential spring's stretch s [m] (world)
+  double trial[3];      // -(k_t s + c_t v_t) [N]: the force were the contact stuck
+  double slip_rate[3];  // v_t: tangential velocity of B's witness point relative to A's [m/s]
+  double k_t, c_t;      // tangential stiffness [N/m] and damping [N s/m] here
+  double mu;            // the coefficient in force: mu_dynamic while sliding, else mu
+  double cap;           // mu F_n [N]; |trial| > cap: saturated, the force on the cone
+  int anchor;           // index of its anchor in the committed table; -1: none yet;
+                        // -2 - j: new in the patch of anchor j, starting from its stretch
+  int sliding;          // its anchor's phase: 1 sliding (mu_dynamic), 0 stuck (mu)
 } sim_contact;
+
+#define SIM_ANCHOR_RADIUS 2.0   // anchor matching radius, in standoffs of the pair
+#define SIM_SLIP_DISTANCE 0.02  // slip before static friction gives way to sliding, in
+                                // standoffs of the pair (20 um at 1 mm)
 
 // Placement and motion of every body at one instant (arrays of nbody, caller owns).
 typedef struct sim_kinematics {
@@ -75,6 +130,34 @@ uint64_t sim_collider_geometry_ns(const sim_collider *c);
 
 // Message of the last failure (borrowed). Never NULL.
 const char *sim_collider_errmsg(const sim_collider *c);
+
+// Friction anchors: forget them all (a reset), or those of body b (it was placed anew).
+void sim_friction_clear(sim_collider *c, int body);
+
+// Whether the model has any collidable pair with mu > 0 (then steps commit anchors).
+int sim_friction_active(const sim_collider *c);
+
+// After an accepted integrator step: the contacts of the last sim_collide (which must be
+// at the accepted state, placed as k) become the committed anchors, each carrying its stretch, a
+// saturated one returned to the cone; anchors without a contact there are dropped.
+// Returns 1 when a contact switched from stuck to sliding with mu_dynamic < mu (the force
+// dropped: the integrator must restart), else 0. Allocation-free.
+int sim_friction_commit(const sim_model *m, sim_collider *c, const sim_kinematics *k);
+
+// Anchors committed (alive) now.
+int sim_friction_anchors(const sim_collider *c);
+
+// Doubles of the committed anchors in a snapshot (1 + SIM_ANCHOR_DOUBLES per anchor).
+#define SIM_ANCHOR_DOUBLES 20
+size_t sim_friction_snapshot_size(const sim_collider *c);
+
+// Write the anchors into buf (sim_friction_snapshot_size doubles).
+void sim_friction_snapshot_get(const sim_collider *c, double *buf);
+
+// Read anchors written by sim_friction_snapshot_get for model m from buf (n doubles);
+// CCSIM_EINVAL (nothing changed) when malformed or bodies are out of range.
+ccsim_status sim_friction_snapshot_set(const sim_model *m, sim_collider *c, const double *buf,
+                                       size_t n);
 
 // Combined contact parameters of bodies a and b (rule in the header comment).
 void sim_pair_params(const sim_model *m, int a, int b, sim_contact_params *out);

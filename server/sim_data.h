@@ -28,6 +28,8 @@ typedef struct sim_stats {
   uint64_t lcp_pivots;    // rigid mode: LCP pivots
   uint64_t lcp_failures;  // rigid mode: LCPs without a verified solution
   int lcp_solver;         // rigid mode: last solver used (sim_rigid.h SIM_LCP_SOLVER_*)
+  uint64_t friction_restarts;  // integrator restarts at a stuck -> sliding switch
+  uint32_t anchors;       // friction anchors alive after the last step
 } sim_stats;
 
 typedef struct sim_data sim_data;
@@ -99,10 +101,6 @@ ccsim_status sim_eval_contacts_at(const sim_model *m, sim_data *d, const int *gi
 // Borrowed; valid until the next call on d. Count in *n.
 const sim_contact *sim_data_contacts(const sim_data *d, int *n);
 
-// Rigid mode: the friction force on body_b of each of those contacts (borrowed, n x 3,
-// world [N]); NULL in compliant mode (frictionless for now) or without current contacts.
-const double *sim_data_contact_friction(const sim_data *d);
-
 // Total contact force [N] (normal plus friction) and torque about body b's reference
 // origin [N m] (world) from those contacts, and how many carry force.
 void sim_data_body_contact(const sim_model *m, const sim_data *d, int b, double force[3],
@@ -114,17 +112,18 @@ ccsim_status sim_set_time(const sim_model *m, sim_data *d, double t);
 // Back to the model's initial state at t = 0, inputs cleared.
 void sim_reset(const sim_model *m, sim_data *d);
 
-// Doubles in a full snapshot of a session's state for model m: time, every body's
-// state, held inputs (and, as they come, contact states such as friction anchors).
-size_t sim_snapshot_size(const sim_model *m);
+// Doubles in a full snapshot of d's state now: time, every body's state, held inputs and
+// the friction anchors (their number varies, so ask before every sim_snapshot_get).
+size_t sim_snapshot_size(const sim_model *m, const sim_data *d);
 
-// Copy d's full state into buf (sim_snapshot_size(m) doubles, caller owns).
+// Copy d's full state into buf (sim_snapshot_size(m, d) doubles, caller owns).
 void sim_snapshot_get(const sim_model *m, const sim_data *d, double *buf);
 
-// Restore a snapshot taken from a session of the same model; the integrator restarts
-// from it at the next step, so two sessions restored from one snapshot and stepped
-// alike agree to the last bit. CCSIM_EINVAL (and nothing changed) on non-finite values.
-ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf);
+// Restore a snapshot (n doubles) taken from a session of the same model; the integrator
+// restarts from it at the next step, so two sessions restored from one snapshot and
+// stepped alike agree to the last bit. CCSIM_EINVAL (and nothing changed) on a wrong
+// length, non-finite values or malformed anchors.
+ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf, size_t n);
 
 // Restart the integrator at the current state (drop CVODE's history). A checkpoint is
 // such a restart point for the live session too.

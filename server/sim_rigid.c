@@ -568,6 +568,13 @@ static int take_contacts(const sim_model *m, sim_data *d, sim_rigid *r, double m
     sim_contact *o = &r->con[nc];
     *o = c[i];
     o->force = o->dF_ddepth = o->dF_drate = 0;
+    // the compliant law's friction state means nothing here: read_forces sets friction
+    memset(o->friction, 0, sizeof o->friction);
+    memset(o->stretch, 0, sizeof o->stretch);
+    memset(o->trial, 0, sizeof o->trial);
+    o->k_t = o->c_t = o->mu = o->cap = 0;
+    o->anchor = -1;
+    o->sliding = 0;
     r->mu[nc] = cp.mu;
     contact_key key = {o->body_a, o->body_b, o->fa.type, o->fa.id, o->fb.type, o->fb.id};
     r->key[nc] = key;
@@ -608,6 +615,9 @@ static void read_forces(sim_rigid *r, const sim_model *m) {
       int row = r->frow[c] + j;
       geo_v3_madd(f, f, r->z[row], r->G + 12 * row + 6);  // side B holds +e
     }
+    geo_v3_copy(r->con[c].friction, f);
+    r->con[c].mu = r->mu[c];
+    r->con[c].cap = r->mu[c] * r->con[c].force;
   }
 }
 

@@ -859,7 +859,9 @@ static int do_set_state(rctx *rc, srv_job *j, srv_session *ss, const Ccsim__SetS
     }
   }
   // apply on top of a snapshot: any refusal puts every body back
-  sim_snapshot_get(m, ss->d, ss->snap);
+  if (srv_snapshot(ss) != CCSIM_OK) {
+    return fail(rc, CCSIM_ENOMEM, "set_state: out of memory for the undo snapshot");
+  }
   if (st->has_time && sim_set_time(m, ss->d, st->time) != CCSIM_OK) {
     return fail(rc, CCSIM_EINVAL, "set_state.time: %s", sim_data_errmsg(ss->d));
   }
@@ -873,14 +875,14 @@ static int do_set_state(rctx *rc, srv_job *j, srv_session *ss, const Ccsim__SetS
                             wire_vec3_get(b->twist->w, w, w) != 0));
     double qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
     if (bad || !(qn > 1e-12)) {
-      sim_snapshot_set(m, ss->d, ss->snap);
+      sim_snapshot_set(m, ss->d, ss->snap, ss->nsnap);
       return fail(rc, CCSIM_EINVAL, "set_state.bodies[%zu]: pose and twist must be finite and "
                   "the quaternion non-zero", i);
     }
     if (sim_set_body(m, ss->d, (int)b->body, p, q, v, w) != CCSIM_OK) {
       char e[256];
       snprintf(e, sizeof e, "%s", sim_data_errmsg(ss->d));
-      sim_snapshot_set(m, ss->d, ss->snap);
+      sim_snapshot_set(m, ss->d, ss->snap, ss->nsnap);
       return fail(rc, CCSIM_EINVAL, "set_state.bodies[%zu]: %s", i, e);
     }
   }

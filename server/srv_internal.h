@@ -74,8 +74,8 @@ struct srv_session {
   sim_model *m;             // owned
   sim_data *d;              // owned; only the thread running the session's job uses it
   Ccsim__Scene *scene;      // owned (unpacked), for checkpoints
-  double *snap;             // (nsnap) scratch for snapshots
-  size_t nsnap;
+  double *snap;             // (snap_cap) scratch for snapshots (srv_snapshot)
+  size_t nsnap, snap_cap;   // doubles of the last snapshot in it, and room
 
   // exactly-once record (job thread only)
   uint64_t last_seq;        // last sequenced Step executed (0: none)
@@ -173,6 +173,10 @@ void srv_session_free(srv_session **ss);
 
 // Refresh ss->view from its sim_data (job thread; takes srv.mu for the copy).
 void srv_session_publish_view(srv *s, srv_session *ss);
+
+// Job thread: ss's full state into ss->snap (grown as the friction anchors need; nsnap
+// set). CCSIM_OK or CCSIM_ENOMEM.
+int srv_snapshot(srv_session *ss);
 
 // Under mu: the open session with this id, or NULL.
 srv_session *srv_find(srv *s, const char *id);

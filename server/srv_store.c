@@ -138,8 +138,8 @@ srv_session *srv_session_build(srv *s, Ccsim__Scene **scene, const Ccsim__Checkp
     ccsim_set_err(err, err_sz, "%s", e);
     goto fail;
   }
-  ss->nsnap = sim_snapshot_size(ss->m);
-  ss->snap = calloc(ss->nsnap ? ss->nsnap : 1, sizeof *ss->snap);
+  ss->nsnap = ss->snap_cap = sim_snapshot_size(ss->m, ss->d);
+  ss->snap = calloc(ss->nsnap, sizeof *ss->snap);
   ss->view = calloc((size_t)(ss->m->nbody ? ss->m->nbody : 1) * SRV_VIEW, sizeof *ss->view);
   if (!ss->snap || !ss->view) {
     *code = CCSIM_ENOMEM;
@@ -147,12 +147,7 @@ srv_session *srv_session_build(srv *s, Ccsim__Scene **scene, const Ccsim__Checkp
     goto fail;
   }
   if (cp) {
-    if (cp->n_snapshot != ss->nsnap) {
-      ccsim_set_err(err, err_sz, "checkpoint.snapshot: %zu values, the scene needs %zu",
-                    cp->n_snapshot, ss->nsnap);
-      goto fail;
-    }
-    if (sim_snapshot_set(ss->m, ss->d, cp->snapshot) != CCSIM_OK) {
+    if (sim_snapshot_set(ss->m, ss->d, cp->snapshot, cp->n_snapshot) != CCSIM_OK) {
       ccsim_set_err(err, err_sz, "checkpoint.snapshot: %s", sim_data_errmsg(ss->d));
       goto fail;
     }
@@ -255,11 +250,26 @@ const char *srv_tomb(const srv *s, const char *id) {
 
 // ---- checkpoints ----------------------------------------------------------------------
 
+int srv_snapshot(srv_session *ss) {
+  size_t n = sim_snapshot_size(ss->m, ss->d);
+  if (n > ss->snap_cap) {
+    // the friction anchors make the size vary: grow, never on the plain step path
+    double *p = realloc(ss->snap, n * sizeof *p);
+    if (!p) return CCSIM_ENOMEM;
+    ss->snap = p;
+    ss->snap_cap = n;
+  }
+  sim_snapshot_get(ss->m, ss->d, ss->snap);
+  ss->nsnap = n;
+  return CCSIM_OK;
+}
+
 // A Checkpoint message of ss's current state (pointers into ss; valid until ss changes).
-static void checkpoint_msg(srv_session *ss, Ccsim__Checkpoint *cp, Ccsim__Pacing *pc) {
+// CCSIM_ENOMEM when the snapshot does not fit.
+static int checkpoint_msg(srv_session *ss, Ccsim__Checkpoint *cp, Ccsim__Pacing *pc) {
   ccsim__checkpoint__init(cp);
   ccsim__pacing__init(pc);
-  sim_snapshot_get(ss->m, ss->d, ss->snap);
+  if (srv_snapshot(ss) != CCSIM_OK) return CCSIM_ENOMEM;
   cp->has_format = 1;
   cp->format = 1;
   cp->scene = ss->scene;
@@ -271,13 +281,14 @@ static void checkpoint_msg(srv_session *ss, Ccsim__Checkpoint *cp, Ccsim__Pacing
   cp->pacing = pc;
   cp->has_last_seq = 1;
   cp->last_seq = ss->last_seq;
+  return CCSIM_OK;
 }
 
 int srv_checkpoint(srv *s, srv_session *ss, uint8_t **out, size_t *len) {
   (void)s;
   Ccsim__Checkpoint cp;
   Ccsim__Pacing pc;
-  checkpoint_msg(ss, &cp, &pc);
+  if (checkpoint_msg(ss, &cp, &pc) != CCSIM_OK) return CCSIM_ENOMEM;
   size_t n = ccsim__checkpoint__get_packed_size(&cp);
   *out = malloc(n ? n : 1);
   if (!*out) {
@@ -302,7 +313,10 @@ int srv_save_session(srv *s, srv_session *ss) {
   Ccsim__Checkpoint cp;
   Ccsim__Pacing pc;
   ccsim__saved_session__init(&sv);
-  checkpoint_msg(ss, &cp, &pc);
+  if (checkpoint_msg(ss, &cp, &pc) != CCSIM_OK) {
+    fprintf(stderr, "ccsimd: cannot save session %s: out of memory\n", ss->id);
+    return -1;
+  }
   sv.session_id = ss->id;
   sv.controller_token = ss->token;
   sv.checkpoint = &cp;

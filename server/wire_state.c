@@ -147,9 +147,9 @@ void wire_inputs_apply(const sim_model *m, sim_data *d, const Ccsim__Step *st, d
   }
 }
 
-// Contact messages from contacts c (nc of them, friction nullable) into a
-static int contacts_msgs(ccsim_arena *a, const sim_contact *c, int nc, const double *friction,
-                         Ccsim__Contact ***out, size_t *n) {
+// Contact messages from contacts c (nc of them; force = normal + friction) into a
+static int contacts_msgs(ccsim_arena *a, const sim_contact *c, int nc, Ccsim__Contact ***out,
+                         size_t *n) {
   Ccsim__Contact **arr = ccsim_arena_alloc(a, sizeof *arr * (size_t)(nc ? nc : 1));
   if (!arr) return CCSIM_ENOMEM;
   for (int i = 0; i < nc; i++) {
@@ -158,7 +158,7 @@ static int contacts_msgs(ccsim_arena *a, const sim_contact *c, int nc, const dou
     ccsim__contact__init(ct);
     double f[3];
     geo_v3_scale(f, c[i].normal, c[i].force);
-    if (friction) geo_v3_add(f, f, friction + 3 * i);
+    geo_v3_add(f, f, c[i].friction);
     ct->has_body_a = ct->has_body_b = ct->has_depth = ct->has_depth_rate = 1;
     ct->body_a = (uint32_t)c[i].body_a;
     ct->body_b = (uint32_t)c[i].body_b;
@@ -189,7 +189,7 @@ int wire_contacts_new(ccsim_arena *a, const sim_model *m, sim_data *d, Ccsim__Co
   }
   int nc = 0;
   const sim_contact *c = sim_data_contacts(d, &nc);
-  return contacts_msgs(a, c, nc, sim_data_contact_friction(d), out, n);
+  return contacts_msgs(a, c, nc, out, n);
 }
 
 int wire_contacts_at_new(ccsim_arena *a, const sim_model *m, sim_data *d,
@@ -234,7 +234,7 @@ int wire_contacts_at_new(ccsim_arena *a, const sim_model *m, sim_data *d,
   }
   int nc = 0;
   const sim_contact *c = sim_collider_contacts(sim_data_collider(d), &nc);
-  st = contacts_msgs(a, c, nc, NULL, out, n);
+  st = contacts_msgs(a, c, nc, out, n);
   if (st != 0) ccsim_set_err(err, err_sz, "out of memory");
   return st;
 }

@@ -333,12 +333,12 @@ static void test_snapshot_in_contact_bit_exact(void **state) {
     sim_data_contacts(d1, &nc);
   }
   assert_true(nc > 0);
-  size_t n = sim_snapshot_size(m);
+  size_t n = sim_snapshot_size(m, d1);
   double *snap = test_malloc(n * sizeof(double)), *s1 = test_malloc(n * sizeof(double));
   double *s2 = test_malloc(n * sizeof(double));
   sim_snapshot_get(m, d1, snap);
   sim_restart(m, d1);
-  assert_int_equal(sim_snapshot_set(m, d2, snap), CCSIM_OK);
+  assert_int_equal(sim_snapshot_set(m, d2, snap, n), CCSIM_OK);
   for (int j = k + 1; j <= k + 300; j++) {
     assert_int_equal(sim_step(m, d1, j * 1e-3), CCSIM_OK);
     assert_int_equal(sim_step(m, d2, j * 1e-3), CCSIM_OK);

@@ -253,11 +253,11 @@ static void test_snapshot_bit_exact(void **state) {
   const double f[3] = {0.5, 0, 0}, t[3] = {0, 0.1, 0};
   sim_set_input(m, d1, 1, f, t);
   for (int k = 1; k <= 300; k++) assert_int_equal(sim_step(m, d1, k * 1e-3), CCSIM_OK);
-  size_t n = sim_snapshot_size(m);
+  size_t n = sim_snapshot_size(m, d1);
   double *snap = test_malloc(n * sizeof(double));
   sim_snapshot_get(m, d1, snap);
   sim_restart(m, d1);
-  assert_int_equal(sim_snapshot_set(m, d2, snap), CCSIM_OK);
+  assert_int_equal(sim_snapshot_set(m, d2, snap, n), CCSIM_OK);
   for (int k = 301; k <= 800; k++) {
     assert_int_equal(sim_step(m, d1, k * 1e-3), CCSIM_OK);
     assert_int_equal(sim_step(m, d2, k * 1e-3), CCSIM_OK);
@@ -268,7 +268,7 @@ static void test_snapshot_bit_exact(void **state) {
   assert_memory_equal(s1, s2, n * sizeof(double));
   assert_double_near(s1[0], 0.8, 1e-12);
   snap[3] = NAN;
-  assert_int_equal(sim_snapshot_set(m, d2, snap), CCSIM_EINVAL);
+  assert_int_equal(sim_snapshot_set(m, d2, snap, n), CCSIM_EINVAL);
   test_free(snap), test_free(s1), test_free(s2);
   sim_data_destroy(&d1);
   sim_data_destroy(&d2);

@@ -460,14 +460,14 @@ static void test_snapshot_bit_exact(void **state) {
   int nc = 0;
   sim_rigid_contacts(f.r, &nc, NULL);
   assert_true(nc > 0);
-  size_t n = sim_snapshot_size(f.m);
+  size_t n = sim_snapshot_size(f.m, f.d);
   double *snap = test_malloc(n * sizeof(double)), *s1 = test_malloc(n * sizeof(double));
   double *s2 = test_malloc(n * sizeof(double));
   sim_snapshot_get(f.m, f.d, snap);
   sim_rigid_reset(f.r);
   fixture g = {0};
   assert_int_equal(setup_scene(&g, 0, 0.0, SIM_MODE_RIGID), 0);
-  assert_int_equal(sim_snapshot_set(g.m, g.d, snap), CCSIM_OK);
+  assert_int_equal(sim_snapshot_set(g.m, g.d, snap, n), CCSIM_OK);
   run_rigid(&f, 0.5);
   run_rigid(&g, 0.5);
   sim_snapshot_get(f.m, f.d, s1);

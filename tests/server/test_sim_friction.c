@@ -1,0 +1,279 @@
+// ctest-label: validation
+// ctest-timeout: 600
+// Friction with stiction in the compliant mode against analytic answers: a box held on a
+// 22 degree slope without creep, sliding at g (sin - mu cos) on a 35 degree one, held
+// under an oscillating load and sliding above mu m g, the stick-slip saw-tooth peaking at
+// mu_s m g, and a sliding box stopping at v^2 / (2 mu g) without its total energy (with
+// the springs') ever growing.
+#include "ccsim_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "geo_vec.h"
+#include "sim_contact.h"
+#include "sim_data.h"
+#include "sim_model.h"
+
+#define G 9.81
+#define PI 3.14159265358979323846
+
+// Box 0.1 x 0.1 x 0.05 m of 1 kg on a fixed 2 x 2 m plate whose top passes through the
+// origin, turned about y by theta (the slope falls towards +x). The box sits on it at
+// the depth where its four corners carry its weight.
+typedef struct incline {
+  sim_model *m;
+  sim_data *d;
+  double down[3];  // unit, down the slope
+  double n[3];     // the plate's top normal
+} incline;
+
+static const double kBox[3] = {0.1, 0.1, 0.05};
+static const double kK = 1e5, kStandoff = 1e-3;
+
+static sim_model *compile(sim_body_desc *b, int n, double mu, double mu_dynamic, double rtol) {
+  sim_scene s;
+  memset(&s, 0, sizeof s);
+  s.gravity[2] = -G;
+  s.contact.k = kK, s.contact.alpha = 0.5, s.contact.standoff = kStandoff;
+  s.contact.mu = mu, s.contact.mu_dynamic = mu_dynamic;
+  s.contact.set = SIM_CP_K | SIM_CP_ALPHA | SIM_CP_STANDOFF | SIM_CP_MU | SIM_CP_MU_DYNAMIC;
+  s.rtol = rtol;
+  s.atol = 1e-10;
+  s.nbody = n;
+  s.bodies = b;
+  char err[256] = "";
+  sim_model *m = sim_model_compile(&s, err, sizeof err);
+  if (!m) print_error("compile: %s\n", err);
+  return m;
+}
+
+static void incline_new(incline *in, double theta, double mu, double mu_dynamic) {
+  sim_body_desc b[2];
+  memset(b, 0, sizeof b);
+  double q[4] = {cos(theta / 2), 0, sin(theta / 2), 0}, R[9];
+  geo_quat_to_mat(R, q);
+  geo_v3_set(in->n, R[2], R[5], R[8]);
+  geo_v3_set(in->down, R[0], R[3], R[6]);
+  if (in->down[2] > 0) geo_v3_scale(in->down, in->down, -1.0);
+  b[0].name = "slope";
+  b[0].type = SIM_BODY_FIXED;
+  b[0].shape.type = SIM_SHAPE_BOX;
+  geo_v3_set(b[0].shape.size, 2, 2, 0.1);
+  geo_v3_scale(b[0].pos, in->n, -0.05);
+  memcpy(b[0].quat, q, sizeof q);
+  b[1].name = "box";
+  b[1].mass = 1;
+  b[1].shape.type = SIM_SHAPE_BOX;
+  memcpy(b[1].shape.size, kBox, sizeof kBox);
+  double depth = G * cos(theta) / (4 * kK);  // each corner's share of the normal load
+  geo_v3_scale(b[1].pos, in->n, 0.5 * kBox[2] + kStandoff - depth);
+  memcpy(b[1].quat, q, sizeof q);
+  in->m = compile(b, 2, mu, mu_dynamic, 1e-6);
+  assert_non_null(in->m);
+  char err[256] = "";
+  in->d = sim_data_new(in->m, err, sizeof err);
+  if (!in->d) print_error("%s\n", err);
+  assert_non_null(in->d);
+}
+
+static void incline_free(incline *in) {
+  sim_data_destroy(&in->d);
+  sim_model_destroy(&in->m);
+}
+
+static void run_to(incline *in, double t) {
+  ccsim_status st = sim_step(in->m, in->d, t);
+  if (st != CCSIM_OK) print_error("%s\n", sim_data_errmsg(in->d));
+  assert_int_equal(st, CCSIM_OK);
+}
+
+static void box_pos(const incline *in, double p[3], double v[3]) {
+  sim_get_body(in->m, in->d, 1, p, NULL, v, NULL);
+}
+
+// ---- incline ------------------------------------------------------------------------
+
+// tan 22 deg = 0.40 < mu = 0.5: after settling the box moves less than 1 um in 10 s
+static void test_incline_sticks(void **state) {
+  (void)state;
+  incline in;
+  incline_new(&in, 22 * PI / 180, 0.5, 0.5);
+  run_to(&in, 1.0);
+  double p0[3], p1[3], v[3];
+  box_pos(&in, p0, v);
+  run_to(&in, 11.0);
+  box_pos(&in, p1, v);
+  double drift = geo_v3_dist(p0, p1);
+  const sim_stats *st = sim_data_stats(in.d);
+  print_message("incline 22 deg: drift %.3g m over 10 s (%.3g m/s), %u anchors, %llu steps\n",
+                drift, drift / 10, st->anchors, (unsigned long long)st->steps);
+  assert_true(drift < 1e-6);
+  assert_true(st->anchors >= 4);
+  // the friction carries the weight's component along the slope
+  assert_int_equal(sim_eval_contacts(in.m, in.d), CCSIM_OK);
+  double f[3], t[3];
+  int nc = 0;
+  sim_data_body_contact(in.m, in.d, 1, f, t, &nc);
+  assert_double_near(geo_v3_dot(f, in.down), -G * sin(22 * PI / 180), 1e-4);
+  incline_free(&in);
+}
+
+// tan 35 deg = 0.70 > mu = 0.5: it slides with a = g (sin - mu cos) to 1 %
+static void test_incline_slides(void **state) {
+  (void)state;
+  const double theta = 35 * PI / 180, mu = 0.5;
+  incline in;
+  incline_new(&in, theta, mu, mu);
+  run_to(&in, 0.2);
+  double p[3], v0[3], v1[3];
+  box_pos(&in, p, v0);
+  run_to(&in, 0.7);
+  box_pos(&in, p, v1);
+  double a = (geo_v3_dot(v1, in.down) - geo_v3_dot(v0, in.down)) / 0.5;
+  double expect = G * (sin(theta) - mu * cos(theta));
+  print_message("incline 35 deg: a = %.6g m/s^2, expected %.6g (%+.3f %%)\n", a, expect,
+                100 * (a / expect - 1));
+  assert_double_rel(a, expect, 0.01, 0);
+  incline_free(&in);
+}
+
+// Kinetic and gravitational energy plus what the contact springs hold: k delta^2 / 2
+// normal (n = 1) and |F_t|^2 / (2 k_t) tangential, the spring's elastic part.
+static double total_energy(incline *in) {
+  assert_int_equal(sim_eval_contacts(in->m, in->d), CCSIM_OK);
+  int n = 0;
+  const sim_contact *c = sim_data_contacts(in->d, &n);
+  double e = sim_energy(in->m, in->d);
+  for (int i = 0; i < n; i++) {
+    double fs = fmin(c[i].k_t * geo_v3_norm(c[i].stretch), c[i].cap);
+    e += 0.5 * kK * c[i].depth * c[i].depth + (c[i].k_t > 0 ? 0.5 * fs * fs / c[i].k_t : 0);
+  }
+  return e;
+}
+
+// ---- flat plate with loads -----------------------------------------------------------
+
+// A horizontal pull F(t) at the height of the box's bottom face (no tipping moment).
+static void pull(incline *in, double fx) {
+  double f[3] = {fx, 0, 0}, tq[3] = {0, -0.5 * kBox[2] * fx, 0};
+  assert_int_equal(sim_set_input(in->m, in->d, 1, f, tq), CCSIM_OK);
+}
+
+// 0.5 mu m g + 0.3 mu m g sin(2 pi 10 t) holds (drift < 1 um over 5 s, compared at the
+// same phase); a steady 1.2 mu m g slides it
+static void test_oscillating_load(void **state) {
+  (void)state;
+  const double mu = 0.5, mg = G, dt = 1e-3;
+  incline in;
+  incline_new(&in, 0, mu, mu);
+  run_to(&in, 0.2);
+  double p0[3] = {0}, p1[3], v[3];
+  double t = 0.2;
+  for (int k = 1; t < 5.7 - 1e-9; k++) {
+    pull(&in, mu * mg * (0.5 + 0.3 * sin(2 * PI * 10 * (t - 0.2))));
+    t = 0.2 + k * dt;
+    run_to(&in, t);
+    if (k == 500) box_pos(&in, p0, v);  // t = 0.7: after settling, phase 0
+  }
+  box_pos(&in, p1, v);
+  double drift = fabs(p1[0] - p0[0]);
+  print_message("oscillating load: drift %.3g m over 5 s\n", drift);
+  assert_true(drift < 1e-6);
+  pull(&in, 1.2 * mu * mg);
+  run_to(&in, t + 1.0);
+  box_pos(&in, p1, v);
+  // a = 0.2 mu g: about 1 m/s^2, so about 0.5 m in the second
+  print_message("1.2 mu m g: moved %.4g m in 1 s\n", p1[0] - p0[0]);
+  assert_true(p1[0] - p0[0] > 0.4);
+  incline_free(&in);
+}
+
+// Pulled through a spring (k_s = 200 N/m, explicit at 1 kHz) whose end moves at 1 cm/s:
+// the force climbs to mu_s m g, the box slips, the force drops, and so on
+static void test_stick_slip(void **state) {
+  (void)state;
+  const double mus = 0.5, mud = 0.3, ks = 200, speed = 0.01, dt = 1e-3;
+  incline in;
+  incline_new(&in, 0, mus, mud);
+  run_to(&in, 0.2);
+  double p[3], v[3], x0;
+  box_pos(&in, p, v);
+  x0 = p[0];
+  // a peak: the highest force before it falls 10 % of mu_s m g below it (a slip); the
+  // next climb starts once the force has risen that much above its trough
+  double peaks[32], top = 0, trough = 0, fmin_after = 1e9;
+  int npeak = 0, armed = 1;
+  double t = 0.2;
+  for (int k = 1; k <= 8000; k++) {
+    box_pos(&in, p, v);
+    double f = ks * (speed * (t - 0.2) - (p[0] - x0));
+    if (armed) {
+      top = fmax(top, f);
+      if (f < top - 0.1 * mus * G && npeak < 32) {
+        peaks[npeak++] = top;
+        armed = 0;
+        trough = f;
+      }
+    } else if ((trough = fmin(trough, f)) < f - 0.1 * mus * G) {
+      armed = 1;  // climbing again
+      top = f;
+    }
+    if (npeak > 0) fmin_after = fmin(fmin_after, f);
+    pull(&in, f);
+    t = 0.2 + k * dt;
+    run_to(&in, t);
+  }
+  for (int i = 0; i < npeak; i++) print_message("  peak %d: %.5g N\n", i, peaks[i]);
+  print_message("stick-slip: %d peaks, first %.5g N, lowest force after %.4g N "
+                "(mu_s m g = %.5g N), %llu restarts\n",
+                npeak, npeak ? peaks[0] : 0, fmin_after, mus * G,
+                (unsigned long long)sim_data_stats(in.d)->friction_restarts);
+  assert_true(npeak >= 3);
+  for (int i = 0; i < npeak; i++) assert_double_rel(peaks[i], mus * G, 0.02, 0);
+  assert_true(fmin_after < 0.8 * mus * G);  // a saw-tooth, not a steady slide
+  incline_free(&in);
+}
+
+// A box launched at 1 m/s on the flat plate stops after v^2 / (2 mu g) to 1 %, and its
+// mechanical energy never grows on the way
+static void test_slide_to_rest_energy(void **state) {
+  (void)state;
+  const double mu = 0.3, v0 = 1.0;
+  incline in;
+  incline_new(&in, 0, mu, mu);
+  double p[3], q[4], v[3] = {v0, 0, 0}, w[3] = {0, 0, 0}, x0;
+  sim_get_body(in.m, in.d, 1, p, q, NULL, NULL);
+  x0 = p[0];
+  assert_int_equal(sim_set_body(in.m, in.d, 1, p, q, v, w), CCSIM_OK);
+  double e_prev = total_energy(&in), rise = 0, p_late[3] = {0};
+  for (int k = 1; k <= 600; k++) {
+    run_to(&in, k * 1e-3);
+    double e = total_energy(&in);
+    rise = fmax(rise, e - e_prev);
+    e_prev = fmin(e_prev, e);
+    if (k == 500) box_pos(&in, p_late, v);
+  }
+  box_pos(&in, p, v);
+  double expect = v0 * v0 / (2 * mu * G);
+  print_message("slide to rest: %.5g m (expected %.5g), moved %.3g m in the last 0.1 s, "
+                "largest rise of the total energy %.3g J\n",
+                p[0] - x0, expect, geo_v3_dist(p, p_late), rise);
+  assert_double_rel(p[0] - x0, expect, 0.01, 0);
+  assert_true(geo_v3_dist(p, p_late) < 1e-5);  // stopped (the springs' ringing aside)
+  // kinetic + potential + the springs' elastic energy never grows (1 uJ of rounding and
+  // of the elastic part's estimate on the cone, against 0.5 J dissipated)
+  assert_true(rise < 1e-6);
+  incline_free(&in);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_incline_sticks),
+      cmocka_unit_test(test_incline_slides),
+      cmocka_unit_test(test_oscillating_load),
+      cmocka_unit_test(test_stick_slip),
+      cmocka_unit_test(test_slide_to_rest_energy),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
