@@ -108,6 +108,9 @@ int main(int argc, char **argv) {
          (unsigned long long)st->error_fails,
          st->physics_ns ? 100.0 * (double)st->geometry_ns / (double)st->physics_ns : 0.0,
          (unsigned long long)st->penetrations);
+  printf("friction: %u anchors alive at the end, %llu integrator restarts at break-away; "
+         "%u contacts carrying force\n",
+         st->anchors, (unsigned long long)st->friction_restarts, st->contacts);
   if (out) fclose(out);
   sim_data_destroy(&d);
   sim_model_destroy(&m);
