@@ -93,8 +93,7 @@ static int measure_compliant(mode_run *x, const double up[3]) {
 // the rigid mode's last step: its contacts (at the step's start) and impulses / h
 static void measure_rigid(mode_run *x, const double up[3]) {
   int n = 0;
-  const double *fr = NULL;
-  const sim_contact *c = sim_rigid_contacts(x->r, &n, &fr);
+  const sim_contact *c = sim_rigid_contacts(x->r, &n);
   x->support = 0, x->contacts = 0;
   for (int i = 0; i < n; i++) {
     sim_contact_params cp;
@@ -102,10 +101,10 @@ static void measure_rigid(mode_run *x, const double up[3]) {
     double dist = cp.standoff - c[i].depth, pen = SIM_RIGID_TARGET * cp.standoff - dist;
     if (dist < x->min_dist) x->min_dist = dist;
     if (pen > x->max_pen) x->max_pen = pen;
-    if (!(c[i].force > 0) && geo_v3_norm(fr + 3 * i) == 0) continue;
+    if (!(c[i].force > 0) && geo_v3_norm(c[i].friction) == 0) continue;
     double f[3];
     geo_v3_scale(f, c[i].normal, c[i].force);
-    geo_v3_add(f, f, fr + 3 * i);
+    geo_v3_add(f, f, c[i].friction);
     x->support += support_of(x->m, c[i].body_a, c[i].body_b, f, up);
     x->contacts += c[i].force > 0;
   }

@@ -109,6 +109,23 @@ static inline double geo_v3_normalize(double a[3]) {
   return n;
 }
 
+// out = v minus its component along the unit n (the part of v in n's normal plane).
+static inline void geo_v3_reject(double out[3], const double v[3], const double n[3]) {
+  geo_v3_madd(out, v, -geo_v3_dot(v, n), n);
+}
+
+// A unit vector perpendicular to the unit n: the world axis least aligned with n, with
+// its n component removed.
+static inline void geo_v3_any_perp(double out[3], const double n[3]) {
+  int j = fabs(n[0]) <= fabs(n[1]) && fabs(n[0]) <= fabs(n[2]) ? 0
+          : fabs(n[1]) <= fabs(n[2])                         ? 1
+                                                             : 2;
+  double ax[3] = {0, 0, 0};
+  ax[j] = 1;
+  geo_v3_madd(out, ax, -n[j], n);
+  geo_v3_normalize(out);
+}
+
 // out = M a, M row-major 3x3 (out must not alias a).
 static inline void geo_m3_mulv(double out[3], const double M[9], const double a[3]) {
   out[0] = M[0] * a[0] + M[1] * a[1] + M[2] * a[2];

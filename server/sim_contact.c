@@ -240,16 +240,9 @@ static void add_wrench(const sim_kinematics *k, double *wrench, int b, const dou
 
 static int same_feature(geo_feature x, geo_feature y) { return x.type == y.type && x.id == y.id; }
 
-// body b's reference frame at k: origin and rotation
-static void frame_of(const sim_kinematics *k, int b, double R[9]) {
-  double q[4];
-  memcpy(q, k->quat + 4 * b, sizeof q);
-  geo_quat_to_mat(R, q);
-}
-
-// v minus its component along the unit n
-static void tangential(double out[3], const double v[3], const double n[3]) {
-  geo_v3_madd(out, v, -geo_v3_dot(v, n), n);
+// body b's reference frame at k
+static void xform_of(const sim_kinematics *k, int b, geo_xform *X) {
+  geo_xform_from_pose(X, k->pos + 3 * b, k->quat + 4 * b);
 }
 
 // The anchors of pair (a, b) among the committed ones, which are sorted by pair: the
@@ -265,112 +258,101 @@ static int pair_anchors(const sim_collider *c, int a, int b, int *from) {
   return j0;
 }
 
-// Give contacts [i0, i1) of pair (a, b) their anchors among [j0, j1): first the nearest
-// free anchor with the same witness features, then the nearest free one at all, each
-// within radius r of the witness point on A or on B (anchor points carried with bodies).
-static void match_anchors(sim_collider *c, const sim_kinematics *k, int i0, int i1, int j0,
-                          int j1, double r) {
-  int a = c->contacts[i0].body_a, b = c->contacts[i0].body_b;
-  double Ra[9], Rb[9];
-  frame_of(k, a, Ra);
-  frame_of(k, b, Rb);
+// The anchor a contact draws its stretch from: its own, or (anchor <= -2) the one of the
+// patch it was born into; NULL for none.
+static const sim_anchor *anchor_of(const sim_collider *c, const sim_contact *ct) {
+  return ct->anchor >= 0 ? &c->anc[ct->anchor] : ct->anchor <= -2 ? &c->anc[-2 - ct->anchor] : NULL;
+}
+
+enum { MATCH_SAME_FEATURES, MATCH_FREE, MATCH_ANY };
+
+// The nearest anchor among [j0, j1) (of ct's pair) within squared radius r2 of ct's
+// witness point on A or on B (anchor points carried with bodies), restricted by rule;
+// -1 when none.
+static int nearest_anchor(const sim_collider *c, const sim_contact *ct, int j0, int j1,
+                          double r2, int rule) {
+  int pick = -1;
+  for (int j = j0; j < j1; j++) {
+    const sim_anchor *an = &c->anc[j];
+    if (rule != MATCH_ANY && c->claimed[j]) continue;
+    if (rule == MATCH_SAME_FEATURES &&
+        !(same_feature(an->fa, ct->fa) && same_feature(an->fb, ct->fb))) {
+      continue;
+    }
+    const double *w = c->anc_world + 6 * j;
+    double d2 = fmin(geo_v3_dist2(w, ct->pa), geo_v3_dist2(w + 3, ct->pb));
+    if (d2 < r2) r2 = d2, pick = j;
+  }
+  return pick;
+}
+
+// Give contacts [i0, i1) of the pair placed at xa, xb their anchors among [j0, j1): the
+// nearest free one with the same witness features, else the nearest free one, each within
+// radius r. A contact still without one but within r of a taken one is a new point of an
+// existing patch (a polygon corner appearing): it starts from that anchor's stretch, as
+// the patch's deformation is continuous, and stays stuck or sliding with it (anchor =
+// -2 - j).
+static void match_anchors(sim_collider *c, const geo_xform *xa, const geo_xform *xb, int i0,
+                          int i1, int j0, int j1, double r) {
   for (int j = j0; j < j1; j++) {
     double *w = c->anc_world + 6 * j;
-    geo_m3_mulv(w, Ra, c->anc[j].ra);
-    geo_v3_add(w, w, k->pos + 3 * a);
-    geo_m3_mulv(w + 3, Rb, c->anc[j].rb);
-    geo_v3_add(w + 3, w + 3, k->pos + 3 * b);
+    geo_xform_point(w, xa, c->anc[j].ra);
+    geo_xform_point(w + 3, xb, c->anc[j].rb);
     c->claimed[j] = 0;
   }
-  for (int pass = 0; pass < 2; pass++) {
+  for (int i = i0; i < i1; i++) c->contacts[i].anchor = -1;
+  for (int rule = MATCH_SAME_FEATURES; rule <= MATCH_ANY; rule++) {
     for (int i = i0; i < i1; i++) {
       sim_contact *ct = &c->contacts[i];
-      if (pass == 0) ct->anchor = -1;
-      if (ct->anchor >= 0) continue;
-      double best = r * r;
-      int pick = -1;
-      for (int j = j0; j < j1; j++) {
-        const sim_anchor *an = &c->anc[j];
-        if (c->claimed[j] || (pass == 0 && !(same_feature(an->fa, ct->fa) &&
-                                             same_feature(an->fb, ct->fb)))) {
-          continue;
-        }
-        const double *w = c->anc_world + 6 * j;
-        double d2 = fmin(geo_v3_dist2(w, ct->pa), geo_v3_dist2(w + 3, ct->pb));
-        if (d2 < best) best = d2, pick = j;
+      if (ct->anchor != -1) continue;
+      int j = nearest_anchor(c, ct, j0, j1, r * r, rule);
+      if (j < 0) continue;
+      if (rule == MATCH_ANY) {
+        ct->anchor = -2 - j;
+      } else {
+        c->claimed[j] = 1;
+        ct->anchor = j;
       }
-      if (pick >= 0) {
-        c->claimed[pick] = 1;
-        ct->anchor = pick;
-      }
-    }
-  }
-  // A contact still without an anchor but within the radius of a taken one is a new
-  // point of an existing patch (a polygon corner appearing): it starts from that
-  // anchor's stretch, as the patch's deformation is continuous, instead of from zero,
-  // and stays stuck or sliding with it. Marked by anchor = -2 - j (j the anchor).
-  for (int i = i0; i < i1; i++) {
-    sim_contact *ct = &c->contacts[i];
-    if (ct->anchor >= 0) continue;
-    double best = r * r;
-    for (int j = j0; j < j1; j++) {
-      const double *w = c->anc_world + 6 * j;
-      double d2 = fmin(geo_v3_dist2(w, ct->pa), geo_v3_dist2(w + 3, ct->pb));
-      if (d2 < best) best = d2, ct->anchor = -2 - j;
     }
   }
 }
 
-// The friction force of contact ct of pair (a, b) with parameters cp (sim_contact.h),
-// from its anchor (or none), into ct and the bodies' wrenches.
-static void contact_friction(sim_collider *c, const sim_kinematics *k, const sim_contact_params *cp,
-                             sim_contact *ct, double *wrench) {
-  int a = ct->body_a, b = ct->body_b;
+// The friction force of contact ct of the pair placed at xa with parameters cp
+// (sim_contact.h), from its anchor (or none), into ct and the bodies' wrenches.
+// ct->slip_rate is set by the caller.
+static void contact_friction(const sim_collider *c, const sim_kinematics *k, const geo_xform *xa,
+                             const sim_contact_params *cp, sim_contact *ct, double *wrench) {
   double s[3] = {0, 0, 0};
-  ct->sliding = 0;
-  if (ct->anchor != -1) {
-    // its own anchor, or (<= -2) the one of the patch it was born into, moved alike
-    int j = ct->anchor >= 0 ? ct->anchor : -2 - ct->anchor;
-    const sim_anchor *an = &c->anc[j];
-    const double *w = c->anc_world + 6 * j;
-    double Ra[9], gap[3], u[3];
-    frame_of(k, a, Ra);
-    geo_m3_mulv(gap, Ra, an->gap);
+  const sim_anchor *an = anchor_of(c, ct);
+  ct->sliding = an ? an->sliding : 0;
+  if (an) {
+    const double *w = c->anc_world + 6 * (an - c->anc);
+    double gap[3], u[3], s0[3];
     // the committed stretch turned into this contact's tangent plane (its length kept:
     // the normal turns with the bodies, or differs for a point born into the patch),
     // plus the tangential displacement of the anchored material points since the commit
-    double s0[3], ls = geo_v3_norm(an->s), lp;
-    tangential(s0, an->s, ct->normal);
-    if ((lp = geo_v3_norm(s0)) > 0) geo_v3_scale(s0, s0, ls / lp);
+    geo_v3_reject(s0, an->s, ct->normal);
+    double lp = geo_v3_norm(s0);
+    if (lp > 0) geo_v3_scale(s0, s0, geo_v3_norm(an->s) / lp);
+    geo_m3_mulv(gap, xa->R, an->gap);
     geo_v3_sub(u, w + 3, w);
     geo_v3_sub(u, u, gap);
-    tangential(s, u, ct->normal);
+    geo_v3_reject(s, u, ct->normal);
     geo_v3_add(s, s, s0);
-    ct->sliding = an->sliding;
   }
-  double va[3], vb[3], dv[3], vt[3];
-  point_vel(k, a, ct->pa, va);
-  point_vel(k, b, ct->pb, vb);
-  geo_v3_sub(dv, vb, va);
-  tangential(vt, dv, ct->normal);
-  geo_v3_copy(ct->slip_rate, vt);
   double lambda = 1.5 * cp->alpha * cp->k;
   ct->k_t = cp->n == 1.0 ? cp->k : cp->k * pow(ct->depth, cp->n - 1);
   ct->c_t = lambda * (cp->n == 1.0 ? ct->depth : pow(ct->depth, cp->n));
   ct->mu = ct->sliding ? cp->mu_dynamic : cp->mu;
   ct->cap = ct->mu * ct->force;
   geo_v3_copy(ct->stretch, s);
-  for (int j = 0; j < 3; j++) ct->trial[j] = -(ct->k_t * s[j] + ct->c_t * vt[j]);
+  for (int j = 0; j < 3; j++) ct->trial[j] = -(ct->k_t * s[j] + ct->c_t * ct->slip_rate[j]);
   double tn = geo_v3_norm(ct->trial);
-  if (tn <= ct->cap) {
-    geo_v3_copy(ct->friction, ct->trial);
-  } else {
-    geo_v3_scale(ct->friction, ct->trial, ct->cap / tn);
-  }
+  geo_v3_scale(ct->friction, ct->trial, tn <= ct->cap ? 1.0 : ct->cap / tn);
   double fa[3];
   geo_v3_scale(fa, ct->friction, -1.0);
-  add_wrench(k, wrench, a, ct->pa, fa);
-  add_wrench(k, wrench, b, ct->pb, ct->friction);
+  add_wrench(k, wrench, ct->body_a, ct->pa, fa);
+  add_wrench(k, wrench, ct->body_b, ct->pb, ct->friction);
 }
 
 void sim_friction_clear(sim_collider *c, int body) {
@@ -397,22 +379,19 @@ int sim_friction_commit(const sim_model *m, sim_collider *c, const sim_kinematic
     }
     sim_anchor *an = &c->anc_next[n];
     int a = ct->body_a, b = ct->body_b;
-    double Ra[9], Rb[9], r[3];
-    frame_of(k, a, Ra);
-    frame_of(k, b, Rb);
+    geo_xform xa, xb;
+    xform_of(k, a, &xa);
+    xform_of(k, b, &xb);
     an->body_a = a, an->body_b = b;
     an->fa = ct->fa, an->fb = ct->fb;
-    geo_v3_sub(r, ct->pa, k->pos + 3 * a);
-    geo_m3_tmulv(an->ra, Ra, r);
-    geo_v3_sub(r, ct->pb, k->pos + 3 * b);
-    geo_m3_tmulv(an->rb, Rb, r);
+    geo_xform_inv_point(an->ra, &xa, ct->pa);
+    geo_xform_inv_point(an->rb, &xb, ct->pb);
+    double r[3];
     geo_v3_sub(r, ct->pb, ct->pa);
-    geo_m3_tmulv(an->gap, Ra, r);
+    geo_m3_tmulv(an->gap, xa.R, r);
     geo_v3_copy(an->s, ct->stretch);
     double tn = geo_v3_norm(ct->trial);
-    const sim_anchor *prev = ct->anchor >= 0   ? &c->anc[ct->anchor]
-                             : ct->anchor <= -2 ? &c->anc[-2 - ct->anchor]
-                                                : NULL;
+    const sim_anchor *prev = anchor_of(c, ct);
     an->slip = prev ? prev->slip : 0;
     if (tn > ct->cap && !(ct->sliding && geo_v3_dot(ct->slip_rate, ct->trial) >= 0)) {
       // saturated: the anchor is dragged. Return the trial force to the cone along its
@@ -569,6 +548,7 @@ ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinemati
         geo_v3_copy(ct->normal, p->normal);
         ct->depth = delta;
         ct->depth_rate = rate;
+        geo_v3_reject(ct->slip_rate, dv, p->normal);
         ct->fa = p->fa;
         ct->fb = p->fb;
         ct->flags = p->flags;
@@ -592,8 +572,13 @@ ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinemati
       if (cp.mu > 0 || cp.mu_dynamic > 0) {
         int j0 = pair_anchors(c, a, b, &anc_from);
         if (c->n > i0) {
-          match_anchors(c, k, i0, c->n, j0, anc_from, SIM_ANCHOR_RADIUS * cp.standoff);
-          for (int i = i0; i < c->n; i++) contact_friction(c, k, &cp, &c->contacts[i], wrench);
+          geo_xform Xa, Xb;
+          geo_xform_from_pose(&Xa, xa.p, xa.q);
+          geo_xform_from_pose(&Xb, xb.p, xb.q);
+          match_anchors(c, &Xa, &Xb, i0, c->n, j0, anc_from, SIM_ANCHOR_RADIUS * cp.standoff);
+          for (int i = i0; i < c->n; i++) {
+            contact_friction(c, k, &Xa, &cp, &c->contacts[i], wrench);
+          }
         }
       }
     }

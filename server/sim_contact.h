@@ -39,12 +39,14 @@
 // is exactly mu F_n along the same direction), which leaves the force at the accepted
 // state unchanged. A stuck anchor dragged on the cone turns to sliding friction after a
 // slip distance SIM_SLIP_DISTANCE (as rate-and-state friction's characteristic length):
-// a rigid body's interface then gives way as a whole, at mu F_n summed. A sliding anchor sticks again at a commit where its trial force is
-// within the sliding cone or no longer opposes the slip (v_t . trial >= 0: the slip
-// stopped or turned), so static friction returns as soon as the slip ends. Only a stuck -> sliding switch with mu_dynamic < mu changes the force
-// there (the physical drop from static to sliding friction); sim_friction_commit says so
-// and the caller restarts the integrator. Rolling moves the witness points over both
-// surfaces without relative motion at them, so it does not stretch the spring.
+// a rigid body's interface then gives way as a whole, at mu F_n summed. A sliding anchor
+// sticks again at a commit where its trial force is within the sliding cone or no longer
+// opposes the slip (v_t . trial >= 0: the slip stopped or turned), so static friction
+// returns as soon as the slip ends. Only a stuck -> sliding switch with mu_dynamic < mu
+// changes the force there (the physical drop from static to sliding friction);
+// sim_friction_commit says so and the caller restarts the integrator. Rolling moves the
+// witness points over both surfaces without relative motion at them, so it does not
+// stretch the spring.
 //
 // Contact identity: an anchor belongs to a physical contact of one body pair. A contact
 // of a new evaluation takes the anchor with the same pair of witness features; otherwise

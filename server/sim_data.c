@@ -324,13 +324,10 @@ static void add_contact_jacobian(const sim_model *m, sim_data *d) {
       add_jacobian_term(m, d, ct, p, p, r * ct->k_t, r * ct->c_t);
       continue;
     }
-    // any tangent basis (t1, t2) of the contact plane
-    const double *nn = ct->normal;
-    double t1[3], t2[3], ax[3] = {0, 0, 0};
-    ax[fabs(nn[0]) < 0.57 ? 0 : fabs(nn[1]) < 0.57 ? 1 : 2] = 1;
-    geo_v3_cross(t1, nn, ax);
-    geo_v3_scale(t1, t1, 1.0 / geo_v3_norm(t1));
-    geo_v3_cross(t2, nn, t1);
+    // any tangent basis (t1, t2) of the contact plane: T = t1 t1^T + t2 t2^T
+    double t1[3], t2[3];
+    geo_v3_any_perp(t1, ct->normal);
+    geo_v3_cross(t2, ct->normal, t1);
     add_jacobian_term(m, d, ct, t1, t1, ct->k_t, ct->c_t);
     add_jacobian_term(m, d, ct, t2, t2, ct->k_t, ct->c_t);
   }
@@ -1042,7 +1039,7 @@ ccsim_status sim_eval_contacts(const sim_model *m, sim_data *d) {
 const sim_contact *sim_data_contacts(const sim_data *d, int *n) {
   *n = 0;
   if (!d->col || d->contact_time != d->time) return NULL;
-  if (d->rigid) return sim_rigid_contacts(d->rigid, n, NULL);
+  if (d->rigid) return sim_rigid_contacts(d->rigid, n);
   return sim_collider_contacts(d->col, n);
 }
 
@@ -1191,8 +1188,8 @@ ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf
     return CCSIM_EINVAL;
   }
   if (n > base && sim_friction_snapshot_set(m, d->col, buf + base, n - base) != CCSIM_OK) {
-    snprintf(d->err, sizeof d->err, "snapshot: the friction anchors (values %zu..%zu) are malformed",
-             base, n - 1);
+    snprintf(d->err, sizeof d->err,
+             "snapshot: the friction anchors (values %zu..%zu) are malformed", base, n - 1);
     return CCSIM_EINVAL;
   }
   if (n == base && d->col) sim_friction_clear(d->col, -1);

@@ -33,7 +33,6 @@ struct sim_rigid {
   // contacts of the last step or query (copies: the collider is overwritten)
   int ccap, nc;
   sim_contact *con;   // (ccap)
-  double *fric;       // (ccap x 3) friction force on body_b [N]
   int *frow;          // (ccap) first friction row of a contact, -1 without friction
   double *mu;         // (ccap) friction coefficient of the contact's body pair
   contact_key *key;   // (ccap) keys of con
@@ -100,9 +99,9 @@ static void free_rows(sim_rigid *r) {
 }
 
 static void free_contacts(sim_rigid *r) {
-  free(r->con), free(r->fric), free(r->frow), free(r->mu), free(r->key), free(r->pkey);
+  free(r->con), free(r->frow), free(r->mu), free(r->key), free(r->pkey);
   free(r->pclamp), free(r->keep), free(r->scr);
-  r->con = NULL, r->fric = r->mu = r->scr = NULL, r->frow = NULL, r->key = r->pkey = NULL;
+  r->con = NULL, r->mu = r->scr = NULL, r->frow = NULL, r->key = r->pkey = NULL;
   r->pclamp = r->keep = NULL;
   r->ccap = r->nc = r->npkey = 0;
 }
@@ -130,9 +129,8 @@ void sim_rigid_bind_inputs(sim_rigid *r, const double *force, const double *torq
 
 const char *sim_rigid_errmsg(const sim_rigid *r) { return r ? r->err : "no rigid workspace"; }
 
-const sim_contact *sim_rigid_contacts(const sim_rigid *r, int *n, const double **friction) {
+const sim_contact *sim_rigid_contacts(const sim_rigid *r, int *n) {
   *n = r->nc;
-  if (friction) *friction = r->fric;
   return r->con;
 }
 
@@ -145,8 +143,6 @@ static int ensure_contacts(sim_rigid *r, int nc) {
   while (cap < nc) cap *= 2;
   sim_contact *con = realloc(r->con, (size_t)cap * sizeof *con);
   if (con) r->con = con;
-  double *fric = realloc(r->fric, (size_t)cap * 3 * sizeof *fric);
-  if (fric) r->fric = fric;
   int *frow = realloc(r->frow, (size_t)cap * sizeof *frow);
   if (frow) r->frow = frow;
   double *mu = realloc(r->mu, (size_t)cap * sizeof *mu);
@@ -161,7 +157,7 @@ static int ensure_contacts(sim_rigid *r, int nc) {
   if (keep) r->keep = keep;
   double *scr = realloc(r->scr, (size_t)cap * sizeof *scr);
   if (scr) r->scr = scr;
-  if (!con || !fric || !frow || !mu || !key || !pkey || !pclamp || !keep || !scr) {
+  if (!con || !frow || !mu || !key || !pkey || !pclamp || !keep || !scr) {
     snprintf(r->err, sizeof r->err, "rigid mode: out of memory for %d contacts", nc);
     free_contacts(r);
     return -1;
@@ -353,18 +349,12 @@ static int build_lcp(const sim_model *m, sim_rigid *r, const sim_kinematics *k, 
     point_motion(k, r->u + 6 * ct->body_a, ct->body_a, ct->pa, va);
     point_motion(k, r->u + 6 * ct->body_b, ct->body_b, ct->pb, vb);
     geo_v3_sub(vr, vb, va);
-    geo_v3_madd(t1, vr, -geo_v3_dot(vr, ct->normal), ct->normal);
-    if (!(geo_v3_norm(t1) > 1e-9)) {
-      // no tangential motion: any basis; the world axis least aligned with the normal
-      const double *nn = ct->normal;
-      double ax[3] = {0, 0, 0};
-      int j = fabs(nn[0]) <= fabs(nn[1]) && fabs(nn[0]) <= fabs(nn[2]) ? 0
-              : fabs(nn[1]) <= fabs(nn[2])                             ? 1
-                                                                       : 2;
-      ax[j] = 1;
-      geo_v3_madd(t1, ax, -nn[j], nn);
+    geo_v3_reject(t1, vr, ct->normal);
+    if (geo_v3_norm(t1) > 1e-9) {
+      geo_v3_normalize(t1);
+    } else {
+      geo_v3_any_perp(t1, ct->normal);  // no tangential motion: any basis
     }
-    geo_v3_normalize(t1);
     geo_v3_cross(t2, ct->normal, t1);
     r->frow[c] = fr;
     for (int j = 0; j < nd; j++) {
@@ -544,7 +534,6 @@ static void reduce_frictional(sim_rigid *r) {
         r->con[out] = r->con[i];
         r->mu[out] = r->mu[i];
         r->key[out] = r->key[i];
-        geo_v3_copy(r->fric + 3 * out, r->fric + 3 * i);
       }
       out++;
     }
@@ -578,7 +567,6 @@ static int take_contacts(const sim_model *m, sim_data *d, sim_rigid *r, double m
     r->mu[nc] = cp.mu;
     contact_key key = {o->body_a, o->body_b, o->fa.type, o->fa.id, o->fb.type, o->fb.id};
     r->key[nc] = key;
-    memset(r->fric + 3 * nc, 0, 3 * sizeof(double));
     nc++;
   }
   r->nc = nc;
@@ -607,17 +595,16 @@ static ccsim_status collide(const sim_model *m, sim_data *d, sim_rigid *r, doubl
 static void read_forces(sim_rigid *r, const sim_model *m) {
   int nd = m->friction_dirs;
   for (int c = 0; c < r->nc; c++) {
-    r->con[c].force = r->z[c] > 0 ? r->z[c] : 0;
-    double *f = r->fric + 3 * c;
-    geo_v3_set(f, 0, 0, 0);
+    sim_contact *ct = &r->con[c];
+    ct->force = r->z[c] > 0 ? r->z[c] : 0;
+    geo_v3_set(ct->friction, 0, 0, 0);
     if (r->frow[c] < 0) continue;
     for (int j = 0; j < nd; j++) {
       int row = r->frow[c] + j;
-      geo_v3_madd(f, f, r->z[row], r->G + 12 * row + 6);  // side B holds +e
+      geo_v3_madd(ct->friction, ct->friction, r->z[row], r->G + 12 * row + 6);  // B holds +e
     }
-    geo_v3_copy(r->con[c].friction, f);
-    r->con[c].mu = r->mu[c];
-    r->con[c].cap = r->mu[c] * r->con[c].force;
+    ct->mu = r->mu[c];
+    ct->cap = r->mu[c] * ct->force;
   }
 }
 

@@ -91,9 +91,9 @@ ccsim_status sim_rigid_contact_forces(const sim_model *m, struct sim_data *d, si
 
 // The contacts of the last step (geometry at the step's start) or of the last
 // sim_rigid_contact_forces, with force = the normal force [N] (impulse / h for steps) and
-// dF_* zero; friction (nullable) receives a borrowed nc x 3 array: the friction force on
-// body_b [N] (on body_a: its opposite), world frame. Borrowed until the next call on r.
-const sim_contact *sim_rigid_contacts(const sim_rigid *r, int *n, const double **friction);
+// dF_* zero and friction the friction force on body_b [N] (on body_a: its opposite),
+// world frame. Borrowed until the next call on r.
+const sim_contact *sim_rigid_contacts(const sim_rigid *r, int *n);
 
 // For benchmarks and tests: the LCP (Tan et al. eq. 14 with the gap term) a step of h [s]
 // would solve at d's current state and time t, without solving it: *n rows, M (n x n,

@@ -64,7 +64,7 @@ static void solve_report(const char *label, const sim_model *m, sim_data *d, sim
     return;
   }
   int nc = 0;
-  sim_rigid_contacts(r, &nc, NULL);
+  sim_rigid_contacts(r, &nc);
   int frictional = n > nc;
   double *z = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
   double *w = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
@@ -143,12 +143,11 @@ static void run_case(const char *label, sim_model *m, double settle, int reps, d
     const sim_stats *st = sim_data_stats(d);
     // the last step's vertical contact force on the last body, and its speed
     int nc = 0;
-    const double *fr = NULL;
-    const sim_contact *c = sim_rigid_contacts(r, &nc, &fr);
+    const sim_contact *c = sim_rigid_contacts(r, &nc);
     int b = m->nbody - 1;
     double fz = 0, v[3];
     for (int i = 0; i < nc; i++) {
-      double f = c[i].force * c[i].normal[2] + fr[3 * i + 2];
+      double f = c[i].force * c[i].normal[2] + c[i].friction[2];
       fz += c[i].body_b == b ? f : c[i].body_a == b ? -f : 0;
     }
     sim_get_body(m, d, b, NULL, NULL, v, NULL);

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "geo_vec.h"
-#include "sim_contact.h"
 #include "sim_data.h"
 #include "sim_model.h"
 

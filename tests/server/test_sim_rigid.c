@@ -109,15 +109,14 @@ static void run_rigid(fixture *f, double t_end) {
 // total contact force on body b over the last step's contacts (normal and friction)
 static void contact_force(const sim_rigid *r, int b, double out[3], int *carrying) {
   int n = 0;
-  const double *fric = NULL;
-  const sim_contact *c = sim_rigid_contacts(r, &n, &fric);
+  const sim_contact *c = sim_rigid_contacts(r, &n);
   geo_v3_set(out, 0, 0, 0);
   *carrying = 0;
   for (int i = 0; i < n; i++) {
     if (c[i].body_a != b && c[i].body_b != b) continue;
     double f[3];
     geo_v3_scale(f, c[i].normal, c[i].force);
-    geo_v3_add(f, f, fric + 3 * i);
+    geo_v3_add(f, f, c[i].friction);
     if (c[i].body_a == b) geo_v3_scale(f, f, -1);
     geo_v3_add(out, out, f);
     *carrying += c[i].force > 0;
@@ -458,7 +457,7 @@ static void test_snapshot_bit_exact(void **state) {
   assert_int_equal(sim_set_body(f.m, f.d, 1, pos, q, v, w), CCSIM_OK);
   run_rigid(&f, 0.12);  // in contact by now
   int nc = 0;
-  sim_rigid_contacts(f.r, &nc, NULL);
+  sim_rigid_contacts(f.r, &nc);
   assert_true(nc > 0);
   size_t n = sim_snapshot_size(f.m, f.d);
   double *snap = test_malloc(n * sizeof(double)), *s1 = test_malloc(n * sizeof(double));
@@ -512,11 +511,10 @@ static void test_stack_of_two(void **state) {
   sim_get_body(f.m, f.d, 2, q2, NULL, NULL, NULL);
   // forces of the last step: plate on the bottom box, bottom box on the top one
   int n = 0;
-  const double *fr = NULL;
-  const sim_contact *c = sim_rigid_contacts(f.r, &n, &fr);
+  const sim_contact *c = sim_rigid_contacts(f.r, &n);
   double plate_z = 0, top_z = 0;
   for (int i = 0; i < n; i++) {
-    double fz = c[i].force * c[i].normal[2] + fr[3 * i + 2];
+    double fz = c[i].force * c[i].normal[2] + c[i].friction[2];
     if (c[i].body_a == 0) plate_z += fz;
     if (c[i].body_a == 1 && c[i].body_b == 2) top_z += fz;
   }
