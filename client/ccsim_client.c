@@ -12,6 +12,7 @@
 #include <zmq.h>
 
 #include "ccsim.pb-c.h"
+#include "ccsim_key.h"
 
 struct ccsim_client {
   char endpoint[512];
@@ -193,34 +194,6 @@ static int roundtrip(ccsim_client *c, Ccsim__Request *rq, Ccsim__Reply **out) {
   return roundtrip_ex(c, rq, out, 1);
 }
 
-static int read_key_file(const char *path, char out[41], char *err, size_t err_sz) {
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    snprintf(err, err_sz, "cannot read key file %s", path);
-    return -1;
-  }
-  char buf[256];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  char *p = buf;
-  while (*p && isspace((unsigned char)*p)) p++;
-  size_t len = 0;
-  while (p[len] && !isspace((unsigned char)p[len])) len++;
-  uint8_t raw[32];
-  if (len != 40) {
-    snprintf(err, err_sz, "%s: a key is 40 Z85 characters", path);
-    return -1;
-  }
-  memcpy(out, p, 40);
-  out[40] = 0;
-  if (!zmq_z85_decode(raw, out)) {
-    snprintf(err, err_sz, "%s: not a Z85 key", path);
-    return -1;
-  }
-  return 0;
-}
-
 ccsim_client *ccsim_client_new(const char *endpoint, char *err, size_t err_sz) {
   // three attempts of 10 s: 30 s in all, as before retries existed
   return ccsim_client_connect(endpoint, 10000, 2, err, err_sz);
@@ -240,7 +213,7 @@ ccsim_client *ccsim_client_connect(const char *endpoint, int timeout_ms, int ret
       if (err) snprintf(err, err_sz, "CCSIM_SERVER_KEY is set but CCSIM_CLIENT_KEY is not");
       return NULL;
     }
-    if (read_key_file(skf, sk, e, sizeof e) != 0 || read_key_file(ckf, ck, e, sizeof e) != 0 ||
+    if (ccsim_read_key(skf, sk, e, sizeof e) != 0 || ccsim_read_key(ckf, ck, e, sizeof e) != 0 ||
         zmq_curve_public(pk, ck) != 0) {
       if (err) snprintf(err, err_sz, "%s", e[0] ? e : "bad client secret key");
       return NULL;

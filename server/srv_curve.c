@@ -10,37 +10,8 @@
 
 #include <zmq.h>
 
+#include "ccsim_key.h"
 #include "srv_internal.h"
-
-
-int srv_read_key(const char *path, char out[41], char *err, size_t err_sz) {
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    ccsim_set_err(err, err_sz, "cannot read key file %s", path);
-    return -1;
-  }
-  char buf[256];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  // the first non-blank word of the file
-  char *p = buf;
-  while (*p && isspace((unsigned char)*p)) p++;
-  size_t len = 0;
-  while (p[len] && !isspace((unsigned char)p[len])) len++;
-  uint8_t raw[32];
-  if (len != 40) {
-    ccsim_set_err(err, err_sz, "%s: a key is 40 Z85 characters, found %zu", path, len);
-    return -1;
-  }
-  memcpy(out, p, 40);
-  out[40] = 0;
-  if (!zmq_z85_decode(raw, out)) {
-    ccsim_set_err(err, err_sz, "%s: not a Z85 key", path);
-    return -1;
-  }
-  return 0;
-}
 
 static int load_allowed(srv *s, char *err, size_t err_sz) {
   DIR *d = opendir(s->cfg.curve_allow_dir);
@@ -57,7 +28,7 @@ static int load_allowed(srv *s, char *err, size_t err_sz) {
     }
     char path[4096], z85[41];
     snprintf(path, sizeof path, "%s/%s", s->cfg.curve_allow_dir, e->d_name);
-    if (srv_read_key(path, z85, err, err_sz) != 0) {
+    if (ccsim_read_key(path, z85, err, err_sz) != 0) {
       closedir(d);
       return -1;
     }
@@ -79,7 +50,7 @@ static int load_allowed(srv *s, char *err, size_t err_sz) {
 
 int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz) {
   char secret[41];
-  if (srv_read_key(s->cfg.curve_secret_file, secret, err, err_sz) != 0) {
+  if (ccsim_read_key(s->cfg.curve_secret_file, secret, err, err_sz) != 0) {
     return -1;
   }
   if (!s->zap) {

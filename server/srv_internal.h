@@ -249,7 +249,4 @@ int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz);
 // Answer one pending ZAP request on s->zap (I/O thread).
 void srv_zap_serve(srv *s);
 
-// Read a Z85 key (40 characters, surrounding whitespace ignored) from a file.
-int srv_read_key(const char *path, char out[41], char *err, size_t err_sz);
-
 #endif
