@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "ccsim_client.h"
 #include "srv.h"
 
 static void *test_server_main(void *arg) {
@@ -45,6 +46,18 @@ static inline double now_s(void) {
 static inline void sleep_s(double s) {
   struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
   nanosleep(&ts, NULL);
+}
+
+// Pose and twist of n bodies equal to the last bit (the struct's other fields and padding
+// are not part of the trajectory).
+static inline void assert_states_equal(const ccsim_body_state *a, const ccsim_body_state *b,
+                                       int n) {
+  for (int i = 0; i < n; i++) {
+    assert_memory_equal(a[i].p, b[i].p, sizeof a[i].p);
+    assert_memory_equal(a[i].q, b[i].q, sizeof a[i].q);
+    assert_memory_equal(a[i].v, b[i].v, sizeof a[i].v);
+    assert_memory_equal(a[i].w, b[i].w, sizeof a[i].w);
+  }
 }
 
 #endif

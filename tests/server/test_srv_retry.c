@@ -120,17 +120,6 @@ static const char *k_scene =
     " \"bodies\": [{\"name\": \"ball\", \"mass\": 1, \"inertia\": [0.1, 0.2, 0.3],"
     "   \"pose\": {\"p\": [0, 0, 10]}, \"velocity\": {\"v\": [1, 0, 0], \"w\": [0.1, 2, 0.3]}}]}";
 
-// pose and twist of n bodies equal to the last bit (the struct's other fields and padding
-// are not part of the trajectory)
-static void assert_states_equal(const ccsim_body_state *a, const ccsim_body_state *b, int n) {
-  for (int i = 0; i < n; i++) {
-    assert_memory_equal(a[i].p, b[i].p, sizeof a[i].p);
-    assert_memory_equal(a[i].q, b[i].q, sizeof a[i].q);
-    assert_memory_equal(a[i].v, b[i].v, sizeof a[i].v);
-    assert_memory_equal(a[i].w, b[i].w, sizeof a[i].w);
-  }
-}
-
 // steps the server executed for session id, as it lists them
 static uint64_t server_steps(ccsim_client *c, const char *id) {
   ccsim_session_info *info = NULL;

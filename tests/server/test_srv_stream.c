@@ -68,17 +68,6 @@ static ccsim_scene *balls(int n) {
   return sc;
 }
 
-// pose and twist of n bodies equal to the last bit (the struct's other fields and padding
-// are not part of the trajectory)
-static void assert_states_equal(const ccsim_body_state *a, const ccsim_body_state *b, int n) {
-  for (int i = 0; i < n; i++) {
-    assert_memory_equal(a[i].p, b[i].p, sizeof a[i].p);
-    assert_memory_equal(a[i].q, b[i].q, sizeof a[i].q);
-    assert_memory_equal(a[i].v, b[i].v, sizeof a[i].v);
-    assert_memory_equal(a[i].w, b[i].w, sizeof a[i].w);
-  }
-}
-
 static void test_stream_sequence(void **state) {
   fixture *f = *state;
   char err[256];
