@@ -953,6 +953,24 @@ static int try_hint(geo_query_ws *ws, int hint, double ds) {
 // ---------------------------------------------------------------------------------------
 // traversals
 
+// Push the children of node pair (ia, ib) onto the traversal stack at sp: split A when B
+// is a leaf or A is the larger inner node, else B. Returns the new stack size.
+static int push_split(geo_query_ws *ws, int sp, int ia, int ib, const geo_bvh_node *A,
+                      const geo_bvh_node *B) {
+  if (B->tri >= 0 || (A->tri < 0 && A->r >= B->r)) {
+    ws->stack[sp].a = A->right;
+    ws->stack[sp].b = ib;
+    ws->stack[sp + 1].a = A->left;
+    ws->stack[sp + 1].b = ib;
+  } else {
+    ws->stack[sp].a = ia;
+    ws->stack[sp].b = B->right;
+    ws->stack[sp + 1].a = ia;
+    ws->stack[sp + 1].b = B->left;
+  }
+  return sp + 2;
+}
+
 // every leaf pair with distance < thr; pairs below ds become raw pairs; candidates (when
 // cand != NULL) receive every leaf pair below thr (up to cap; *ncand counts all)
 static void traverse_prox(geo_query_ws *ws, double thr, double ds, int *cand, double *cand_d,
@@ -1015,18 +1033,7 @@ static void traverse_prox(geo_query_ws *ws, double thr, double ds, int *cand, do
       sp += 4;
       continue;
     }
-    if (B->tri >= 0 || (A->tri < 0 && A->r >= B->r)) {
-      ws->stack[sp].a = A->right;
-      ws->stack[sp].b = ib;
-      ws->stack[sp + 1].a = A->left;
-      ws->stack[sp + 1].b = ib;
-    } else {
-      ws->stack[sp].a = ia;
-      ws->stack[sp].b = B->right;
-      ws->stack[sp + 1].a = ia;
-      ws->stack[sp + 1].b = B->left;
-    }
-    sp += 2;
+    sp = push_split(ws, sp, ia, ib, A, B);
   }
 }
 
@@ -1430,18 +1437,7 @@ static int traverse_touch(geo_query_ws *ws) {
       }
       continue;
     }
-    if (B->tri >= 0 || (A->tri < 0 && A->r >= B->r)) {
-      ws->stack[sp].a = A->right;
-      ws->stack[sp].b = ib;
-      ws->stack[sp + 1].a = A->left;
-      ws->stack[sp + 1].b = ib;
-    } else {
-      ws->stack[sp].a = ia;
-      ws->stack[sp].b = B->right;
-      ws->stack[sp + 1].a = ia;
-      ws->stack[sp + 1].b = B->left;
-    }
-    sp += 2;
+    sp = push_split(ws, sp, ia, ib, A, B);
   }
   return 0;
 }
