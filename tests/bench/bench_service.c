@@ -5,9 +5,16 @@
 // session runs for S seconds while 8 other sessions step flat out, and its deadline
 // misses and worst lateness are reported.
 //
-//   bench_service [--steps N] [--paced S] [--rt PRIO]
-//   (defaults: 5000 steps per client, no paced run, normal priority; --rt runs the server's
-//   threads and the paced client SCHED_FIFO at PRIO)
+// Two floors: "floor" gives every raw client its own ZeroMQ context, as libccsim's clients
+// have and as a client in another process would (the server's and the client's ZeroMQ I/O
+// threads both carry each message); "shared-context floor" puts the raw clients in the echo
+// server's context, so one ZeroMQ I/O thread serves both ends of every connection - a
+// topology no separate client can have, printed for comparison with older figures.
+//
+//   bench_service [--steps N] [--paced S] [--rt PRIO] [--spin US]
+//   (defaults: 5000 steps per client, no paced run, normal priority, no spinning; --rt runs
+//   the server's threads and the paced client SCHED_FIFO at PRIO; --spin sets the server's
+//   spin_us)
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -88,7 +95,7 @@ typedef struct worker_arg {
   const char *endpoint;
   const ccsim_scene *scene;
   int raw;              // 1: raw zmq round trips, 0: ccsim Steps
-  void *ctx;            // raw: shared context
+  void *ctx;            // raw: the echo server's context to share, or NULL for one's own
   size_t req_len;
   int n;
   double *t;            // (n) round trips [us]
@@ -101,7 +108,8 @@ static void *worker(void *p) {
   worker_arg *a = p;
   a->status = 0;
   if (a->raw) {
-    void *s = zmq_socket(a->ctx, ZMQ_DEALER);
+    void *own = a->ctx ? NULL : zmq_ctx_new();
+    void *s = zmq_socket(a->ctx ? a->ctx : own, ZMQ_DEALER);
     zmq_connect(s, a->endpoint);
     uint8_t *req = calloc(1, a->req_len);
     zmq_msg_t m;
@@ -124,6 +132,9 @@ static void *worker(void *p) {
     int linger = 0;
     zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
     zmq_close(s);
+    if (own) {
+      zmq_ctx_term(own);
+    }
     return NULL;
   }
   char err[256];
@@ -303,7 +314,7 @@ static void paced_run(const char *endpoint, const ccsim_scene *sc, double second
 int main(int argc, char **argv) {
   int n = 5000;
   double paced = 0;
-  int rt = 0;
+  int rt = 0, spin = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
       n = atoi(argv[++i]);
@@ -311,8 +322,11 @@ int main(int argc, char **argv) {
       paced = atof(argv[++i]);
     } else if (!strcmp(argv[i], "--rt") && i + 1 < argc) {
       rt = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--spin") && i + 1 < argc) {
+      spin = atoi(argv[++i]);
     } else {
-      fprintf(stderr, "usage: bench_service [--steps N] [--paced SECONDS] [--rt PRIO]\n");
+      fprintf(stderr, "usage: bench_service [--steps N] [--paced SECONDS] [--rt PRIO] "
+                      "[--spin US]\n");
       return 2;
     }
   }
@@ -344,8 +358,9 @@ int main(int argc, char **argv) {
   printf("one-body scene, dt = 1 ms; Step request %zu bytes, reply %zu bytes; %d steps per "
          "client\n", req_len, rep_len, n);
   printf("core sim_step alone: median %.2f us, p99 %.2f us\n\n", core.median, core.p99);
-  printf("%-8s | %-36s | %-36s | %s\n", "clients", "raw zmq floor: median / p99 / rt/s",
-         "ccsim Step: median / p99 / steps/s", "median / floor");
+  printf("%-7s | %-22s | %-34s | %-34s | %s\n", "clients", "shared-ctx floor: med/p99",
+         "raw zmq floor: median / p99 / rt/s", "ccsim Step: median / p99 / steps/s",
+         "median / floor (/ shared-ctx floor)");
 
   echo_server e = {.reply_len = rep_len};
   e.ctx = zmq_ctx_new();
@@ -359,6 +374,7 @@ int main(int argc, char **argv) {
   srv_config_defaults(&cfg);
   cfg.bind = "tcp://127.0.0.1:*";
   cfg.rt_priority = rt > 0 && rt < 100 ? rt : 0;
+  cfg.spin_us = spin > 0 ? spin : 0;
   srv *s = srv_new(&cfg, err, sizeof err);
   if (!s) {
     fprintf(stderr, "bench: %s\n", err);
@@ -369,15 +385,17 @@ int main(int argc, char **argv) {
   const int counts[3] = {1, 8, 16};
   int rc = 0;
   for (int i = 0; i < 3; i++) {
-    result floor_r, svc;
+    result shared_r, floor_r, svc;
     double phys = 0;
     int per = counts[i] == 1 ? n : n / 2;
-    rc |= run_clients(e.endpoint, sc, 1, e.ctx, req_len, counts[i], per, &floor_r, NULL);
+    rc |= run_clients(e.endpoint, sc, 1, e.ctx, req_len, counts[i], per, &shared_r, NULL);
+    rc |= run_clients(e.endpoint, sc, 1, NULL, req_len, counts[i], per, &floor_r, NULL);
     rc |= run_clients(srv_endpoint(s), sc, 0, NULL, 0, counts[i], per, &svc, &phys);
-    printf("%-8d | %9.1f us %9.1f us %9.0f/s | %9.1f us %9.1f us %9.0f/s | %.2f (physics %.1f "
-           "us)\n",
-           counts[i], floor_r.median, floor_r.p99, floor_r.rate, svc.median, svc.p99, svc.rate,
-           svc.median / floor_r.median, phys);
+    printf("%-7d | %7.1f us %8.1f us | %7.1f us %8.1f us %8.0f/s | %7.1f us %8.1f us %8.0f/s | "
+           "%.2f (%.2f) physics %.1f us\n",
+           counts[i], shared_r.median, shared_r.p99, floor_r.median, floor_r.p99, floor_r.rate,
+           svc.median, svc.p99, svc.rate, svc.median / floor_r.median,
+           svc.median / shared_r.median, phys);
     fflush(stdout);
   }
   if (paced > 0) {
