@@ -1,8 +1,9 @@
-// The service's lifecycle and its I/O thread: sockets, the request loop, delivery of
-// finished jobs, the state stream, idle expiry and periodic saves.
+// The service's lifecycle and its I/O thread: sockets, the request loop, sending replies
+// and the state stream (from any thread), idle expiry and periodic saves.
 #include "srv.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -109,6 +110,7 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_mutex_init(&s->mu, NULL);
+  pthread_mutex_init(&s->sock_mu, NULL);
   pthread_cond_init(&s->work_cv, NULL);
   pthread_cond_init(&s->pace_cv, &ca);
   pthread_condattr_destroy(&ca);
@@ -116,7 +118,6 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   atomic_init(&s->stop, 0);
   atomic_init(&s->requests, 0);
   atomic_init(&s->nready, 0);
-  atomic_init(&s->inflight, 0);
   s->started = srv_now();
   if (!s->tab) {
     ccsim_set_err(err, err_sz, "out of memory");
@@ -134,15 +135,16 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
     zmq_ctx_set(s->zctx, ZMQ_THREAD_PRIORITY, c->rt_priority);
   }
   s->router = s->zctx ? zmq_socket(s->zctx, ZMQ_ROUTER) : NULL;
-  s->done = s->zctx ? zmq_socket(s->zctx, ZMQ_PULL) : NULL;
-  snprintf(s->done_ep, sizeof s->done_ep, SRV_DONE_EP_FMT, (void *)s);
-  if (!s->router || !s->done || zmq_bind(s->done, s->done_ep) != 0) {
+  s->wake = s->zctx ? zmq_socket(s->zctx, ZMQ_PULL) : NULL;
+  snprintf(s->wake_ep, sizeof s->wake_ep, SRV_WAKE_EP_FMT, (void *)s);
+  size_t fdl = sizeof s->router_fd, wfdl = sizeof s->wake_fd;
+  if (!s->router || !s->wake || zmq_bind(s->wake, s->wake_ep) != 0 ||
+      zmq_getsockopt(s->router, ZMQ_FD, &s->router_fd, &fdl) != 0 ||
+      zmq_getsockopt(s->wake, ZMQ_FD, &s->wake_fd, &wfdl) != 0) {
     ccsim_set_err(err, err_sz, "cannot create ZeroMQ sockets: %s", zmq_strerror(zmq_errno()));
     srv_destroy(&s);
     return NULL;
   }
-  int zero = 0;
-  zmq_setsockopt(s->done, ZMQ_RCVHWM, &zero, sizeof zero);
   int linger = 0;
   int64_t maxmsg = (int64_t)c->max_msg_bytes + 1024;  // backstop; the real check replies
   zmq_setsockopt(s->router, ZMQ_LINGER, &linger, sizeof linger);
@@ -238,7 +240,8 @@ uint8_t *srv_handle(srv *s, const uint8_t *req, size_t len, size_t *reply_len) {
 
 // ---- I/O thread ---------------------------------------------------------------------
 
-static void send_reply(srv *s, const srv_job *j) {
+// under sock_mu
+static void send_reply_locked(srv *s, const srv_job *j) {
   if (!j->ident || !j->reply) {
     return;
   }
@@ -246,12 +249,13 @@ static void send_reply(srv *s, const srv_job *j) {
     return;  // the client is gone
   }
   if (j->delim) {
-    zmq_send(s->router, "", 0, ZMQ_SNDMORE);
+    zmq_send(s->router, "", 0, ZMQ_SNDMORE | ZMQ_DONTWAIT);
   }
-  zmq_send(s->router, j->reply, j->reply_len, 0);
+  zmq_send(s->router, j->reply, j->reply_len, ZMQ_DONTWAIT);
 }
 
-static void publish(srv *s, const char *topic, const uint8_t *msg, size_t len) {
+// under sock_mu
+static void publish_locked(srv *s, const char *topic, const uint8_t *msg, size_t len) {
   if (!s->pub) {
     return;
   }
@@ -260,24 +264,47 @@ static void publish(srv *s, const char *topic, const uint8_t *msg, size_t len) {
   }
 }
 
-// finished jobs from workers and the pacer
-static void drain_done(srv *s, int send) {
-  for (;;) {
-    srv_job *j = NULL;
-    int n = zmq_recv(s->done, &j, sizeof j, ZMQ_DONTWAIT);
-    if (n != (int)sizeof j) {
-      return;
-    }
-    if (j->ident) {
-      atomic_fetch_sub(&s->inflight, 1);
-    }
-    if (send) {
-      send_reply(s, j);
-      if (j->pub) {
-        publish(s, j->pub_topic, j->pub, j->pub_len);
-      }
-    }
-    srv_job_free(j);
+void *srv_wake_open(srv *s) {
+  void *push = s->zctx ? zmq_socket(s->zctx, ZMQ_PUSH) : NULL;
+  if (!push) {
+    return NULL;
+  }
+  int one = 1, zero = 0;
+  zmq_setsockopt(push, ZMQ_SNDHWM, &one, sizeof one);  // one pending wake-up is enough
+  zmq_setsockopt(push, ZMQ_LINGER, &zero, sizeof zero);
+  if (zmq_connect(push, s->wake_ep) != 0) {
+    zmq_close(push);
+    return NULL;
+  }
+  return push;
+}
+
+void srv_send_job(srv *s, srv_job *j, void *wake) {
+  pthread_mutex_lock(&s->sock_mu);
+  send_reply_locked(s, j);
+  if (j->pub) {
+    publish_locked(s, j->pub_topic, j->pub, j->pub_len);
+  }
+  // our calls may have processed the ROUTER's commands, and with them the signal on
+  // router_fd the sleeping I/O thread waits for: wake it when a request is waiting
+  int wake_io = 0;
+  if (wake && s->io_sleeping) {
+    int ev = 0;
+    size_t evl = sizeof ev;
+    wake_io = zmq_getsockopt(s->router, ZMQ_EVENTS, &ev, &evl) == 0 && (ev & ZMQ_POLLIN);
+  }
+  pthread_mutex_unlock(&s->sock_mu);
+  if (wake_io) {
+    zmq_send(wake, "", 0, ZMQ_DONTWAIT);  // a full pipe means a wake-up is pending already
+  }
+  srv_job_free(j);
+}
+
+// wake-ups from senders: only their arrival matters; receiving until none is left also
+// re-arms wake_fd
+static void drain_wake(srv *s) {
+  char b;
+  while (zmq_recv(s->wake, &b, sizeof b, ZMQ_DONTWAIT) >= 0) {
   }
 }
 
@@ -305,11 +332,19 @@ static int recv_multipart(void *sock, zmq_msg_t *frames, int max, int *nframes) 
   return 0;
 }
 
-static void serve_one(srv *s) {
+// Take and handle one request when one waits: returns 1. Returns 0 when the ROUTER had
+// none, and then the I/O thread counts as sleeping: the failed receive processed the
+// ROUTER's commands, so router_fd wakes it only for what comes after, and a sender that
+// may take that wake-up from now on sees io_sleeping and wakes it itself.
+static int serve_one(srv *s) {
   zmq_msg_t fr[4];
   int n = 0;
-  if (recv_multipart(s->router, fr, 4, &n) != 0) {
-    return;
+  pthread_mutex_lock(&s->sock_mu);
+  int got = recv_multipart(s->router, fr, 4, &n) == 0;
+  s->io_sleeping = !got;
+  pthread_mutex_unlock(&s->sock_mu);
+  if (!got) {
+    return 0;
   }
   int kept = n < 4 ? n : 4;
   srv_job *j = calloc(1, sizeof *j);
@@ -320,11 +355,11 @@ static void serve_one(srv *s) {
     j->ident_len = zmq_msg_size(&fr[0]);
     j->ident = malloc(j->ident_len ? j->ident_len : 1);
     ccsim_arena_reset(&s->io_arena);
-    int done = 1;
     if (!j->ident) {
-      done = 0;
+      srv_job_free(j);  // out of memory: the client times out
     } else {
       memcpy(j->ident, zmq_msg_data(&fr[0]), j->ident_len);
+      int done;
       if (n == payload + 1 && kept > payload) {
         done = srv_accept(s, j, zmq_msg_data(&fr[payload]), zmq_msg_size(&fr[payload]));
       } else {
@@ -332,17 +367,15 @@ static void serve_one(srv *s) {
         static const uint8_t bad[1] = {0};
         done = srv_accept(s, j, bad, 1);
       }
-    }
-    if (done) {
-      send_reply(s, j);
-      srv_job_free(j);
-    } else {
-      atomic_fetch_add(&s->inflight, 1);  // a worker owns it now
+      if (done) {
+        srv_send_job(s, j, NULL);
+      }
     }
   }
   for (int i = 0; i < kept; i++) {
     zmq_msg_close(&fr[i]);
   }
+  return 1;
 }
 
 static void publish_closed(srv *s, const char *id) {
@@ -354,7 +387,9 @@ static void publish_closed(srv *s, const char *id) {
   uint8_t buf[128];
   if (ccsim__stream_state__get_packed_size(&m) <= sizeof buf) {
     size_t n = ccsim__stream_state__pack(&m, buf);
-    publish(s, id, buf, n);
+    pthread_mutex_lock(&s->sock_mu);
+    publish_locked(s, id, buf, n);
+    pthread_mutex_unlock(&s->sock_mu);
   }
 }
 
@@ -386,6 +421,7 @@ static void expire_idle(srv *s, double now) {
 }
 
 static void queue_saves(srv *s) {
+  int nwake = 0;
   pthread_mutex_lock(&s->mu);
   for (int i = 0; i < s->cfg.max_sessions; i++) {
     srv_session *ss = s->tab[i];
@@ -394,11 +430,12 @@ static void queue_saves(srv *s) {
       if (j) {
         j->kind = SRV_JOB_SAVE;
         j->ss = ss;
-        srv_enqueue_locked(s, j);
+        nwake += srv_enqueue_locked(s, j);
       }
     }
   }
   pthread_mutex_unlock(&s->mu);
+  srv_pool_wake(s, nwake);
 }
 
 int srv_run(srv *s) {
@@ -417,49 +454,61 @@ int srv_run(srv *s) {
     fprintf(stderr, "ccsimd: %s\n", err);
     return -1;
   }
-  int rc = 0;
+  int rc = 0, zap_fd = -1;
+  size_t zfl = sizeof zap_fd;
+  if (s->zap && zmq_getsockopt(s->zap, ZMQ_FD, &zap_fd, &zfl) != 0) {
+    fprintf(stderr, "ccsimd: cannot poll the ZAP handler: %s\n", zmq_strerror(zmq_errno()));
+    srv_pool_stop(s);
+    return -1;
+  }
   double next_housekeeping = 0;
   s->next_save = srv_now() + s->cfg.checkpoint_interval;
   while (!atomic_load(&s->stop)) {
-    zmq_pollitem_t it[3] = {
-        {.socket = s->router, .events = ZMQ_POLLIN},
-        {.socket = s->done, .events = ZMQ_POLLIN},
-        {.socket = s->zap, .events = ZMQ_POLLIN},
+    // take what waits on the ROUTER, looking at the stop flag in between
+    int idle = 0;
+    for (int k = 0; k < 64 && !atomic_load(&s->stop); k++) {
+      if (!serve_one(s)) {
+        idle = 1;
+        break;
+      }
+    }
+    // poll(2) on the sockets' file descriptors: zmq_poll would ask every socket for
+    // ZMQ_EVENTS and poll once more without waiting, system calls on every round trip.
+    // Each descriptor signals only what arrived after that socket last took its commands:
+    // serve_one, drain_wake and srv_zap_serve each receive until none is left.
+    struct pollfd it[3] = {
+        {.fd = s->router_fd, .events = POLLIN},
+        {.fd = s->wake_fd, .events = POLLIN},
+        {.fd = zap_fd, .events = POLLIN},
     };
-    int nit = s->zap ? 3 : 2;
+    nfds_t nit = s->zap ? 3 : 2;
     int r = 0;
-    if (s->cfg.spin_us > 0 && atomic_load(&s->inflight) > 0) {
-      // a reply is due soon: poll without sleeping for a moment first
+    if (idle && s->cfg.spin_us > 0) {
+      // the next request often follows soon: poll without sleeping for a moment first
       double until = srv_now() + 1e-6 * s->cfg.spin_us;
-      while ((r = zmq_poll(it, nit, 0)) == 0 && srv_now() < until) {
+      while ((r = poll(it, nit, 0)) == 0 && srv_now() < until) {
       }
     }
     if (r == 0) {
-      r = zmq_poll(it, nit, 50);
+      r = poll(it, nit, idle ? 50 : 0);
+    }
+    if (idle) {
+      pthread_mutex_lock(&s->sock_mu);
+      s->io_sleeping = 0;
+      pthread_mutex_unlock(&s->sock_mu);
     }
     if (r < 0) {
-      if (zmq_errno() == EINTR) {
+      if (errno == EINTR) {
         continue;
       }
       rc = -1;
       break;
     }
-    if (it[1].revents & ZMQ_POLLIN) {
-      drain_done(s, 1);
+    if (it[1].revents & POLLIN) {
+      drain_wake(s);
     }
-    if (s->zap && (it[2].revents & ZMQ_POLLIN)) {
-      srv_zap_serve(s);
-    }
-    if (it[0].revents & ZMQ_POLLIN) {
-      // drain what is queued, but look at the stop flag and finished jobs in between
-      for (int k = 0; k < 64 && !atomic_load(&s->stop); k++) {
-        int ev = 0;
-        size_t evl = sizeof ev;
-        zmq_getsockopt(s->router, ZMQ_EVENTS, &ev, &evl);
-        if (!(ev & ZMQ_POLLIN)) {
-          break;
-        }
-        serve_one(s);
+    if (s->zap && (it[2].revents & POLLIN)) {
+      while (srv_zap_serve(s)) {
       }
     }
     double now = srv_now();
@@ -474,8 +523,7 @@ int srv_run(srv *s) {
       }
     }
   }
-  srv_pool_stop(s);
-  drain_done(s, 1);  // replies already computed still go out
+  srv_pool_stop(s);  // workers send what they computed before they leave
   srv_pool_drain(s);
   if (s->cfg.state_dir) {
     srv_save_all(s);
@@ -506,9 +554,6 @@ void srv_destroy(srv **ps) {
     return;
   }
   srv *s = *ps;
-  if (s->done) {
-    drain_done(s, 0);
-  }
   if (s->tab) {
     srv_pool_drain(s);
     for (int i = 0; i < s->cfg.max_sessions; i++) {
@@ -516,7 +561,7 @@ void srv_destroy(srv **ps) {
     }
   }
   free(s->tab);
-  void *socks[] = {s->router, s->pub, s->done, s->zap};
+  void *socks[] = {s->router, s->pub, s->wake, s->zap};
   for (size_t i = 0; i < sizeof socks / sizeof socks[0]; i++) {
     if (socks[i]) {
       zmq_close(socks[i]);
@@ -528,6 +573,7 @@ void srv_destroy(srv **ps) {
   free(s->allow);
   ccsim_arena_fini(&s->io_arena);
   pthread_mutex_destroy(&s->mu);
+  pthread_mutex_destroy(&s->sock_mu);
   pthread_cond_destroy(&s->work_cv);
   pthread_cond_destroy(&s->pace_cv);
   free(s);

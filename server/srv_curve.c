@@ -77,7 +77,7 @@ int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz) {
   return 0;
 }
 
-void srv_zap_serve(srv *s) {
+int srv_zap_serve(srv *s) {
   // request: version, request id, domain, address, identity, mechanism, credentials...
   zmq_msg_t f[8];
   int n = 0, more = 1;
@@ -88,7 +88,7 @@ void srv_zap_serve(srv *s) {
     if (zmq_msg_recv(m, s->zap, ZMQ_DONTWAIT) < 0) {
       zmq_msg_close(m);
       for (int i = 0; i < n && i < 8; i++) zmq_msg_close(&f[i]);
-      return;
+      return 0;
     }
     more = zmq_msg_more(m);
     if (n >= 8) zmq_msg_close(m);
@@ -120,4 +120,5 @@ void srv_zap_serve(srv *s) {
   for (int i = 0; i < kept; i++) {
     zmq_msg_close(&f[i]);
   }
+  return 1;
 }

@@ -381,10 +381,9 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     }
     s->pending_creates++;
     j->ss = NULL;
-    if (s->threaded) {
-      srv_enqueue_locked(s, j);
-    }
+    int wake = s->threaded && srv_enqueue_locked(s, j);
     pthread_mutex_unlock(&s->mu);
+    srv_pool_wake(s, wake);
     return 0;
   }
   default:
@@ -450,10 +449,9 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
   }
   if (queue) {
     j->ss = ss;
-    if (s->threaded) {
-      srv_enqueue_locked(s, j);
-    }
+    int wake = s->threaded && srv_enqueue_locked(s, j);
     pthread_mutex_unlock(&s->mu);
+    srv_pool_wake(s, wake);
     return 0;
   }
   pthread_mutex_unlock(&s->mu);

@@ -1,17 +1,25 @@
 // Internals of the ccsim service shared by its files (not installed, not for clients).
 //
-// Threads: the I/O thread (srv_run) owns every ZeroMQ socket of the server side: the
-// ROUTER, the PUB stream, the ZAP handler and the PULL that collects finished jobs. It
-// decodes requests, answers the cheap ones itself (Hello, ServerInfo, ListSessions,
-// AttachSession and GetState from the session's published view) and queues the rest as
-// jobs. Worker threads run jobs, one job of a session at a time (a session's jobs run in
-// arrival order), never holding the lock while stepping. The pacer thread holds the
-// replies of lockstep-paced steps until their wall-clock time and fires free-running
-// ticks. Finished jobs travel back to the I/O thread as pointers over inproc PUSH/PULL.
+// Threads: the I/O thread (srv_run) receives every request on the ROUTER, decodes it,
+// answers the cheap ones itself (Hello, ServerInfo, ListSessions, AttachSession and
+// GetState from the session's published view) and queues the rest as jobs; it owns the
+// ZAP handler and the wake PULL. Worker threads run jobs, one job of a session at a time (a
+// session's jobs run in arrival order), never holding a lock while stepping, and send
+// their own replies and stream messages (srv_send_job): handing them back to the I/O
+// thread cost a thread wake-up per Step. The pacer thread holds the replies of
+// lockstep-paced steps until their wall-clock time, sends them, and fires free-running
+// ticks.
+//
+// The ROUTER and the PUB are the two sockets more than one thread uses. ZeroMQ allows that
+// when every use is fenced, so every call on them is made under srv.sock_mu. The I/O thread
+// waits for requests on the ROUTER's ZMQ_FD outside the lock; a sender whose call may have
+// taken that wake-up from it (the ROUTER processes its commands during any call) looks at
+// ZMQ_EVENTS and, when a request waits while the I/O thread sleeps, wakes it over inproc.
 //
 // One mutex (srv.mu) guards the session table, every session's queue, busy/dead flags,
 // view and counters, the ready queue and the pacer's list. A session's sim_data and its
-// exactly-once record are touched only by the thread running its current job.
+// exactly-once record are touched only by the thread running its current job. Lock order:
+// srv.mu before srv.sock_mu (nothing sends while holding srv.mu today).
 #ifndef SRV_INTERNAL_H
 #define SRV_INTERNAL_H
 
@@ -32,7 +40,7 @@
 #define SRV_TOMBS 1024       // closed/expired session ids remembered for EEXPIRED replies
 #define SRV_VIEW 13          // doubles per body in a view: p(3) q(4) v(3) w(3)
 #define SRV_MAX_SUBSTATES 1000000  // body states in one reply's substates
-#define SRV_DONE_EP_FMT "inproc://ccsim-srv-done-%p"
+#define SRV_WAKE_EP_FMT "inproc://ccsim-srv-wake-%p"
 #define SRV_ZAP_EP "inproc://zeromq.zap.01"
 
 typedef struct srv_session srv_session;
@@ -109,8 +117,12 @@ struct srv {
   char endpoint[256];
   char stream_endpoint[256];
   void *zctx;                 // owned ZeroMQ context (NULL without sockets)
-  void *router, *pub, *done, *zap;  // I/O thread's sockets
-  char done_ep[64];
+  void *router, *pub;         // any thread, under sock_mu
+  void *wake, *zap;           // I/O thread only
+  char wake_ep[64];
+  int router_fd, wake_fd;     // the ROUTER's and the wake PULL's ZMQ_FD (I/O thread polls)
+  pthread_mutex_t sock_mu;    // every call on router and pub
+  int io_sleeping;            // the I/O thread waits on router_fd (under sock_mu)
   atomic_int stop;
   int threaded;               // workers and pacer run (srv_run)
 
@@ -131,7 +143,6 @@ struct srv {
   srv_job *rhead, *rtail;     // ready queue
   srv_job *phead, *ptail;     // ready queue of paced sessions, served first
   atomic_int nready;          // jobs in the ready queue (read without mu by spinning workers)
-  atomic_int inflight;        // request jobs handed to workers, not yet back (I/O thread)
   srv_job *delayed;           // pacer: replies held until send_at (sorted)
 
   pthread_t *workers;
@@ -158,6 +169,17 @@ double srv_now(void);
 
 // Fill out with SRV_ID_LEN random hex characters (or a counter with cfg.deterministic_ids).
 int srv_new_id(srv *s, char out[SRV_ID_LEN + 1]);
+
+// ---- sending (srv.c) ----------------------------------------------------------------
+
+// Send j's reply to its client and publish its stream message, then free j (any thread;
+// takes sock_mu). wake: the calling thread's PUSH to the I/O thread's wake socket (see
+// srv_wake_open), NULL on the I/O thread itself.
+void srv_send_job(srv *s, srv_job *j, void *wake);
+
+// A PUSH socket for the calling worker or pacer thread to wake the I/O thread (caller
+// closes it), or NULL.
+void *srv_wake_open(srv *s);
 
 // ---- sessions (srv_store.c) ---------------------------------------------------------
 
@@ -222,8 +244,13 @@ void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a);
 
 // ---- pool (srv_pool.c) --------------------------------------------------------------
 
-// Under mu: queue j behind its session's running job (or in the ready queue).
-void srv_enqueue_locked(srv *s, srv_job *j);
+// Under mu: queue j behind its session's running job (returns 0), or in the ready queue
+// (returns 1: call srv_pool_wake once mu is released).
+int srv_enqueue_locked(srv *s, srv_job *j);
+
+// Wake n workers for jobs just put in the ready queue. Call without holding mu: a worker
+// woken while the waker holds it would only go to sleep again on the mutex.
+void srv_pool_wake(srv *s, int n);
 
 // Start the workers and the pacer / stop and join them. Returns 0 or -1.
 int srv_pool_start(srv *s, char *err, size_t err_sz);
@@ -246,7 +273,8 @@ void srv_pool_drain(srv *s);
 // bind the ZAP handler. Returns 0 or -1 with a message.
 int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz);
 
-// Answer one pending ZAP request on s->zap (I/O thread).
-void srv_zap_serve(srv *s);
+// Answer one pending ZAP request on s->zap (I/O thread). Returns 1 when one was
+// answered, 0 when none was waiting.
+int srv_zap_serve(srv *s);
 
 #endif

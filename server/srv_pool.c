@@ -40,7 +40,7 @@ static srv_job *ready_pop(srv *s) {
   return j;
 }
 
-void srv_enqueue_locked(srv *s, srv_job *j) {
+int srv_enqueue_locked(srv *s, srv_job *j) {
   srv_session *ss = j->ss;
   j->next = NULL;
   if (ss && ss->busy) {
@@ -50,20 +50,26 @@ void srv_enqueue_locked(srv *s, srv_job *j) {
       ss->qhead = j;
     }
     ss->qtail = j;
-    return;
+    return 0;
   }
   if (ss) {
     ss->busy = 1;
   }
   ready_push(s, j);
-  pthread_cond_signal(&s->work_cv);
+  return 1;
+}
+
+void srv_pool_wake(srv *s, int n) {
+  for (int k = 0; k < n; k++) {
+    pthread_cond_signal(&s->work_cv);
+  }
 }
 
 void srv_session_done(srv *s, srv_session *ss) {
   if (!ss) {
     return;
   }
-  int free_it = 0;
+  int free_it = 0, wake = 0;
   pthread_mutex_lock(&s->mu);
   if (ss->qhead) {
     srv_job *j = ss->qhead;
@@ -72,12 +78,13 @@ void srv_session_done(srv *s, srv_session *ss) {
       ss->qtail = NULL;
     }
     ready_push(s, j);
-    pthread_cond_signal(&s->work_cv);
+    wake = 1;
   } else {
     ss->busy = 0;
     free_it = ss->dead;
   }
   pthread_mutex_unlock(&s->mu);
+  srv_pool_wake(s, wake);
   if (free_it) {
     srv_session_free(&ss);
   }
@@ -96,32 +103,10 @@ int srv_realtime_thread(srv *s) {
   return rc == 0 ? 0 : -1;
 }
 
-// hand a finished job to the I/O thread (it owns the job from then on)
-static void deliver(void *push, srv_job *j) {
-  if (zmq_send(push, &j, sizeof j, 0) != (int)sizeof j) {
-    srv_job_free(j);  // only when the server is going down
-  }
-}
-
-static void *open_push(srv *s) {
-  void *push = zmq_socket(s->zctx, ZMQ_PUSH);
-  if (!push) {
-    return NULL;
-  }
-  int zero = 0;
-  zmq_setsockopt(push, ZMQ_SNDHWM, &zero, sizeof zero);  // never drop a finished job
-  zmq_setsockopt(push, ZMQ_LINGER, &zero, sizeof zero);
-  if (zmq_connect(push, s->done_ep) != 0) {
-    zmq_close(push);
-    return NULL;
-  }
-  return push;
-}
-
 static void *worker_main(void *arg) {
   srv *s = arg;
   srv_realtime_thread(s);
-  void *push = open_push(s);
+  void *wake = srv_wake_open(s);
   ccsim_arena a;
   ccsim_arena_init(&a, 64 * 1024, 0);
   pthread_mutex_lock(&s->mu);
@@ -158,24 +143,23 @@ static void *worker_main(void *arg) {
       *p = j;
       pthread_cond_signal(&s->pace_cv);
       pthread_mutex_unlock(&s->mu);
-    } else if (push) {
-      deliver(push, j);
     } else {
-      srv_job_free(j);
+      srv_send_job(s, j, wake);
     }
     srv_session_done(s, ss);
     pthread_mutex_lock(&s->mu);
   }
   pthread_mutex_unlock(&s->mu);
   ccsim_arena_fini(&a);
-  if (push) {
-    zmq_close(push);
+  if (wake) {
+    zmq_close(wake);
   }
   return NULL;
 }
 
-// free-running sessions: queue a tick for every session whose time has come
-static double fire_ticks_locked(srv *s, double now, double next) {
+// free-running sessions: queue a tick for every session whose time has come; *nwake
+// counts the ticks that went to the ready queue
+static double fire_ticks_locked(srv *s, double now, double next, int *nwake) {
   for (int i = 0; i < s->cfg.max_sessions; i++) {
     srv_session *ss = s->tab[i];
     if (!ss || ss->dead || ss->pacing != CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
@@ -194,7 +178,7 @@ static double fire_ticks_locked(srv *s, double now, double next) {
           j->kind = SRV_JOB_TICK;
           j->ss = ss;
           j->arrived = due;
-          srv_enqueue_locked(s, j);
+          *nwake += srv_enqueue_locked(s, j);
         }
       }
       ss->next_tick += ss->period;
@@ -212,7 +196,7 @@ static double fire_ticks_locked(srv *s, double now, double next) {
 static void *pacer_main(void *arg) {
   srv *s = arg;
   srv_realtime_thread(s);
-  void *push = open_push(s);
+  void *wake = srv_wake_open(s);
   pthread_mutex_lock(&s->mu);
   while (!s->quit) {
     double now = srv_now();
@@ -220,15 +204,18 @@ static void *pacer_main(void *arg) {
       srv_job *j = s->delayed;
       s->delayed = j->next;
       pthread_mutex_unlock(&s->mu);
-      if (push) {
-        deliver(push, j);
-      } else {
-        srv_job_free(j);
-      }
+      srv_send_job(s, j, wake);
       pthread_mutex_lock(&s->mu);
       now = srv_now();
     }
-    double next = fire_ticks_locked(s, now, now + 0.1);
+    int nwake = 0;
+    double next = fire_ticks_locked(s, now, now + 0.1, &nwake);
+    if (nwake > 0) {
+      pthread_mutex_unlock(&s->mu);
+      srv_pool_wake(s, nwake);
+      pthread_mutex_lock(&s->mu);
+      now = srv_now();
+    }
     if (s->delayed && s->delayed->send_at < next) {
       next = s->delayed->send_at;
     }
@@ -244,8 +231,8 @@ static void *pacer_main(void *arg) {
     }
   }
   pthread_mutex_unlock(&s->mu);
-  if (push) {
-    zmq_close(push);
+  if (wake) {
+    zmq_close(wake);
   }
   return NULL;
 }
