@@ -3,6 +3,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,6 +255,15 @@ ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opt
     memcpy(c->secret_key, o->secret_key, 41);
   }
   c->zctx = zmq_ctx_new();
+  int policy = 0;
+  struct sched_param sp;
+  if (c->zctx && pthread_getschedparam(pthread_self(), &policy, &sp) == 0 &&
+      (policy == SCHED_FIFO || policy == SCHED_RR)) {
+    // a real-time controller's requests and replies pass through ZeroMQ's I/O thread:
+    // at normal priority it would wait behind every other process on the machine
+    zmq_ctx_set(c->zctx, ZMQ_THREAD_SCHED_POLICY, policy);
+    zmq_ctx_set(c->zctx, ZMQ_THREAD_PRIORITY, sp.sched_priority);
+  }
   if (!c->zctx || open_socket(c) != CCSIM_OK) {
     if (err) snprintf(err, err_sz, "%s", c->zctx ? c->err : "cannot create a ZeroMQ context");
     ccsim_client_destroy(&c);

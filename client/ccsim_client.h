@@ -84,8 +84,9 @@ void ccsim_client_opts_defaults(ccsim_client_opts *o);
 // Connect to a server at endpoint (e.g. "tcp://127.0.0.1:5555") and say Hello; requests
 // wait 10 s per attempt and are tried 3 times (see ccsim_client_opts). With the
 // environment variables CCSIM_SERVER_KEY (a server .pub file) and CCSIM_CLIENT_KEY (a
-// client .secret file) set, the connection uses CURVE. Returns the client (caller owns;
-// ccsim_client_destroy) or NULL with a message in err.
+// client .secret file) set, the connection uses CURVE. A client created on a SCHED_FIFO or
+// SCHED_RR thread runs its ZeroMQ I/O thread at the same policy and priority. Returns the
+// client (caller owns; ccsim_client_destroy) or NULL with a message in err.
 ccsim_client *ccsim_client_new(const char *endpoint, char *err, size_t err_sz);
 
 // ccsim_client_new with its own timeout per attempt [ms] and number of retries (the
