@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <zmq.h>
@@ -196,6 +197,9 @@ static double fire_ticks_locked(srv *s, double now, double next, int *nwake) {
 static void *pacer_main(void *arg) {
   srv *s = arg;
   srv_realtime_thread(s);
+  // held replies are due at an exact time: the default timer slack lets the kernel wake
+  // a normal-priority thread up to 50 us late
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   void *wake = srv_wake_open(s);
   pthread_mutex_lock(&s->mu);
   while (!s->quit) {
