@@ -53,27 +53,25 @@ static void *new_msg(ccsim_arena *a, size_t size, void (*init)(void *)) {
 
 // Serialize r behind a request_id field: protobuf merges fields in any order, so a
 // stored reply (packed without an id) is answered again by prefixing the new id.
-static uint8_t *pack_prefixed(const uint8_t *body, size_t n, int has_id, uint64_t id,
-                              size_t *len) {
+static uint8_t *pack_prefixed(const uint8_t *body, size_t n, uint64_t id, size_t *len) {
   uint8_t *buf = malloc(n + 11);
   if (!buf) {
     return NULL;
   }
   size_t p = 0;
-  if (has_id) {
-    buf[p++] = 0x08;  // field 1, varint
-    do {
-      uint8_t b = (uint8_t)(id & 0x7f);
-      id >>= 7;
-      buf[p++] = (uint8_t)(b | (id ? 0x80 : 0));
-    } while (id);
-  }
+  buf[p++] = 0x08;  // field 1, varint
+  do {
+    uint8_t b = (uint8_t)(id & 0x7f);
+    id >>= 7;
+    buf[p++] = (uint8_t)(b | (id ? 0x80 : 0));
+  } while (id);
   memcpy(buf + p, body, n);
   *len = p + n;
   return buf;
 }
 
-// the reply without its request_id (malloc; NULL when out of memory)
+// r serialized (malloc; NULL when out of memory); without request_id set, the form stored
+// for retries
 static uint8_t *pack_bare(const Ccsim__Reply *r, size_t *len) {
   size_t n = ccsim__reply__get_packed_size(r);
   uint8_t *buf = malloc(n ? n : 1);
@@ -83,21 +81,34 @@ static uint8_t *pack_bare(const Ccsim__Reply *r, size_t *len) {
   return buf;
 }
 
-static void finish(rctx *rc, srv_job *j) {
-  size_t n = 0;
-  uint8_t *bare = pack_bare(&rc->reply, &n);
-  if (!bare) {
-    return;  // out of memory: the client times out
-  }
-  free(j->reply);
-  j->reply = pack_prefixed(bare, n, j->rq != NULL, j->rq ? j->rq->request_id : 0,
-                           &j->reply_len);
-  free(bare);
+static void log_reply(const rctx *rc, const srv_job *j) {
   if (rc->s->cfg.verbose && j->rq) {
     fprintf(stderr, "ccsimd: request %llu body %d -> %s%s%s\n",
             (unsigned long long)j->rq->request_id, (int)j->rq->body_case,
             ccsim_status_name((int)rc->error.code), rc->msg[0] ? ": " : "", rc->msg);
   }
+}
+
+// j's reply: rc->reply with the request's id, packed once (out of memory: none, and the
+// client times out)
+static void finish(rctx *rc, srv_job *j) {
+  if (j->rq) {
+    rc->reply.has_request_id = 1;
+    rc->reply.request_id = j->rq->request_id;
+  }
+  free(j->reply);
+  size_t n = 0;
+  j->reply = pack_bare(&rc->reply, &n);
+  j->reply_len = j->reply ? n : 0;
+  log_reply(rc, j);
+}
+
+// j's reply: the session's stored reply with the request's id
+static void finish_stored(rctx *rc, srv_job *j, const srv_session *ss) {
+  free(j->reply);
+  j->reply = pack_prefixed(ss->last_reply, ss->last_reply_len, j->rq->request_id,
+                           &j->reply_len);
+  log_reply(rc, j);
 }
 
 void srv_job_free(srv_job *j) {
@@ -718,9 +729,7 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
   const Ccsim__Request *rq = j->rq;
   uint64_t seq = rq->has_seq ? rq->seq : 0;
   if (seq != 0 && seq == ss->last_seq && ss->last_reply) {
-    free(j->reply);
-    j->reply = pack_prefixed(ss->last_reply, ss->last_reply_len, 1, rq->request_id,
-                             &j->reply_len);
+    finish_stored(rc, j, ss);
     return;
   }
   if (seq != 0 && seq != ss->last_seq + 1) {
@@ -733,6 +742,7 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
   int record = 0;
   do_step(rc, j, ss, &record);
   if (record && seq != 0) {
+    // packed once without the id for retries; this request's reply is a prefixed copy
     size_t n = 0;
     uint8_t *bare = pack_bare(&rc->reply, &n);
     if (bare) {
@@ -740,6 +750,8 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
       ss->last_reply = bare;
       ss->last_reply_len = n;
       ss->last_seq = seq;
+      finish_stored(rc, j, ss);
+      return;
     }
   }
   finish(rc, j);
