@@ -292,10 +292,37 @@ fail:
   return NULL;
 }
 
+// A pose from the keys "p" (position) and "q" (quaternion w, x, y, z, not zero) of the
+// object v; either may be absent (origin, identity). NULL after reporting at path.
+static Ccsim__Pose *parse_pose(pctx *p, json_t *v, const char *path) {
+  int bad = 0;
+  Ccsim__Pose *pose = alloc(p, sizeof *pose);
+  if (!pose) return NULL;
+  ccsim__pose__init(pose);
+  pose->p = get_vec3(p, v, "p", path, &bad);
+  json_t *q = json_object_get(v, "q");
+  if (q) {
+    double x[4];
+    char qs[200];
+    snprintf(qs, sizeof qs, "%s.q", path);
+    if (get_array(p, q, qs, x, 4)) return NULL;
+    if (!(x[0] * x[0] + x[1] * x[1] + x[2] * x[2] + x[3] * x[3] > 0)) {
+      perr(p, qs, "the quaternion [w, x, y, z] must not be zero");
+      return NULL;
+    }
+    pose->q = alloc(p, sizeof *pose->q);
+    if (!pose->q) return NULL;
+    ccsim__quat__init(pose->q);
+    pose->q->has_w = pose->q->has_x = pose->q->has_y = pose->q->has_z = 1;
+    pose->q->w = x[0], pose->q->x = x[1], pose->q->y = x[2], pose->q->z = x[3];
+  }
+  return bad ? NULL : pose;
+}
+
 static Ccsim__Body *parse_body(pctx *p, json_t *obj, const char *path) {
   static const char *const keys[] = {"name", "fixed", "kinematic", "type", "mass", "inertia",
                                      "density", "com", "shape", "pose", "velocity", "contact",
-                                     NULL};
+                                     "path", NULL};
   Ccsim__Body *b = alloc(p, sizeof *b);
   if (!b || check_keys(p, obj, path, keys) != 0) {
     return NULL;
@@ -365,28 +392,35 @@ static Ccsim__Body *parse_body(pctx *p, json_t *obj, const char *path) {
   if ((v = json_object_get(obj, "pose"))) {
     static const char *const k[] = {"p", "q", NULL};
     snprintf(sub, sizeof sub, "%s.pose", path);
-    Ccsim__Pose *pose = alloc(p, sizeof *pose);
-    if (!pose || check_keys(p, v, sub, k)) return NULL;
-    ccsim__pose__init(pose);
-    pose->p = get_vec3(p, v, "p", sub, &bad);
-    json_t *q = json_object_get(v, "q");
-    if (q) {
-      double x[4];
-      char qs[180];
-      snprintf(qs, sizeof qs, "%s.q", sub);
-      if (get_array(p, q, qs, x, 4)) return NULL;
-      if (!(x[0] * x[0] + x[1] * x[1] + x[2] * x[2] + x[3] * x[3] > 0)) {
-        perr(p, qs, "the quaternion [w, x, y, z] must not be zero");
+    if (check_keys(p, v, sub, k) || !(b->pose = parse_pose(p, v, sub))) return NULL;
+  }
+  if ((v = json_object_get(obj, "path"))) {
+    static const char *const k[] = {"t", "p", "q", NULL};
+    snprintf(sub, sizeof sub, "%s.path", path);
+    size_t n = json_is_array(v) ? json_array_size(v) : 0;
+    if (n == 0) {
+      perr(p, sub, "expected a non-empty array of waypoints {\"t\": s, \"p\": [x, y, z], "
+           "\"q\": [w, x, y, z]}");
+      return NULL;
+    }
+    b->path = alloc(p, n * sizeof *b->path);
+    if (!b->path) return NULL;
+    for (size_t i = 0; i < n; i++) {
+      char wsub[200];
+      snprintf(wsub, sizeof wsub, "%s[%zu]", sub, i);
+      json_t *w = json_array_get(v, i);
+      Ccsim__Waypoint *wp = alloc(p, sizeof *wp);
+      if (!wp || check_keys(p, w, wsub, k)) return NULL;
+      ccsim__waypoint__init(wp);
+      if (!json_object_get(w, "t")) {
+        perr(p, wsub, "\"t\" is required (the waypoint's time in seconds)");
         return NULL;
       }
-      pose->q = alloc(p, sizeof *pose->q);
-      if (!pose->q) return NULL;
-      ccsim__quat__init(pose->q);
-      pose->q->has_w = pose->q->has_x = pose->q->has_y = pose->q->has_z = 1;
-      pose->q->w = x[0], pose->q->x = x[1], pose->q->y = x[2], pose->q->z = x[3];
+      if (get_num(p, w, "t", wsub, &wp->t, &wp->has_t) || !(wp->pose = parse_pose(p, w, wsub))) {
+        return NULL;
+      }
+      b->path[b->n_path++] = wp;
     }
-    if (bad) return NULL;
-    b->pose = pose;
   }
   if ((v = json_object_get(obj, "velocity"))) {
     static const char *const k[] = {"v", "w", NULL};

@@ -35,7 +35,7 @@ struct sim_data {
   double kin_t0;       // time at which kin_pos/kin_quat hold [s] (= time between steps)
   double *kin_target;  // (nbody x 7) pose a kinematic body reaches at the step's end
   int *kin_has_target; // (nbody) 1 when kin_target is set for the coming step
-  double kin_target_t; // time at which the kinematic targets are reached [s]
+  double *kin_target_t; // (nbody) time at which body b's kinematic target is reached [s]
   double *force_in;    // (nbody x 3) held world-frame force at the COM [N]
   double *torque_in;   // (nbody x 3) held world-frame torque [N m]
   // scratch of one evaluation: every body's placement and motion (see sim_kinematics)
@@ -680,6 +680,7 @@ sim_data *sim_data_new(const sim_model *m, char *err, size_t err_sz) {
   d->torque_in = calloc(nb * 3, sizeof(double));
   d->kin_target = calloc(nb * 7, sizeof(double));
   d->kin_has_target = calloc(nb, sizeof(int));
+  d->kin_target_t = calloc(nb, sizeof(double));
   d->x_pos = calloc(nb * 3, sizeof(double));
   d->x_quat = calloc(nb * 4, sizeof(double));
   d->x_com = calloc(nb * 3, sizeof(double));
@@ -688,7 +689,7 @@ sim_data *sim_data_new(const sim_model *m, char *err, size_t err_sz) {
   d->wrench = calloc(nb * 6, sizeof(double));
   d->contact_time = NAN;
   if (!d->kin_pos || !d->kin_quat || !d->kin_vel || !d->kin_omega || !d->force_in ||
-      !d->torque_in || !d->kin_target || !d->kin_has_target || !d->x_pos || !d->x_quat ||
+      !d->torque_in || !d->kin_target || !d->kin_has_target || !d->kin_target_t || !d->x_pos || !d->x_quat ||
       !d->x_com || !d->x_vel || !d->x_omega || !d->wrench) {
     ccsim_set_err(err, err_sz, "out of memory");
     sim_data_destroy(&d);
@@ -738,6 +739,7 @@ void sim_data_destroy(sim_data **pd) {
   free(d->torque_in);
   free(d->kin_target);
   free(d->kin_has_target);
+  free(d->kin_target_t);
   free(d->x_pos);
   free(d->x_quat);
   free(d->x_com);
@@ -861,7 +863,7 @@ static void advance_kinematic(const sim_model *m, sim_data *d, double t, int rea
     // the target lands exactly (no drift from the velocity's rounding) when its time is
     // reached; a request batched into sub-steps passes through on the way
     int arrive = reached_end && d->kin_has_target[b] &&
-                 t >= d->kin_target_t - 1e-9 * fmax(1.0, fabs(t));
+                 t >= d->kin_target_t[b] - 1e-9 * fmax(1.0, fabs(t));
     if (arrive) {
       memcpy(pos, d->kin_target + 7 * b, 3 * sizeof(double));
       memcpy(q, d->kin_target + 7 * b + 3, 4 * sizeof(double));
@@ -875,11 +877,41 @@ static void advance_kinematic(const sim_model *m, sim_data *d, double t, int rea
   d->kin_t0 = t;
 }
 
+// Kinematic body b moves with constant velocities from its pose now to (pos, q), unit,
+// which it reaches dt later.
+static void kinematic_target(sim_data *d, int b, const double pos[3], const double q[4],
+                             double dt) {
+  double v[3], w[3], *v0 = d->kin_vel + 3 * b, *w0 = d->kin_omega + 3 * b;
+  sim_twist_between(d->kin_pos + 3 * b, d->kin_quat + 4 * b, pos, q, dt, v, w);
+  // a jump of a pusher's velocity is a discontinuity like a jump of a held force (see
+  // sim_set_input): restart a frictional plant there; the chords of a straight path
+  // differ only by rounding and keep the history
+  if (sim_friction_active(d->col) &&
+      (geo_v3_dist(v, v0) > 1e-9 * (1e-3 + geo_v3_norm(v0)) ||
+       geo_v3_dist(w, w0) > 1e-9 * (1e-3 + geo_v3_norm(w0)))) {
+    d->need_reinit = 1;
+  }
+  geo_v3_copy(v0, v);
+  geo_v3_copy(w0, w);
+  memcpy(d->kin_target + 7 * b, pos, 3 * sizeof(double));
+  memcpy(d->kin_target + 7 * b + 3, q, 4 * sizeof(double));
+  d->kin_has_target[b] = 1;
+  d->kin_target_t[b] = d->time + dt;
+}
+
 ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out) {
   if (!isfinite(t_out) || !(t_out > d->time)) {
     snprintf(d->err, sizeof d->err, "step: target time %g must be finite and after %g", t_out,
              d->time);
     return CCSIM_EINVAL;
+  }
+  // path-driven bodies run the chord to where their path is at the step's end: a waypoint
+  // inside the step is cut, the rest of the path is followed exactly at every step's end
+  for (int b = 0; b < m->nbody; b++) {
+    if (m->path_n[b] == 0) continue;
+    double pos[3], q[4];
+    sim_model_path_pose(m, b, t_out, pos, q);
+    kinematic_target(d, b, pos, q, t_out - d->time);
   }
   uint64_t t0 = now_ns();
   if (d->rigid) {
@@ -970,6 +1002,11 @@ ccsim_status sim_set_kinematic(const sim_model *m, sim_data *d, int b, const dou
     snprintf(d->err, sizeof d->err, "kinematic input: body %d is not a kinematic body", b);
     return CCSIM_EINVAL;
   }
+  if (m->path_n[b] > 0) {
+    snprintf(d->err, sizeof d->err, "kinematic input: body %d (\"%s\") follows its scene path",
+             b, m->name[b]);
+    return CCSIM_EINVAL;
+  }
   if (pos && quat) {
     double q[4] = {quat[0], quat[1], quat[2], quat[3]}, qn = geo_quat_normalize(q);
     if (!isfinite(dt) || !(dt > 0) || !isfinite(qn) || qn == 0 || !isfinite(pos[0]) ||
@@ -977,26 +1014,7 @@ ccsim_status sim_set_kinematic(const sim_model *m, sim_data *d, int b, const dou
       snprintf(d->err, sizeof d->err, "kinematic input: body %d: pose must be finite, dt > 0", b);
       return CCSIM_EINVAL;
     }
-    // constant velocities that carry the current pose to the target over dt
-    const double *p0 = d->kin_pos + 3 * b, *q0 = d->kin_quat + 4 * b;
-    double v[3], dq[4], q0c[4] = {q0[0], -q0[1], -q0[2], -q0[3]}, w[3] = {0, 0, 0};
-    geo_v3_sub(v, pos, p0);
-    geo_v3_scale(v, v, 1.0 / dt);
-    geo_quat_mul(dq, q, q0c);  // world-frame rotation from q0 to q
-    if (dq[0] < 0) {
-      for (int j = 0; j < 4; j++) dq[j] = -dq[j];  // the short way round
-    }
-    double sn = sqrt(dq[1] * dq[1] + dq[2] * dq[2] + dq[3] * dq[3]);
-    if (sn > 0) {
-      double angle = 2 * atan2(sn, dq[0]);
-      for (int j = 0; j < 3; j++) w[j] = dq[1 + j] / sn * angle / dt;
-    }
-    geo_v3_copy(d->kin_vel + 3 * b, v);
-    geo_v3_copy(d->kin_omega + 3 * b, w);
-    memcpy(d->kin_target + 7 * b, pos, 3 * sizeof(double));
-    memcpy(d->kin_target + 7 * b + 3, q, sizeof q);
-    d->kin_has_target[b] = 1;
-    d->kin_target_t = d->time + dt;
+    kinematic_target(d, b, pos, q, dt);
     return CCSIM_OK;
   }
   for (int j = 0; j < 3; j++) {

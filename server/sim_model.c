@@ -253,6 +253,104 @@ static int check_body(const sim_body_desc *b, const char *where, char *err, size
   return check_contact(&b->contact, where, err, err_sz);
 }
 
+void sim_twist_between(const double p0[3], const double q0[4], const double p1[3],
+                       const double q1[4], double dt, double v[3], double w[3]) {
+  double dq[4], q0c[4] = {q0[0], -q0[1], -q0[2], -q0[3]};
+  geo_v3_sub(v, p1, p0);
+  geo_v3_scale(v, v, 1.0 / dt);
+  geo_quat_mul(dq, q1, q0c);  // world-frame rotation from q0 to q1
+  if (dq[0] < 0) {
+    for (int j = 0; j < 4; j++) dq[j] = -dq[j];  // the short way round
+  }
+  double sn = sqrt(dq[1] * dq[1] + dq[2] * dq[2] + dq[3] * dq[3]);
+  geo_v3_set(w, 0, 0, 0);
+  if (sn > 0) {
+    double angle = 2 * atan2(sn, dq[0]);
+    for (int j = 0; j < 3; j++) w[j] = dq[1 + j] / sn * angle / dt;
+  }
+}
+
+void sim_model_path_pose(const sim_model *m, int b, double t, double pos[3], double quat[4]) {
+  const double *w = m->path[b];
+  int n = m->path_n[b];
+  if (t <= w[0] || n == 1 || t >= w[SIM_PATH_STRIDE * (n - 1)]) {
+    const double *at = t <= w[0] ? w : w + SIM_PATH_STRIDE * (n - 1);
+    geo_v3_copy(pos, at + 1);
+    memcpy(quat, at + 4, 4 * sizeof(double));
+    return;
+  }
+  int lo = 0, hi = n - 1;  // w[lo].t <= t < w[hi].t
+  while (hi - lo > 1) {
+    int mid = (lo + hi) / 2;
+    if (w[SIM_PATH_STRIDE * mid] <= t) lo = mid;
+    else hi = mid;
+  }
+  const double *a = w + SIM_PATH_STRIDE * lo, *c = w + SIM_PATH_STRIDE * hi;
+  // the twist that runs the segment, applied for the time since its start: the same
+  // motion a kinematic body makes when driven from waypoint to waypoint
+  double v[3], om[3], h = t - a[0];
+  sim_twist_between(a + 1, a + 4, c + 1, c + 4, c[0] - a[0], v, om);
+  geo_v3_madd(pos, a + 1, h, v);
+  double wn = geo_v3_norm(om), dq[4] = {1, 0, 0, 0};
+  if (wn * h != 0) {
+    double half = 0.5 * wn * h, sn = sin(half) / wn;
+    dq[0] = cos(half), dq[1] = om[0] * sn, dq[2] = om[1] * sn, dq[3] = om[2] * sn;
+  }
+  geo_quat_mul(quat, dq, a + 4);
+  geo_quat_normalize(quat);
+}
+
+// Copy and check body i's path: kinematic only, times finite, >= 0 and strictly rising,
+// finite poses with non-zero quaternions (normalised here). The body starts where the
+// path puts it at time 0, moving as its first segment does.
+static int compile_path(sim_model *m, int i, const sim_body_desc *b, const char *where,
+                        char *err, size_t err_sz) {
+  if (b->type != SIM_BODY_KINEMATIC) {
+    ccsim_set_err(err, err_sz, "%s.path: only kinematic bodies follow a path", where);
+    return -1;
+  }
+  if (b->npath < 0 || b->npath > SIM_MAX_PATH || !b->path) {
+    ccsim_set_err(err, err_sz, "%s.path: %d waypoints (give 1 to %d)", where, b->npath,
+                  SIM_MAX_PATH);
+    return -1;
+  }
+  double *w = malloc((size_t)b->npath * SIM_PATH_STRIDE * sizeof(double));
+  if (!w) {
+    ccsim_set_err(err, err_sz, "out of memory");
+    return -1;
+  }
+  m->path[i] = w;
+  memcpy(w, b->path, (size_t)b->npath * SIM_PATH_STRIDE * sizeof(double));
+  for (int k = 0; k < b->npath; k++) {
+    double *at = w + SIM_PATH_STRIDE * k;
+    if (!all_finite(at, SIM_PATH_STRIDE)) {
+      ccsim_set_err(err, err_sz, "%s.path[%d]: values must be finite", where, k);
+      return -1;
+    }
+    if (at[0] < 0 || (k > 0 && !(at[0] > at[-SIM_PATH_STRIDE]))) {
+      ccsim_set_err(err, err_sz, "%s.path[%d].t: %g; times must be >= 0 and strictly rising",
+                    where, k, at[0]);
+      return -1;
+    }
+    if (geo_quat_normalize(at + 4) == 0) {
+      ccsim_set_err(err, err_sz, "%s.path[%d].q: the quaternion must not be zero", where, k);
+      return -1;
+    }
+  }
+  m->path_n[i] = b->npath;
+  sim_model_path_pose(m, i, 0, m->pos0 + 3 * i, m->quat0 + 4 * i);
+  int seg = 0;
+  while (seg + 1 < b->npath && w[SIM_PATH_STRIDE * (seg + 1)] <= 0) seg++;
+  geo_v3_set(m->vel0 + 3 * i, 0, 0, 0);
+  geo_v3_set(m->omega0 + 3 * i, 0, 0, 0);
+  if (seg + 1 < b->npath && w[SIM_PATH_STRIDE * seg] <= 0) {
+    const double *a = w + SIM_PATH_STRIDE * seg, *c = a + SIM_PATH_STRIDE;
+    sim_twist_between(a + 1, a + 4, c + 1, c + 4, c[0] - a[0], m->vel0 + 3 * i,
+                      m->omega0 + 3 * i);
+  }
+  return 0;
+}
+
 sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
   if (!s || s->nbody < 0 || (s->nbody > 0 && !s->bodies)) {
     ccsim_set_err(err, err_sz, "scene: no bodies array");
@@ -333,7 +431,9 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
   m->mesh = calloc(nb, sizeof *m->mesh);
   m->bvh = calloc(nb, sizeof *m->bvh);
   m->bound_r = calloc(nb, sizeof(double));
-  if (!m->bvh || !m->bound_r || !m->name || !m->type || !m->state_index || !m->mass ||
+  m->path_n = calloc(nb, sizeof(int));
+  m->path = calloc(nb, sizeof *m->path);
+  if (!m->path_n || !m->path || !m->bvh || !m->bound_r || !m->name || !m->type || !m->state_index || !m->mass ||
       !m->inertia || !m->inertia_inv || !m->com || !m->pos0 || !m->quat0 || !m->vel0 ||
       !m->omega0 || !m->body_contact || !m->shape_type || !m->mesh) {
     ccsim_set_err(err, err_sz, "out of memory");
@@ -397,6 +497,9 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
     }
     geo_v3_copy(m->vel0 + 3 * i, b->vel);
     geo_v3_copy(m->omega0 + 3 * i, b->omega);
+    if (b->npath != 0 && compile_path(m, i, b, where, err, err_sz) != 0) {
+      goto fail;
+    }
     if (b->type == SIM_BODY_FREE) {
       m->state_index[i] = SIM_NQ * m->nfree++;
     } else {
@@ -435,6 +538,9 @@ void sim_model_destroy(sim_model **pm) {
   free(m->mesh);
   free(m->bvh);
   free(m->bound_r);
+  for (int i = 0; m->path && i < m->nbody; i++) free(m->path[i]);
+  free(m->path);
+  free(m->path_n);
   free(m);
   *pm = NULL;
 }

@@ -13,6 +13,8 @@
 #define SIM_NAME_MAX 64          // body names, including the terminating NUL
 #define SIM_MAX_BODIES 4096      // bodies per scene
 #define SIM_MAX_MESH_TRIS 2000000  // triangles per body mesh
+#define SIM_MAX_PATH 100000      // waypoints per kinematic body's path
+#define SIM_PATH_STRIDE 8        // doubles per waypoint: t, position (3), quaternion (4)
 
 typedef enum sim_body_type {
   SIM_BODY_FREE = 0,       // integrated
@@ -92,6 +94,9 @@ typedef struct sim_body_desc {
   double pos[3], quat[4];      // reference frame pose in the world [m], (w, x, y, z)
   double vel[3], omega[3];     // reference frame origin velocity, angular velocity (world)
   sim_contact_params contact;  // overrides (set bits)
+  int npath;                   // kinematic bodies: waypoints of a scripted path (0: none)
+  const double *path;          // (npath x 8) t [s], position (3) [m], quaternion (4, w x y z);
+                               // borrowed
 } sim_body_desc;
 
 // A whole scene as plain data; every pointer borrowed until sim_model_compile returns.
@@ -134,6 +139,9 @@ typedef struct sim_model {
   geo_mesh **mesh;               // (nbody) body-frame mesh, NULL for SIM_SHAPE_NONE; owned
   geo_bvh **bvh;                 // (nbody) hierarchy of mesh[i], NULL without mesh; owned
   double *bound_r;               // (nbody) radius of a sphere about the COM holding the mesh [m]
+  int *path_n;                   // (nbody) waypoints of a path-driven kinematic body, else 0
+  double **path;                 // (nbody) its waypoints (path_n x SIM_PATH_STRIDE, unit
+                                 // quaternions), owned; NULL without a path
 } sim_model;
 
 // Per free body in the state vector: p_com (3), q (4), v_com (3), omega_body (3).
@@ -151,5 +159,15 @@ void sim_model_destroy(sim_model **m);
 
 // Index of the body called name, or -1.
 int sim_model_body(const sim_model *m, const char *name);
+
+// Pose of path-driven body b at time t [s]: linear in position, the shortest rotation in
+// orientation between neighbouring waypoints; the first pose before the path, the last
+// after it. b must have a path (m->path_n[b] > 0).
+void sim_model_path_pose(const sim_model *m, int b, double t, double pos[3], double quat[4]);
+
+// The constant twist (world frame: v of the reference origin, w) that carries pose
+// (p0, q0) to (p1, q1) in time dt > 0 along the shortest rotation; quaternions unit.
+void sim_twist_between(const double p0[3], const double q0[4], const double p1[3],
+                       const double q1[4], double dt, double v[3], double w[3]);
 
 #endif

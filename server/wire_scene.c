@@ -194,6 +194,20 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
   }
   s.bodies = bodies;
   sim_model *m = NULL;
+  double *paths = NULL;  // every body's waypoints, back to back
+  size_t npath = 0, used = 0;
+  for (size_t i = 0; i < sc->n_bodies; i++) {
+    if (sc->bodies[i]->n_path > SIM_MAX_PATH) {
+      ccsim_set_err(err, err_sz, "bodies[%zu].path: %zu waypoints exceeds the limit of %d", i,
+                    sc->bodies[i]->n_path, SIM_MAX_PATH);
+      goto done;
+    }
+    npath += sc->bodies[i]->n_path;
+  }
+  if (npath && !(paths = malloc(npath * SIM_PATH_STRIDE * sizeof(double)))) {
+    ccsim_set_err(err, err_sz, "out of memory");
+    goto done;
+  }
   for (size_t i = 0; i < sc->n_bodies; i++) {
     const Ccsim__Body *pb = sc->bodies[i];
     sim_body_desc *b = &bodies[i];
@@ -233,9 +247,26 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
       goto done;
     }
     read_contact(pb->contact, &b->contact);
+    if (pb->n_path && (pb->pose || pb->twist)) {
+      ccsim_set_err(err, err_sz, "%s: give a pose and velocity or a path, not both (the path "
+                    "places the body at time 0)", where);
+      goto done;
+    }
+    b->npath = (int)pb->n_path;
+    b->path = paths ? paths + used : NULL;
+    for (size_t k = 0; k < pb->n_path; k++, used += SIM_PATH_STRIDE) {
+      const Ccsim__Waypoint *wp = pb->path[k];
+      paths[used] = wp->has_t ? wp->t : NAN;
+      if (!wp->pose || wire_vec3_get(wp->pose->p, paths + used + 1, zero) != 0 ||
+          wire_quat_get(wp->pose->q, paths + used + 4) != 0 || !wp->has_t) {
+        ccsim_set_err(err, err_sz, "%s.path[%zu]: needs a finite time t and pose", where, k);
+        goto done;
+      }
+    }
   }
   m = sim_model_compile(&s, err, err_sz);
 done:
+  free(paths);
   free(bodies);
   return m;
 }
