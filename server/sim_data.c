@@ -84,16 +84,8 @@ static void quat_rate(double out[4], const double q[4], const double w[3]) {
 
 // Pose of kinematic body b at time t: it moves with its held twist from kin_t0.
 static void kinematic_pose(const sim_data *d, int b, double t, double pos[3], double quat[4]) {
-  double h = t - d->kin_t0;
-  const double *w = d->kin_omega + 3 * b;
-  geo_v3_madd(pos, d->kin_pos + 3 * b, h, d->kin_vel + 3 * b);
-  double wn = geo_v3_norm(w), dq[4] = {1, 0, 0, 0};
-  if (wn * h != 0) {
-    double half = 0.5 * wn * h, s = sin(half) / wn;
-    dq[0] = cos(half), dq[1] = w[0] * s, dq[2] = w[1] * s, dq[3] = w[2] * s;
-  }
-  geo_quat_mul(quat, dq, d->kin_quat + 4 * b);  // world-frame rotation: left multiply
-  geo_quat_normalize(quat);
+  sim_pose_advance(d->kin_pos + 3 * b, d->kin_quat + 4 * b, d->kin_vel + 3 * b,
+                   d->kin_omega + 3 * b, t - d->kin_t0, pos, quat);
 }
 
 // Every body's placement and motion at time t and state y, into d's scratch.

@@ -270,6 +270,18 @@ void sim_twist_between(const double p0[3], const double q0[4], const double p1[3
   }
 }
 
+void sim_pose_advance(const double p0[3], const double q0[4], const double v[3],
+                      const double w[3], double h, double pos[3], double quat[4]) {
+  geo_v3_madd(pos, p0, h, v);
+  double wn = geo_v3_norm(w), dq[4] = {1, 0, 0, 0};
+  if (wn * h != 0) {
+    double half = 0.5 * wn * h, sn = sin(half) / wn;
+    dq[0] = cos(half), dq[1] = w[0] * sn, dq[2] = w[1] * sn, dq[3] = w[2] * sn;
+  }
+  geo_quat_mul(quat, dq, q0);  // world-frame rotation: left multiply
+  geo_quat_normalize(quat);
+}
+
 void sim_model_path_pose(const sim_model *m, int b, double t, double pos[3], double quat[4]) {
   const double *w = m->path[b];
   int n = m->path_n[b];
@@ -290,14 +302,7 @@ void sim_model_path_pose(const sim_model *m, int b, double t, double pos[3], dou
   // motion a kinematic body makes when driven from waypoint to waypoint
   double v[3], om[3], h = t - a[0];
   sim_twist_between(a + 1, a + 4, c + 1, c + 4, c[0] - a[0], v, om);
-  geo_v3_madd(pos, a + 1, h, v);
-  double wn = geo_v3_norm(om), dq[4] = {1, 0, 0, 0};
-  if (wn * h != 0) {
-    double half = 0.5 * wn * h, sn = sin(half) / wn;
-    dq[0] = cos(half), dq[1] = om[0] * sn, dq[2] = om[1] * sn, dq[3] = om[2] * sn;
-  }
-  geo_quat_mul(quat, dq, a + 4);
-  geo_quat_normalize(quat);
+  sim_pose_advance(a + 1, a + 4, v, om, h, pos, quat);
 }
 
 // Copy and check body i's path: kinematic only, times finite, >= 0 and strictly rising,

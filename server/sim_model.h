@@ -165,6 +165,11 @@ int sim_model_body(const sim_model *m, const char *name);
 // after it. b must have a path (m->path_n[b] > 0).
 void sim_model_path_pose(const sim_model *m, int b, double t, double pos[3], double quat[4]);
 
+// Pose (pos, quat) reached from (p0, q0) after time h [s] moving with the constant world
+// twist v, w: the motion sim_twist_between's twist makes. Outputs may not alias inputs.
+void sim_pose_advance(const double p0[3], const double q0[4], const double v[3],
+                      const double w[3], double h, double pos[3], double quat[4]);
+
 // The constant twist (world frame: v of the reference origin, w) that carries pose
 // (p0, q0) to (p1, q1) in time dt > 0 along the shortest rotation; quaternions unit.
 void sim_twist_between(const double p0[3], const double q0[4], const double p1[3],
