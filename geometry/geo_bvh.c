@@ -419,6 +419,8 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
   b->tri = malloc((size_t)m->ntri * 3 * sizeof *b->tri);
   b->tri_normal = malloc((size_t)m->ntri * 3 * sizeof *b->tri_normal);
   b->tri_edge = malloc((size_t)m->ntri * 3 * sizeof *b->tri_edge);
+  b->tri_side = malloc((size_t)m->ntri * 9 * sizeof *b->tri_side);
+  b->tri_side_off = malloc((size_t)m->ntri * 6 * sizeof *b->tri_side_off);
   b->node = calloc((size_t)b->nnode, sizeof *b->node);
   b->tri_order = malloc((size_t)m->ntri * sizeof *b->tri_order);
   cen = malloc((size_t)m->ntri * 3 * sizeof *cen);
@@ -426,8 +428,9 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
   cx.key = malloc((size_t)m->ntri * sizeof *cx.key);
   cx.hull_tmp = malloc((size_t)m->ntri * 3 * sizeof *cx.hull_tmp + 16);
   cx.vmark = calloc((size_t)m->nvert, sizeof *cx.vmark);
-  if (!b->vert || !b->tri || !b->tri_normal || !b->tri_edge || !b->node || !b->tri_order ||
-      !cen || !area || !cx.key || !cx.hull_tmp || !cx.vmark) {
+  if (!b->vert || !b->tri || !b->tri_normal || !b->tri_edge || !b->tri_side ||
+      !b->tri_side_off || !b->node || !b->tri_order || !cen || !area || !cx.key ||
+      !cx.hull_tmp || !cx.vmark) {
     goto oom;
   }
   memcpy(b->vert, m->vert, (size_t)m->nvert * 3 * sizeof *b->vert);
@@ -453,6 +456,17 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
     geo_v3_cross(n, e1, e2);
     area[t] = 0.5 * geo_v3_norm(n);
     b->tri_order[t] = t;
+    // side normals by the very operations the query's triangle kernel would apply to B's
+    // (untransformed) triangles, so the kernel may read them instead, bit for bit
+    const double *v[3] = {v0, v1, v2};
+    for (int k = 0; k < 3; k++) {
+      double e[3], *mk = b->tri_side + 9 * t + 3 * k;
+      geo_v3_sub(e, v[k == 2 ? 0 : k + 1], v[k]);
+      geo_v3_cross(mk, b->tri_normal + 3 * t, e);
+      b->tri_side_off[6 * t + 2 * k] = geo_v3_dot(mk, v[k]);
+      double len = geo_v3_norm(mk);
+      b->tri_side_off[6 * t + 2 * k + 1] = len > 0.0 ? 1.0 / len : 0.0;
+    }
   }
   cx.b = b;
   cx.cen = cen;
@@ -497,6 +511,8 @@ void geo_bvh_destroy(geo_bvh **pb) {
   free(b->tri);
   free(b->tri_normal);
   free(b->tri_edge);
+  free(b->tri_side);
+  free(b->tri_side_off);
   free(b);
   *pb = NULL;
 }

@@ -22,10 +22,15 @@
 //    hull vertex of the subtree (a superset: candidates from the children minus those
 //    proved interior by a tetrahedron of extreme points), so max over the list of d.v is
 //    the exact support of the subtree in direction d (Xavier's node volume; for GJK between
-//    subtrees by callers). The queries in geo_query.h do not test hulls: on the Rock-N-Stack
-//    contact web the hull of a curved patch bulges past the 0.25 mm gap; measured there, a
-//    hull support-gap test (8 directions) after the box test pruned only 7-9 % of the node
-//    pairs the box passed, while scanning hull vertices cost far more than the box test.
+//    subtrees by callers). The queries in geo_query.h test hulls only against a single
+//    triangle, along its normal and side normals, and only small hulls (at most 16
+//    vertices): on the Rock-N-Stack contact web the hull of a curved patch bulges past the
+//    0.25 mm gap, and a support-gap test (8 directions) between two subtrees pruned only
+//    7-9 % of the node pairs the box passed, while scanning large hulls cost far more than
+//    the box test; against one of the 1-ring cone's long triangles the four planes of the
+//    triangle prune about a third of the small subtrees the box passes.
+//    Per triangle the hierarchy also keeps its side normals (tri_side), so neither test
+//    nor the triangle kernel recomputes them for B.
 // Leaf pairs are then decided by the exact triangle-triangle kernel (geo_query.c), whose
 // first step is the two plane tests, i.e. the box test's face axes for single triangles.
 //
@@ -67,6 +72,10 @@ typedef struct geo_bvh {
   int *tri;              // (ntri x 3) vertex ids, counter-clockwise from outside
   double *tri_normal;    // (ntri x 3) unit outward normals
   int *tri_edge;         // (ntri x 3) edge id of side k = (tri[3t+k], tri[3t+(k+1)%3])
+  double *tri_side;      // (ntri x 3 x 3) side k's in-plane normal m_k = n x (v_k+1 - v_k),
+                         // pointing into the triangle, unnormalised (|m_k| = side length) [m]
+  double *tri_side_off;  // (ntri x 3 x 2) per side k: m_k . v_k [m^2] and 1 / |m_k| [1/m]
+                         // (0 for a side of length 0); the triangle lies in m_k . x >= m_k . v_k
   int closed;            // mesh was closed (watertight, consistently oriented)
   double scale;          // root sphere radius [m], sets relative tolerances
   double build_seconds;  // wall time spent in geo_bvh_new [s]

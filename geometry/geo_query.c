@@ -26,6 +26,7 @@ typedef struct q_leaf {
   int pid[3], qid[3];      // their vertex ids
   double np[3];            // A's triangle normal in B's frame
   const double *nq;        // B's triangle normal
+  const double *mq;        // B's triangle side normals (geo_bvh tri_side)
 } q_leaf;
 
 struct geo_query_ws {
@@ -308,36 +309,77 @@ static inline const double *a_axes(geo_query_ws *ws, int id) {
   return o;
 }
 
+// Lower bound from the bounding spheres alone, d = B's centre - A's centre (B's frame):
+// the sphere gap, then A's sphere against B's box (cheap, and strong when B is a long thin
+// patch or a single triangle, whose box is flat). Above thr it only prunes; else it is
+// max(0, sphere gap).
+static inline double sphere_lb(const geo_bvh_node *A, const geo_bvh_node *B, const double d[3],
+                               double thr) {
+  double lb = geo_v3_norm(d) - A->r - B->r;
+  if (lb > thr) {
+    return lb;
+  }
+  const double *bx = B->ax;
+  double e2 = 0.0;
+  for (int j = 0; j < 3; j++) {
+    double t = fabs(bx[3 * j] * d[0] + bx[3 * j + 1] * d[1] + bx[3 * j + 2] * d[2]) - B->h[j];
+    if (t > 0.0) e2 += t * t;
+  }
+  double rr = thr + A->r;
+  if (e2 > rr * rr) {
+    return sqrt(e2) - A->r;
+  }
+  return lb < 0.0 ? 0.0 : lb;
+}
+
+// Hulls of at most this many vertices are scanned against a single triangle of B (the
+// subtrees of a few triangles, where a box of a curved patch bulges most): on the
+// Rock-N-Stack the scan prunes about a third of the node pairs the box passes there, while
+// larger hulls cost more to scan than the pairs they prune.
+#define GEO_Q_HULL_MAX 16
+
+// A's subtree against B's triangle tb along the triangle's normal and its three side
+// normals, from the exact support of A's hull vertices: the largest of lb and the gaps
+// along those four directions (each a lower bound on the distance).
+static inline double hull_tri_lb(geo_query_ws *ws, const geo_bvh_node *A, int tb, double lb) {
+  const geo_bvh *b = ws->b;
+  const double *nb = b->tri_normal + 3 * tb, *q0 = b->vert + 3 * b->tri[3 * tb];
+  const double *m = b->tri_side + 9 * tb, *mo = b->tri_side_off + 6 * tb;
+  const int *hv = ws->a->hull_vert + A->hull_first;
+  double lo = INFINITY, hi = -INFINITY, s0 = -INFINITY, s1 = -INFINITY, s2 = -INFINITY;
+  for (int k = 0; k < A->hull_n; k++) {
+    const double *v = a_vert(ws, hv[k]);
+    double w[3];
+    geo_v3_sub(w, v, q0);
+    double h = geo_v3_dot(nb, w);
+    lo = h < lo ? h : lo;
+    hi = h > hi ? h : hi;
+    double t0 = geo_v3_dot(m, v), t1 = geo_v3_dot(m + 3, v), t2 = geo_v3_dot(m + 6, v);
+    s0 = t0 > s0 ? t0 : s0;
+    s1 = t1 > s1 ? t1 : s1;
+    s2 = t2 > s2 ? t2 : s2;
+  }
+  lb = lo > lb ? lo : lb;
+  lb = -hi > lb ? -hi : lb;
+  double g0 = (mo[0] - s0) * mo[1], g1 = (mo[2] - s1) * mo[3], g2 = (mo[4] - s2) * mo[5];
+  lb = g0 > lb ? g0 : lb;
+  lb = g1 > lb ? g1 : lb;
+  return g2 > lb ? g2 : lb;
+}
+
 // Lower bound on the distance between the subtrees of node ia (A) and ib (B); returns as
-// soon as it exceeds thr (the caller prunes). Sphere gap, A's sphere against B's box (prune
-// only), then the 6 face axes of the two boxes (value), then the 9 edge-edge axes (prune
-// only).
+// soon as it exceeds thr (the caller prunes). The sphere bounds (sphere_lb), then the 6 face
+// axes of the two boxes (value), then the 9 edge-edge axes (prune only), then, when B is a
+// single triangle and A's hull small, the triangle's planes against that hull (value).
 static inline double geo_q_node_lb(geo_query_ws *ws, int ia, int ib, double thr) {
   const geo_bvh_node *A = &ws->a->node[ia], *B = &ws->b->node[ib];
   ws->n_node++;
   const double *ca = a_centre(ws, ia);
   double d[3];
   geo_v3_sub(d, B->c, ca);
-  double dist = geo_v3_norm(d);
-  double lb = dist - A->r - B->r;
+  double lb = sphere_lb(A, B, d, thr);
   if (lb > thr) {
     return lb;
-  }
-  if (lb < 0.0) {
-    lb = 0.0;
-  }
-  // A's sphere against B's box: cheap, and strong when B is a long thin patch
-  {
-    const double *bx = B->ax;
-    double e2 = 0.0;
-    for (int j = 0; j < 3; j++) {
-      double t = fabs(bx[3 * j] * d[0] + bx[3 * j + 1] * d[1] + bx[3 * j + 2] * d[2]) - B->h[j];
-      if (t > 0.0) e2 += t * t;
-    }
-    double rr = thr + A->r;
-    if (e2 > rr * rr) {
-      return sqrt(e2) - A->r;
-    }
   }
   const double *aa = a_axes(ws, ia), *ba = B->ax;
   double C[9], absC[9], tA[3], tB[3];
@@ -390,6 +432,9 @@ static inline double geo_q_node_lb(geo_query_ws *ws, int ia, int ib, double thr)
   GEO_Q_CROSS(2, 0, 1, 1, 2, 0);
   GEO_Q_CROSS(2, 0, 1, 2, 0, 1);
 #undef GEO_Q_CROSS
+  if (B->tri >= 0 && A->hull_n <= GEO_Q_HULL_MAX) {
+    return hull_tri_lb(ws, A, B->tri, lb);
+  }
   return lb;
 }
 
@@ -517,23 +562,25 @@ static inline int closest_ok(const double *const P[3], const double *const Q[3],
 #define GEO_Q_MAX3(a, b, c) ((a) > (b) ? ((a) > (c) ? (a) : (c)) : ((b) > (c) ? (b) : (c)))
 
 // The in-plane side normals m[j] = n x (T[j+1] - T[j]) of triangle T (unit normal n; they
-// point inwards) and d[j][k] = m[j] . (X[k] - T[j]) for the corners of triangle X. Returns
-// 1 with *gap > thr when X lies wholly outside one side of T by more than thr (a lower
-// bound on their distance), else 0.
+// point inwards; mpre, when not NULL, holds them already: a hierarchy's tri_side) and
+// d[j][k] = m[j] . (X[k] - T[j]) for the corners of triangle X. Returns 1 with *gap > thr
+// when X lies wholly outside one side of T by more than thr (a lower bound on their
+// distance), else 0; sides are tried in order, so d is complete only when 0 is returned.
 static inline int side_gap(const double *const X[3], const double *const T[3],
-                           const double n[3], double thr, double m[3][3], double d[3][3],
+                           const double n[3], const double *mpre, double thr, double d[3][3],
                            double *gap) {
   for (int j = 0; j < 3; j++) {
-    double e[3], w[3];
-    geo_v3_sub(e, T[j == 2 ? 0 : j + 1], T[j]);
-    geo_v3_cross(m[j], n, e);
+    double e[3], w[3], mb[3];
+    const double *m = mpre != NULL ? mpre + 3 * j : mb;
+    if (mpre == NULL) {
+      geo_v3_sub(e, T[j == 2 ? 0 : j + 1], T[j]);
+      geo_v3_cross(mb, n, e);
+    }
     for (int k = 0; k < 3; k++) {
       geo_v3_sub(w, X[k], T[j]);
-      d[j][k] = geo_v3_dot(m[j], w);
+      d[j][k] = geo_v3_dot(m, w);
     }
-  }
-  for (int j = 0; j < 3; j++) {
-    double hi = GEO_Q_MAX3(d[j][0], d[j][1], d[j][2]), mm = geo_v3_dot(m[j], m[j]);
+    double hi = GEO_Q_MAX3(d[j][0], d[j][1], d[j][2]), mm = geo_v3_dot(m, m);
     if (hi < 0.0 && hi * hi > thr * thr * mm) {
       *gap = -hi / sqrt(mm);
       if (*gap > thr) {
@@ -544,12 +591,13 @@ static inline int side_gap(const double *const X[3], const double *const T[3],
   return 0;
 }
 
-// Distance between triangles P (ids pid, unit normal np) and Q (qid, nq), all in one frame;
-// witness points in pa, pb. Edges are taken from the lower vertex id to the higher so the
-// same edge gives bit-identical results from either adjacent triangle.
+// Distance between triangles P (ids pid, unit normal np) and Q (qid, nq, side normals mq as
+// side_gap's mpre, nullable), all in one frame; witness points in pa, pb. Edges are taken
+// from the lower vertex id to the higher so the same edge gives bit-identical results from
+// either adjacent triangle.
 static double geo_q_tri_dist(const double *const P[3], const int pid[3], const double np[3],
                       const double *const Q[3], const int qid[3], const double nq[3],
-                      double thr, double pa[3], double pb[3]) {
+                      const double *mq, double thr, double pa[3], double pb[3]) {
   double sp[3], sq[3], w[3];
   for (int k = 0; k < 3; k++) {
     geo_v3_sub(w, P[k], Q[0]);
@@ -572,8 +620,8 @@ static double geo_q_tri_dist(const double *const P[3], const int pid[3], const d
   // in-plane normal m = n x e (pointing inwards): the same kind of lower bound. A long thin
   // triangle's neighbours across its long sides end here, not in the search below.
   // dq[j][k] = mq[j] . (P[k] - Q[j]) is also the vertex-face inside test of P[k] below.
-  double mq[3][3], mp[3][3], dq[3][3], dp[3][3];
-  if (side_gap(P, Q, nq, thr, mq, dq, &lo) || side_gap(Q, P, np, thr, mp, dp, &lo)) {
+  double dq[3][3], dp[3][3];
+  if (side_gap(P, Q, nq, mq, thr, dq, &lo) || side_gap(Q, P, np, NULL, thr, dp, &lo)) {
     return lo;
   }
   double best = INFINITY;
@@ -680,6 +728,7 @@ static inline void leaf_setup(geo_query_ws *ws, int ta, int tb) {
   }
   geo_m3_mulv(lc->np, ws->R, a->tri_normal + 3 * ta);
   lc->nq = b->tri_normal + 3 * tb;
+  lc->mq = b->tri_side + 9 * tb;
 }
 
 // exact distance of leaf pair (ta, tb) (or a lower bound above thr); sets ws->lc
@@ -688,7 +737,7 @@ static double geo_q_leaf(geo_query_ws *ws, int ta, int tb, double thr, double pa
   leaf_setup(ws, ta, tb);
   ws->n_leaf++;
   const q_leaf *lc = &ws->lc;
-  return geo_q_tri_dist(lc->P, lc->pid, lc->np, lc->Q, lc->qid, lc->nq, thr, pa, pb);
+  return geo_q_tri_dist(lc->P, lc->pid, lc->np, lc->Q, lc->qid, lc->nq, lc->mq, thr, pa, pb);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1046,8 +1095,7 @@ static void traverse_prox(geo_query_ws *ws, double thr, double ds, int *cand, do
       // face axis, cheaper)
       double dc[3];
       geo_v3_sub(dc, B->c, a_centre(ws, ia));
-      double rr = A->r + B->r + lim;
-      if (geo_v3_dot(dc, dc) > rr * rr) {
+      if (sphere_lb(A, B, dc, lim) > lim) {
         continue;
       }
       double pa[3], pb[3];
@@ -1248,7 +1296,8 @@ int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const 
       }
       const q_leaf *lc = &ws->lc;
       double pa[3], pb[3], lim = ds + ws->slack;
-      double d = geo_q_tri_dist(lc->P, lc->pid, lc->np, lc->Q, lc->qid, lc->nq, lim, pa, pb);
+      double d = geo_q_tri_dist(lc->P, lc->pid, lc->np, lc->Q, lc->qid, lc->nq, lc->mq, lim,
+                                pa, pb);
       if (d < lim) {
         cache->cand_hint[i] = close_pair(ws, d, pa, pb, ds);
       }
