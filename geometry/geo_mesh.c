@@ -475,3 +475,51 @@ geo_mesh *geo_mesh_load(const char *path, char *err, size_t err_sz) {
   free(buf);
   return m;
 }
+
+// A witness point on a vertex or an edge can be the closest point of one triangle without
+// being a closest point of the surface: a vertex hovering over the middle of triangle F1
+// of a flat grid is also closest to F1's neighbour F2 at the edge they share. Seen from
+// that edge, the inward direction of F1 leads towards the vertex; seen from a true
+// closest point, no direction along the surface does (a face's only such direction is
+// its normal).
+int geo_mesh_descends(const geo_mesh *m, geo_feature f, const double d[3]) {
+  double dn = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+  if (!(dn > 0.0)) {
+    return 0;  // touching: no direction to go
+  }
+  if (f.type == GEO_FEAT_VERTEX) {
+    const double *v = m->vert + 3 * f.id;
+    for (int k = m->vert_edge_start[f.id]; k < m->vert_edge_start[f.id + 1]; k++) {
+      const int *e = m->edge + 2 * m->vert_edge[k];
+      const double *u = m->vert + 3 * (e[0] == f.id ? e[1] : e[0]);
+      double t[3] = {u[0] - v[0], u[1] - v[1], u[2] - v[2]};
+      double tn = sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
+      if (t[0] * d[0] + t[1] * d[1] + t[2] * d[2] > GEO_MESH_DESCEND_TOL * dn * tn) {
+        return 1;
+      }
+    }
+  } else if (f.type == GEO_FEAT_EDGE) {
+    const int *e = m->edge + 2 * f.id;
+    const double *a = m->vert + 3 * e[0], *b = m->vert + 3 * e[1];
+    double ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+    double l2 = ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2];
+    for (int s = 0; s < 2; s++) {
+      int t = m->edge_tri[2 * f.id + s];
+      if (t < 0) {
+        continue;  // open border
+      }
+      const int *c = m->tri + 3 * t;
+      int w = c[0] != e[0] && c[0] != e[1] ? c[0] : c[1] != e[0] && c[1] != e[1] ? c[1] : c[2];
+      // the face's inward direction: its third corner minus that corner's foot on the edge
+      const double *x = m->vert + 3 * w;
+      double aw[3] = {x[0] - a[0], x[1] - a[1], x[2] - a[2]};
+      double along = (aw[0] * ab[0] + aw[1] * ab[1] + aw[2] * ab[2]) / l2;
+      double in[3] = {aw[0] - along * ab[0], aw[1] - along * ab[1], aw[2] - along * ab[2]};
+      double inn = sqrt(in[0] * in[0] + in[1] * in[1] + in[2] * in[2]);
+      if (in[0] * d[0] + in[1] * d[1] + in[2] * d[2] > GEO_MESH_DESCEND_TOL * dn * inn) {
+        return 1;
+      }
+    }
+  }
+  return 0;
+}

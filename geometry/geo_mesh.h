@@ -101,4 +101,13 @@ geo_mesh *geo_mesh_parse_obj(const char *buf, size_t len, const char *name, char
 geo_mesh *geo_mesh_parse_stl(const unsigned char *buf, size_t len, const char *name,
                              char *err, size_t err_sz);
 
+#define GEO_MESH_DESCEND_TOL 1e-9  // cosine allowance of geo_mesh_descends for rounding
+
+// 1 when some direction along m's surface away from feature f (an edge leaving a vertex,
+// the inward direction of a face beside an edge) makes an acute angle with d, body frame,
+// beyond a rounding allowance; else 0 (always 0 for a face or d = 0). With d pointing from
+// a witness point on f to the other body's witness point, 1 says the surface comes closer
+// just off f: the pair is not a closest point of m's surface, only of one triangle.
+int geo_mesh_descends(const geo_mesh *m, geo_feature f, const double d[3]);
+
 #endif

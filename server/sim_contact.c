@@ -43,6 +43,11 @@ struct sim_collider {
   double *anc_world;     // (cap x 6) an evaluation's anchor points A(ra), B(rb) (world)
   unsigned char *claimed;// (cap) anchors taken by a contact in this evaluation
   int nanc;
+  // the lead contact of each vertex in one body pair's evaluation (find_leads)
+  int nvert;             // entries of each table below: the largest mesh's vertex count
+  unsigned stamp;        // current pair evaluation; a table entry is valid if it matches
+  unsigned *lead_stamp;  // (2 x nvert) for A's vertices, then B's
+  int *lead_of;          // (2 x nvert) contact index of the vertex's deepest lead
   char err[256];
 };
 
@@ -76,7 +81,13 @@ sim_collider *sim_collider_new(const sim_model *m, int cap, char *err, size_t er
   c->anc_next = calloc((size_t)c->cap, sizeof *c->anc_next);
   c->anc_world = calloc((size_t)c->cap * 6, sizeof *c->anc_world);
   c->claimed = calloc((size_t)c->cap, 1);
-  if (!c->pairs || !c->contacts || !c->anc || !c->anc_next || !c->anc_world || !c->claimed) {
+  for (int i = 0; i < m->nbody; i++) {
+    if (m->mesh[i] && m->mesh[i]->nvert > c->nvert) c->nvert = m->mesh[i]->nvert;
+  }
+  c->lead_stamp = calloc(2 * (size_t)c->nvert + 1, sizeof *c->lead_stamp);
+  c->lead_of = calloc(2 * (size_t)c->nvert + 1, sizeof *c->lead_of);
+  if (!c->pairs || !c->contacts || !c->anc || !c->anc_next || !c->anc_world || !c->claimed ||
+      !c->lead_stamp || !c->lead_of) {
     if (err) snprintf(err, err_sz, "out of memory for %d contacts", c->cap);
     sim_collider_destroy(&c);
     return NULL;
@@ -159,6 +170,8 @@ void sim_collider_destroy(sim_collider **pc) {
   free(c->anc_next);
   free(c->anc_world);
   free(c->claimed);
+  free(c->lead_stamp);
+  free(c->lead_of);
   free(c);
   *pc = NULL;
 }
@@ -286,6 +299,56 @@ static int nearest_anchor(const sim_collider *c, const sim_contact *ct, int j0, 
   return pick;
 }
 
+// Set ct->lead for contacts [i0, i1) of pair (a, b) placed at xa, xb. A vertex over
+// triangle F1 of a fine mesh is one physical contact, but the engine also reports it
+// against F1's neighbours, at their shared edges or vertices (each the closest point of
+// its own triangle, not of the surface: the other surface comes closer just off that
+// feature, geo_mesh_descends). Those follow the vertex's lead -- a pair of the same
+// vertex that is a closest point of the other surface, the deepest if there are several
+// (a vertex in a groove) -- and draw their stretch from its anchor instead of keeping
+// their own: one anchor per physical contact, whichever triangle lies under it. Their
+// normal forces stay as they are (the spring sum is continuous in the poses), and each
+// still caps its own friction at mu times its own normal force.
+static void find_leads(const sim_model *m, sim_collider *c, const geo_xform *xa,
+                       const geo_xform *xb, int a, int b, int i0, int i1) {
+  const geo_mesh *mesh[2] = {m->mesh[a], m->mesh[b]};
+  const geo_xform *x[2] = {xa, xb};
+  if (++c->stamp == 0) {  // wrapped: forget every entry
+    memset(c->lead_stamp, 0, 2 * (size_t)c->nvert * sizeof *c->lead_stamp);
+    c->stamp = 1;
+  }
+  for (int i = i0; i < i1; i++) {
+    sim_contact *ct = &c->contacts[i];
+    const geo_feature f[2] = {ct->fa, ct->fb};
+    const double *p[2] = {ct->pa, ct->pb};
+    ct->lead = i;
+    for (int s = 0; s < 2 && ct->lead == i; s++) {
+      if (f[s].type != GEO_FEAT_VERTEX) continue;
+      // from the other body's witness point towards the vertex, in that body's frame
+      double d[3], dl[3];
+      geo_v3_sub(d, p[s], p[1 - s]);
+      geo_m3_tmulv(dl, x[1 - s]->R, d);
+      if (geo_mesh_descends(mesh[1 - s], f[1 - s], dl)) ct->lead = -1 - s;  // follows s
+    }
+    if (ct->lead != i) continue;
+    for (int s = 0; s < 2; s++) {  // a lead for each of its vertices
+      if (f[s].type != GEO_FEAT_VERTEX) continue;
+      size_t slot = (size_t)s * (size_t)c->nvert + (size_t)f[s].id;
+      if (c->lead_stamp[slot] != c->stamp || c->contacts[c->lead_of[slot]].depth < ct->depth) {
+        c->lead_stamp[slot] = c->stamp;
+        c->lead_of[slot] = i;
+      }
+    }
+  }
+  for (int i = i0; i < i1; i++) {
+    sim_contact *ct = &c->contacts[i];
+    if (ct->lead >= 0) continue;
+    int s = -1 - ct->lead;
+    size_t slot = (size_t)s * (size_t)c->nvert + (size_t)(s == 0 ? ct->fa.id : ct->fb.id);
+    ct->lead = c->lead_stamp[slot] == c->stamp ? c->lead_of[slot] : i;
+  }
+}
+
 // Give contacts [i0, i1) of the pair placed at xa, xb their anchors among [j0, j1): the
 // nearest free one with the same witness features, else the nearest free one, each within
 // radius r. A contact still without one but within r of a taken one is a new point of an
@@ -304,7 +367,7 @@ static void match_anchors(sim_collider *c, const geo_xform *xa, const geo_xform 
   for (int rule = MATCH_SAME_FEATURES; rule <= MATCH_ANY; rule++) {
     for (int i = i0; i < i1; i++) {
       sim_contact *ct = &c->contacts[i];
-      if (ct->anchor != -1) continue;
+      if (ct->anchor != -1 || ct->lead != i) continue;
       int j = nearest_anchor(c, ct, j0, j1, r * r, rule);
       if (j < 0) continue;
       if (rule == MATCH_ANY) {
@@ -314,6 +377,13 @@ static void match_anchors(sim_collider *c, const geo_xform *xa, const geo_xform 
         ct->anchor = j;
       }
     }
+  }
+  // followers draw from their lead's anchor
+  for (int i = i0; i < i1; i++) {
+    sim_contact *ct = &c->contacts[i];
+    if (ct->lead == i) continue;
+    int j = c->contacts[ct->lead].anchor;
+    ct->anchor = j >= 0 ? -2 - j : j;
   }
 }
 
@@ -394,6 +464,7 @@ int sim_friction_commit(const sim_model *m, sim_collider *c, const sim_kinematic
       ct->anchor = -1;  // frictionless pair
       continue;
     }
+    if (ct->lead != i) continue;  // a follower: its lead's anchor is the contact's
     sim_anchor *an = &c->anc_next[n];
     int a = ct->body_a, b = ct->body_b;
     geo_xform xa, xb;
@@ -434,6 +505,10 @@ int sim_friction_commit(const sim_model *m, sim_collider *c, const sim_kinematic
       an->slip = 0;
     }
     ct->anchor = n++;
+  }
+  for (int i = 0; i < c->n; i++) {
+    sim_contact *ct = &c->contacts[i];
+    if (ct->k_t > 0 && ct->lead != i) ct->anchor = -2 - c->contacts[ct->lead].anchor;
   }
   sim_anchor *t = c->anc;
   c->anc = c->anc_next;
@@ -558,6 +633,7 @@ ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinemati
         sim_contact *ct = &c->contacts[c->n++];
         memset(ct, 0, sizeof *ct);
         ct->anchor = -1;
+        ct->lead = c->n - 1;  // its own, unless find_leads says otherwise
         ct->body_a = a;
         ct->body_b = b;
         geo_v3_copy(ct->pa, p->pa);
@@ -592,6 +668,7 @@ ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinemati
           geo_xform Xa, Xb;
           geo_xform_from_pose(&Xa, xa.p, xa.q);
           geo_xform_from_pose(&Xb, xb.p, xb.q);
+          find_leads(m, c, &Xa, &Xb, a, b, i0, c->n);
           match_anchors(c, &Xa, &Xb, i0, c->n, j0, anc_from, SIM_ANCHOR_RADIUS * cp.standoff);
           double mred = pair_mass(m, a, b);
           for (int i = i0; i < c->n; i++) {

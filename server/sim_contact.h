@@ -56,7 +56,12 @@
 // triangle, keeps its anchor. A contact left without an anchor but within that radius of
 // a taken one is a new point of the same patch (a polygon corner appearing): it starts
 // with that anchor's stretch and phase, the patch's deformation being continuous.
-// Elsewhere a new contact starts with s = 0, stuck.
+// Elsewhere a new contact starts with s = 0, stuck. One vertex over a fine mesh is
+// reported against several triangles (the one under it, and its neighbours at their
+// shared edges and vertices); only the pair that is a closest point of the other surface
+// leads and owns an anchor, the others follow it (sim_contact.lead) and draw their
+// stretch from that anchor, so crossing from triangle to triangle never splits or resets
+// the vertex's spring.
 #ifndef SIM_CONTACT_H
 #define SIM_CONTACT_H
 
@@ -89,6 +94,8 @@ typedef struct sim_contact {
   int anchor;           // index of its anchor in the committed table; -1: none yet;
                         // -2 - j: new in the patch of anchor j, starting from its stretch
   int sliding;          // its anchor's phase: 1 sliding (mu_dynamic), 0 stuck (mu)
+  int lead;             // index among the contacts of the one whose anchor it follows:
+                        // itself, or the lead of its witness vertex (see Contact identity)
 } sim_contact;
 
 #define SIM_ANCHOR_RADIUS 2.0   // anchor matching radius, in standoffs of the pair

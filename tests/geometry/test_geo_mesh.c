@@ -327,6 +327,62 @@ static void test_deterministic(void **state) {
   geo_mesh_destroy(&b);
 }
 
+// the edge id between vertices u and v of m, or -1
+static int edge_between(const geo_mesh *m, int u, int v) {
+  for (int e = 0; e < m->nedge; e++) {
+    if ((m->edge[2 * e] == u && m->edge[2 * e + 1] == v) ||
+        (m->edge[2 * e] == v && m->edge[2 * e + 1] == u)) {
+      return e;
+    }
+  }
+  return -1;
+}
+
+// geo_mesh_descends: whether the surface comes closer to a point than the feature does,
+// on a flat square split along a diagonal, a convex ridge and a concave valley
+static void test_descends(void **state) {
+  (void)state;
+  char err[256] = "";
+  const double sq_v[] = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0};
+  const int sq_t[] = {0, 1, 2, 0, 2, 3};
+  geo_mesh *sq = geo_mesh_new(sq_v, 4, sq_t, 2, "square", err, sizeof err);
+  assert_non_null(sq);
+  geo_feature diag = {GEO_FEAT_EDGE, edge_between(sq, 0, 2)};
+  assert_true(diag.id >= 0);
+  // a point over (0.7, 0.3), inside triangle 0: triangle 1 sees it at the diagonal's
+  // (0.5, 0.5), from where triangle 0's inside leads towards it
+  const double over0[3] = {0.2, -0.2, 0.1}, above[3] = {0, 0, 0.1};
+  assert_int_equal(geo_mesh_descends(sq, diag, over0), 1);
+  assert_int_equal(geo_mesh_descends(sq, diag, above), 0);  // straight above: the closest
+  geo_feature face = {GEO_FEAT_FACE, 0};
+  assert_int_equal(geo_mesh_descends(sq, face, over0), 0);   // a face never descends
+  geo_feature v0 = {GEO_FEAT_VERTEX, 0};
+  const double inside[3] = {0.1, 0.1, 1}, outside[3] = {-0.1, -0.1, 1}, zero[3] = {0};
+  assert_int_equal(geo_mesh_descends(sq, v0, inside), 1);   // over the square, off v0
+  assert_int_equal(geo_mesh_descends(sq, v0, outside), 0);  // beyond the corner
+  assert_int_equal(geo_mesh_descends(sq, v0, zero), 0);     // touching
+  // rounding: a direction a hair off the normal does not count
+  const double hair[3] = {1e-13, -1e-13, 1};
+  assert_int_equal(geo_mesh_descends(sq, diag, hair), 0);
+  geo_mesh_destroy(&sq);
+
+  // a ridge along y (faces sloping down to either side) and the same turned into a valley
+  for (int valley = 0; valley < 2; valley++) {
+    double z = valley ? 0.5 : -0.5;
+    const double rv[] = {0, 0, 0, 0, 1, 0, 1, 0.5, z, -1, 0.5, z};
+    const int rt_up[] = {0, 2, 1, 0, 1, 3};  // outward up for both shapes
+    geo_mesh *r = geo_mesh_new(rv, 4, rt_up, 2, "ridge", err, sizeof err);
+    assert_non_null(r);
+    geo_feature ridge = {GEO_FEAT_EDGE, edge_between(r, 0, 1)};
+    const double up[3] = {0, 0, 1}, right[3] = {0.6, 0, 0.5};
+    // over a ridge the ridge is the closest point; over a valley both faces are closer
+    assert_int_equal(geo_mesh_descends(r, ridge, up), valley);
+    // well over the right face: that face is closer either way
+    assert_int_equal(geo_mesh_descends(r, ridge, right), 1);
+    geo_mesh_destroy(&r);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_primitives_adjacency),
@@ -334,6 +390,7 @@ int main(void) {
       cmocka_unit_test(test_open_nonmanifold_misoriented),
       cmocka_unit_test(test_validation),
       cmocka_unit_test(test_deterministic),
+      cmocka_unit_test(test_descends),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

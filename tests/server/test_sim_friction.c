@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "geo_vec.h"
+#include "sim_contact.h"
 #include "sim_data.h"
 #include "sim_model.h"
 
@@ -266,6 +267,103 @@ static void test_slide_to_rest_energy(void **state) {
   incline_free(&in);
 }
 
+// ---- contact identity over a fine mesh ----------------------------------------------
+
+// A cube stands on one corner 0.5 mm above a flat grid of 1 mm squares (two triangles
+// each) and is carried 2 mm along it in 40 commits while mu = 10 keeps the corner stuck.
+// The corner crosses cell edges and diagonals, where the engine reports it against
+// several triangles at once; one anchor must carry the contact throughout, so its spring
+// stretches exactly as far as the corner travelled. A reset at a crossing (a new anchor at
+// s = 0, or the stretch taken from a shallower neighbour's pair) shows as missing
+// stretch. Poses are set directly and nothing moves between commits (no velocities, so no
+// damper force): this checks the bookkeeping alone, as each accepted integrator step
+// would run it.
+static void test_identity_over_fine_mesh(void **state) {
+  (void)state;
+  enum { N = 16 };  // cells per side
+  const double h = 1e-3, d0 = 0.5e-3, D = 2e-3, edge = 0.01;
+  static double vert[(N + 1) * (N + 1) * 3];
+  static unsigned tri[N * N * 6];
+  for (int j = 0; j <= N; j++) {
+    for (int i = 0; i <= N; i++) {
+      double *v = vert + 3 * (j * (N + 1) + i);
+      v[0] = (i - N / 2) * h, v[1] = (j - N / 2) * h, v[2] = 0;
+    }
+  }
+  for (int j = 0; j < N; j++) {
+    for (int i = 0; i < N; i++) {
+      unsigned v00 = j * (N + 1) + i, v10 = v00 + 1, v01 = v00 + N + 1, v11 = v01 + 1;
+      unsigned *t = tri + 6 * (j * N + i);
+      t[0] = v00, t[1] = v10, t[2] = v11, t[3] = v00, t[4] = v11, t[5] = v01;
+    }
+  }
+  sim_body_desc b[2];
+  memset(b, 0, sizeof b);
+  b[0].name = "grid";
+  b[0].type = SIM_BODY_FIXED;
+  b[0].shape.type = SIM_SHAPE_MESH;
+  b[0].shape.vert = vert, b[0].shape.nvert = (N + 1) * (N + 1);
+  b[0].shape.tri = tri, b[0].shape.ntri = 2 * N * N;
+  b[0].quat[0] = 1;
+  b[1].name = "cube";
+  b[1].mass = 1;
+  b[1].shape.type = SIM_SHAPE_BOX;
+  geo_v3_set(b[1].shape.size, edge, edge, edge);
+  b[1].quat[0] = 1;
+  sim_model *m = compile(b, 2, 10, 10, 1e-6);
+  assert_non_null(m);
+  char err[256] = "";
+  sim_collider *c = sim_collider_new(m, 0, err, sizeof err);
+  if (!c) print_error("%s\n", err);
+  assert_non_null(c);
+  // the cube's body diagonal (1, 1, 1) turned to point down: about (-1, 1, 0) by
+  // acos(-1/sqrt 3), so its corner (+, +, +) is the lowest point, the others >= 5.7 mm up;
+  // that corner starts above (0.2, 0.3) mm, inside a cell, and travels along 35 degrees
+  // across x and y cell edges and diagonals
+  double ang = acos(-1 / sqrt(3.0)), s2 = sin(ang / 2) / sqrt(2.0);
+  double pos[6] = {0, 0, 0, 0.2e-3, 0.3e-3, d0 + 0.5 * edge * sqrt(3.0)};
+  double quat[8] = {1, 0, 0, 0, cos(ang / 2), -s2, s2, 0}, zero[6] = {0};
+  sim_kinematics k = {pos, quat, pos, zero, zero};
+  const double dir[3] = {cos(35 * PI / 180), sin(35 * PI / 180), 0};
+  double start[3], wrench[12];
+  geo_v3_copy(start, pos + 3);
+  const int legs = 40;
+  double worst = 0, last = 0;
+  int most_leads = 0, most_pairs = 0;
+  for (int step = 0; step <= legs; step++) {
+    double moved = D * step / legs;
+    geo_v3_madd(pos + 3, start, moved, dir);
+    memset(wrench, 0, sizeof wrench);
+    assert_int_equal(sim_collide(m, c, &k, wrench), CCSIM_OK);
+    int n = 0, leads = 0, pairs = 0;
+    const sim_contact *ct = sim_collider_contacts(c, &n);
+    for (int i = 0; i < n; i++) pairs += ct[i].fb.type == GEO_FEAT_VERTEX;
+    for (int i = 0; i < n; i++) {
+      // the corner's pairs (the grid's vertices under the cube's edges near it are
+      // contacts of their own)
+      if (ct[i].lead != i || ct[i].fb.type != GEO_FEAT_VERTEX) continue;
+      leads++;
+      if (step > 0) {  // B's corner moved by +moved relative to the grid's material point
+        double want[3];
+        geo_v3_scale(want, dir, moved);
+        worst = fmax(worst, geo_v3_dist(ct[i].stretch, want) / moved);
+        last = geo_v3_norm(ct[i].stretch);
+      }
+    }
+    most_leads = leads > most_leads ? leads : most_leads;
+    most_pairs = pairs > most_pairs ? pairs : most_pairs;
+    assert_int_equal(sim_friction_commit(m, c, &k), 0);  // stays stuck: no restart
+  }
+  print_message("fine mesh: up to %d witness pairs of the corner, up to %d leads among them; "
+                "its spring stretched %.4g mm for %.4g mm of travel (largest error %.3g of "
+                "the travel)\n", most_pairs, most_leads, last * 1e3, D * 1e3, worst);
+  assert_true(most_pairs > 1);  // the crossings were seen from several triangles
+  assert_int_equal(most_leads, 1);
+  assert_true(worst < 1e-9);
+  sim_collider_destroy(&c);
+  sim_model_destroy(&m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_incline_sticks),
@@ -273,6 +371,7 @@ int main(void) {
       cmocka_unit_test(test_oscillating_load),
       cmocka_unit_test(test_stick_slip),
       cmocka_unit_test(test_slide_to_rest_energy),
+      cmocka_unit_test(test_identity_over_fine_mesh),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
