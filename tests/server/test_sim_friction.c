@@ -269,6 +269,31 @@ static void test_slide_to_rest_energy(void **state) {
 
 // ---- contact identity over a fine mesh ----------------------------------------------
 
+// A fixed grid of n x n squares of side h [m] (two triangles each, facing up) centred at
+// the origin, into b (vertex and triangle arrays: the caller's, borrowed by b)
+static void fine_grid(sim_body_desc *b, int n, double h, double *vert, unsigned *tri) {
+  for (int j = 0; j <= n; j++) {
+    for (int i = 0; i <= n; i++) {
+      double *v = vert + 3 * (j * (n + 1) + i);
+      v[0] = (i - n / 2) * h, v[1] = (j - n / 2) * h, v[2] = 0;
+    }
+  }
+  for (int j = 0; j < n; j++) {
+    for (int i = 0; i < n; i++) {
+      unsigned v00 = j * (n + 1) + i, v10 = v00 + 1, v01 = v00 + n + 1, v11 = v01 + 1;
+      unsigned *t = tri + 6 * (j * n + i);
+      t[0] = v00, t[1] = v10, t[2] = v11, t[3] = v00, t[4] = v11, t[5] = v01;
+    }
+  }
+  memset(b, 0, sizeof *b);
+  b->name = "grid";
+  b->type = SIM_BODY_FIXED;
+  b->shape.type = SIM_SHAPE_MESH;
+  b->shape.vert = vert, b->shape.nvert = (n + 1) * (n + 1);
+  b->shape.tri = tri, b->shape.ntri = 2 * n * n;
+  b->quat[0] = 1;
+}
+
 // A cube stands on one corner 0.5 mm above a flat grid of 1 mm squares (two triangles
 // each) and is carried 2 mm along it in 40 commits while mu = 10 keeps the corner stuck.
 // The corner crosses cell edges and diagonals, where the engine reports it against
@@ -284,27 +309,9 @@ static void test_identity_over_fine_mesh(void **state) {
   const double h = 1e-3, d0 = 0.5e-3, D = 2e-3, edge = 0.01;
   static double vert[(N + 1) * (N + 1) * 3];
   static unsigned tri[N * N * 6];
-  for (int j = 0; j <= N; j++) {
-    for (int i = 0; i <= N; i++) {
-      double *v = vert + 3 * (j * (N + 1) + i);
-      v[0] = (i - N / 2) * h, v[1] = (j - N / 2) * h, v[2] = 0;
-    }
-  }
-  for (int j = 0; j < N; j++) {
-    for (int i = 0; i < N; i++) {
-      unsigned v00 = j * (N + 1) + i, v10 = v00 + 1, v01 = v00 + N + 1, v11 = v01 + 1;
-      unsigned *t = tri + 6 * (j * N + i);
-      t[0] = v00, t[1] = v10, t[2] = v11, t[3] = v00, t[4] = v11, t[5] = v01;
-    }
-  }
   sim_body_desc b[2];
-  memset(b, 0, sizeof b);
-  b[0].name = "grid";
-  b[0].type = SIM_BODY_FIXED;
-  b[0].shape.type = SIM_SHAPE_MESH;
-  b[0].shape.vert = vert, b[0].shape.nvert = (N + 1) * (N + 1);
-  b[0].shape.tri = tri, b[0].shape.ntri = 2 * N * N;
-  b[0].quat[0] = 1;
+  fine_grid(&b[0], N, h, vert, tri);
+  memset(&b[1], 0, sizeof b[1]);
   b[1].name = "cube";
   b[1].mass = 1;
   b[1].shape.type = SIM_SHAPE_BOX;
