@@ -1,5 +1,6 @@
-// The service's lifecycle and its I/O thread: sockets, the request loop, sending replies
-// and the state stream (from any thread), idle expiry and periodic saves.
+// The service's lifecycle and its I/O duty: sockets, the request loop a pool thread runs
+// while it leads, sending replies and the state stream (from any thread), idle expiry and
+// periodic saves.
 #include "srv.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include <zmq.h>
 
@@ -109,9 +111,16 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_mutex_init(&s->mu, NULL);
-  pthread_mutex_init(&s->sock_mu, NULL);
-  pthread_cond_init(&s->work_cv, NULL);
+  // with real-time priority, unpaced sessions' steps run at normal priority (srv_pool.c);
+  // priority inheritance keeps one of them holding a lock from stalling the paced path
+  pthread_mutexattr_t ma;
+  pthread_mutexattr_init(&ma);
+  if (c->rt_priority > 0) {
+    pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+  }
+  pthread_mutex_init(&s->mu, &ma);
+  pthread_mutex_init(&s->sock_mu, &ma);
+  pthread_mutexattr_destroy(&ma);
   pthread_cond_init(&s->pace_cv, &ca);
   pthread_condattr_destroy(&ca);
   ccsim_arena_init(&s->io_arena, 64 * 1024, 0);
@@ -238,7 +247,26 @@ uint8_t *srv_handle(srv *s, const uint8_t *req, size_t len, size_t *reply_len) {
   return out;
 }
 
-// ---- I/O thread ---------------------------------------------------------------------
+// ---- the I/O duty ---------------------------------------------------------------------
+
+// sock_mu is held for one send or receive, a few microseconds, typically by the thread
+// that just passed on the I/O duty (sending its reply) against the new leader (taking the
+// next request): sleeping on the futex and being woken would cost more than the wait
+static void sock_lock(srv *s) {
+  if (pthread_mutex_trylock(&s->sock_mu) == 0) {
+    return;
+  }
+  double until = srv_now() + 20e-6;
+  for (int k = 1;; k++) {
+    if (pthread_mutex_trylock(&s->sock_mu) == 0) {
+      return;
+    }
+    if ((k & 15) == 0 && srv_now() > until) {
+      break;  // the holder may have lost its CPU: sleep
+    }
+  }
+  pthread_mutex_lock(&s->sock_mu);
+}
 
 // under sock_mu
 static void send_reply_locked(srv *s, const srv_job *j) {
@@ -280,13 +308,13 @@ void *srv_wake_open(srv *s) {
 }
 
 void srv_send_job(srv *s, srv_job *j, void *wake) {
-  pthread_mutex_lock(&s->sock_mu);
+  sock_lock(s);
   send_reply_locked(s, j);
   if (j->pub) {
     publish_locked(s, j->pub_topic, j->pub, j->pub_len);
   }
   // our calls may have processed the ROUTER's commands, and with them the signal on
-  // router_fd the sleeping I/O thread waits for: wake it when a request is waiting
+  // router_fd the sleeping leader waits for: wake it when a request is waiting
   int wake_io = 0;
   if (wake && s->io_sleeping) {
     int ev = 0;
@@ -332,21 +360,21 @@ static int recv_multipart(void *sock, zmq_msg_t *frames, int max, int *nframes) 
   return 0;
 }
 
-// Take and handle one request when one waits: returns 1. Returns 0 when the ROUTER had
-// none, and then the I/O thread counts as sleeping: the failed receive processed the
-// ROUTER's commands, so router_fd wakes it only for what comes after, and a sender that
-// may take that wake-up from now on sees io_sleeping and wakes it itself.
+// Take and handle one request when one waits: returns 1 (answered) or 2 (queued as a job).
+// Returns 0 when the ROUTER had none, and then the leader counts as sleeping: the failed
+// receive processed the ROUTER's commands, so router_fd wakes it only for what comes after,
+// and a sender that may take that wake-up from now on sees io_sleeping and wakes it itself.
 static int serve_one(srv *s) {
   zmq_msg_t fr[4];
   int n = 0;
-  pthread_mutex_lock(&s->sock_mu);
+  sock_lock(s);
   int got = recv_multipart(s->router, fr, 4, &n) == 0;
   s->io_sleeping = !got;
   pthread_mutex_unlock(&s->sock_mu);
   if (!got) {
     return 0;
   }
-  int kept = n < 4 ? n : 4;
+  int kept = n < 4 ? n : 4, queued = 0;
   srv_job *j = calloc(1, sizeof *j);
   if (j) {
     // [identity, (empty delimiter from REQ clients), payload]
@@ -370,12 +398,13 @@ static int serve_one(srv *s) {
       if (done) {
         srv_send_job(s, j, NULL);
       }
+      queued = !done;
     }
   }
   for (int i = 0; i < kept; i++) {
     zmq_msg_close(&fr[i]);
   }
-  return 1;
+  return queued ? 2 : 1;
 }
 
 static void publish_closed(srv *s, const char *id) {
@@ -435,41 +464,31 @@ static void queue_saves(srv *s) {
     }
   }
   pthread_mutex_unlock(&s->mu);
-  srv_pool_wake(s, nwake);
+  if (nwake > 0) {
+    srv_pool_kick(s);
+  }
 }
 
-int srv_run(srv *s) {
-  if (!s->router) {
-    return -1;
-  }
-  char err[256] = "";
-  int old_policy = 0;
-  struct sched_param old_param;
-  pthread_getschedparam(pthread_self(), &old_policy, &old_param);
-  if (srv_realtime_thread(s) != 0) {
-    fprintf(stderr, "ccsimd: warning: real-time priority %d refused (needs CAP_SYS_NICE); "
-                    "running at normal priority\n", s->cfg.rt_priority);
-  }
-  if (srv_pool_start(s, err, sizeof err) != 0) {
-    fprintf(stderr, "ccsimd: %s\n", err);
-    return -1;
-  }
-  int rc = 0, zap_fd = -1;
-  size_t zfl = sizeof zap_fd;
-  if (s->zap && zmq_getsockopt(s->zap, ZMQ_FD, &zap_fd, &zfl) != 0) {
-    fprintf(stderr, "ccsimd: cannot poll the ZAP handler: %s\n", zmq_strerror(zmq_errno()));
-    srv_pool_stop(s);
-    return -1;
-  }
-  double next_housekeeping = 0;
-  s->next_save = srv_now() + s->cfg.checkpoint_interval;
+srv_job *srv_lead(srv *s, int poll_first) {
+  int idle = poll_first;
   while (!atomic_load(&s->stop)) {
-    // take what waits on the ROUTER, looking at the stop flag in between
-    int idle = 0;
-    for (int k = 0; k < 64 && !atomic_load(&s->stop); k++) {
-      if (!serve_one(s)) {
-        idle = 1;
-        break;
+    if (!idle) {
+      // take what waits on the ROUTER, looking at the stop flag in between; then a job
+      // ready while a pool thread idles is ours to run, and the duty passes to that thread.
+      // Receiving until the ROUTER is empty first means the next leader starts by waiting:
+      // a receive of its own would meet our reply's send on sock_mu.
+      int queued = 0;
+      for (int k = 0; k < 64 && !atomic_load(&s->stop); k++) {
+        int got = serve_one(s);
+        if (!got) {
+          idle = 1;
+          break;
+        }
+        queued |= got == 2;
+      }
+      srv_job *j = queued ? srv_pool_take_over(s, idle) : NULL;
+      if (j) {
+        return j;
       }
     }
     // poll(2) on the sockets' file descriptors: zmq_poll would ask every socket for
@@ -479,7 +498,7 @@ int srv_run(srv *s) {
     struct pollfd it[3] = {
         {.fd = s->router_fd, .events = POLLIN},
         {.fd = s->wake_fd, .events = POLLIN},
-        {.fd = zap_fd, .events = POLLIN},
+        {.fd = s->zap_fd, .events = POLLIN},
     };
     nfds_t nit = s->zap ? 3 : 2;
     int r = 0;
@@ -493,27 +512,27 @@ int srv_run(srv *s) {
       r = poll(it, nit, idle ? 50 : 0);
     }
     if (idle) {
-      pthread_mutex_lock(&s->sock_mu);
+      sock_lock(s);
       s->io_sleeping = 0;
       pthread_mutex_unlock(&s->sock_mu);
     }
-    if (r < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      rc = -1;
+    idle = 0;
+    if (r < 0 && errno != EINTR) {
+      fprintf(stderr, "ccsimd: poll failed: %s; stopping\n", strerror(errno));
+      s->io_failed = 1;
+      atomic_store(&s->stop, 1);
       break;
     }
-    if (it[1].revents & POLLIN) {
+    if (r > 0 && (it[1].revents & POLLIN)) {
       drain_wake(s);
     }
-    if (s->zap && (it[2].revents & POLLIN)) {
+    if (r > 0 && s->zap && (it[2].revents & POLLIN)) {
       while (srv_zap_serve(s)) {
       }
     }
     double now = srv_now();
-    if (now >= next_housekeeping) {
-      next_housekeeping = now + 0.05;
+    if (now >= s->next_housekeeping) {
+      s->next_housekeeping = now + 0.05;
       if (s->cfg.idle_timeout > 0) {
         expire_idle(s, now);
       }
@@ -523,12 +542,52 @@ int srv_run(srv *s) {
       }
     }
   }
+  pthread_mutex_lock(&s->mu);
+  s->leader = 0;
+  pthread_mutex_unlock(&s->mu);
+  srv_pool_quit(s);
+  return NULL;
+}
+
+int srv_run(srv *s) {
+  if (!s->router) {
+    return -1;
+  }
+  char err[256] = "";
+  s->zap_fd = -1;
+  size_t zfl = sizeof s->zap_fd;
+  if (s->zap && zmq_getsockopt(s->zap, ZMQ_FD, &s->zap_fd, &zfl) != 0) {
+    fprintf(stderr, "ccsimd: cannot poll the ZAP handler: %s\n", zmq_strerror(zmq_errno()));
+    return -1;
+  }
+  s->next_housekeeping = 0;
+  s->io_failed = 0;
+  s->next_save = srv_now() + s->cfg.checkpoint_interval;
+  int old_policy = 0;
+  struct sched_param old_param;
+  pthread_getschedparam(pthread_self(), &old_policy, &old_param);
+  if (srv_realtime_thread(s) != 0) {
+    fprintf(stderr, "ccsimd: warning: real-time priority %d refused (needs CAP_SYS_NICE); "
+                    "running at normal priority\n", s->cfg.rt_priority);
+  }
+  if (srv_pool_start(s, err, sizeof err) != 0) {
+    fprintf(stderr, "ccsimd: %s\n", err);
+    pthread_setschedparam(pthread_self(), old_policy, &old_param);
+    return -1;
+  }
+  char old_name[16] = "";
+  prctl(PR_GET_NAME, old_name, 0, 0, 0);
+  prctl(PR_SET_NAME, "ccsim-io", 0, 0, 0);  // the caller's thread: its name comes back below
+  // the caller's thread is a pool member like the workers: it leads or runs jobs
+  srv_pool_serve(s);
+  int rc = s->io_failed ? -1 : 0;
   srv_pool_stop(s);  // workers send what they computed before they leave
   srv_pool_drain(s);
   if (s->cfg.state_dir) {
     srv_save_all(s);
   }
   pthread_setschedparam(pthread_self(), old_policy, &old_param);  // the caller's thread again
+  prctl(PR_SET_NAME, old_name, 0, 0, 0);
   return rc;
 }
 
@@ -574,7 +633,6 @@ void srv_destroy(srv **ps) {
   ccsim_arena_fini(&s->io_arena);
   pthread_mutex_destroy(&s->mu);
   pthread_mutex_destroy(&s->sock_mu);
-  pthread_cond_destroy(&s->work_cv);
   pthread_cond_destroy(&s->pace_cv);
   free(s);
   *ps = NULL;

@@ -1,6 +1,6 @@
-// The ccsim service: a ZeroMQ ROUTER socket served by one I/O thread, a pool of worker
-// threads stepping sessions in parallel, a PUB socket streaming every session's state,
-// and a transport-free entry (srv_handle) that turns one Request into one Reply.
+// The ccsim service: a ZeroMQ ROUTER socket and a pool of threads that take turns serving
+// it and step sessions in parallel, a PUB socket streaming every session's state, and a
+// transport-free entry (srv_handle) that turns one Request into one Reply.
 #ifndef SRV_H
 #define SRV_H
 
@@ -20,13 +20,14 @@ typedef struct srv_config {
   long max_triangles;        // mesh triangles per session (default 2 000 000)
   int max_substeps;          // sub-steps per Step (default 10 000)
   int max_contacts;          // contacts in one reply (default 100 000)
-  int workers;               // physics threads (0: twice the cores, at least 4)
+  int workers;               // pool threads besides srv_run's own (0: twice the cores, at
+                             // least 4)
   double idle_timeout;       // free sessions without a request for this long [s] (0: never)
   int heartbeat_ms;          // ZeroMQ heartbeat interval [ms] (0: off; default 1000)
-  int rt_priority;           // SCHED_FIFO priority (1..99) of the I/O thread, workers, pacer
-                             // and ZeroMQ's threads, for HIL (0: off, the default); needs
+  int rt_priority;           // SCHED_FIFO priority (1..99) of srv_run's thread, workers,
+                             // pacer and ZeroMQ's threads, for HIL (0: off, the default); needs
                              // CAP_SYS_NICE, a warning on stderr when refused
-  int spin_us;               // workers and the I/O thread poll this long for more work
+  int spin_us;               // idle pool threads and the leader poll this long for work
                              // before they sleep [us] (default 0: never): CPU for latency
   const char *state_dir;     // save sessions here on stop and every checkpoint_interval,
                              // restore them at start (borrowed; NULL: off)
@@ -51,8 +52,8 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz);
 const char *srv_endpoint(const srv *s);
 const char *srv_stream_endpoint(const srv *s);
 
-// Start the workers and serve requests until srv_stop is called; then stop the workers
-// and, with a state_dir, save every session. Returns 0, or -1 on a transport failure.
+// Start the workers and serve requests (the calling thread joins the pool) until srv_stop
+// is called; then stop the workers and, with a state_dir, save every session. Returns 0, or -1 on a transport failure.
 int srv_run(srv *s);
 
 // Ask srv_run to return soon. Thread-safe and async-signal-safe.

@@ -1,5 +1,5 @@
-// Requests to replies. srv_accept (I/O thread) decodes, checks roles and answers what
-// needs no physics; srv_execute (a worker) runs the rest: CreateSession, Step, SetState,
+// Requests to replies. srv_accept (the leader) decodes, checks roles and answers what
+// needs no physics; srv_execute (a pool thread) runs the rest: CreateSession, Step, SetState,
 // CloseSession, checkpoints, free-running ticks and saves. Every rejected request leaves
 // the session unchanged.
 #include <math.h>
@@ -214,7 +214,7 @@ static int token_ok(const srv_session *ss, const char *t) {
   return diff == 0;
 }
 
-// ---- answered by the I/O thread -------------------------------------------------------
+// ---- answered by the leader -------------------------------------------------------
 
 static int do_hello(rctx *rc, const Ccsim__Hello *h) {
   if (!h->has_protocol_version ||
@@ -392,9 +392,10 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     }
     s->pending_creates++;
     j->ss = NULL;
-    int wake = s->threaded && srv_enqueue_locked(s, j);
+    if (s->threaded) {
+      srv_enqueue_locked(s, j);
+    }
     pthread_mutex_unlock(&s->mu);
-    srv_pool_wake(s, wake);
     return 0;
   }
   default:
@@ -460,9 +461,10 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
   }
   if (queue) {
     j->ss = ss;
-    int wake = s->threaded && srv_enqueue_locked(s, j);
+    if (s->threaded) {
+      srv_enqueue_locked(s, j);
+    }
     pthread_mutex_unlock(&s->mu);
-    srv_pool_wake(s, wake);
     return 0;
   }
   pthread_mutex_unlock(&s->mu);
@@ -495,7 +497,7 @@ void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a) {
   si->expired = s->expired;
 }
 
-// ---- run by a worker ------------------------------------------------------------------
+// ---- run by a pool thread ------------------------------------------------------------------
 
 // After the state changed: publish the view, count the step and build the stream message.
 static void state_changed(rctx *rc, srv_job *j, srv_session *ss, Ccsim__BodyState **bodies,

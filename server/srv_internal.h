@@ -1,29 +1,36 @@
 // Internals of the ccsim service shared by its files (not installed, not for clients).
 //
-// Threads: the I/O thread (srv_run) receives every request on the ROUTER, decodes it,
-// answers the cheap ones itself (Hello, ServerInfo, ListSessions, AttachSession and
-// GetState from the session's published view) and queues the rest as jobs; it owns the
-// ZAP handler and the wake PULL. Worker threads run jobs, one job of a session at a time (a
-// session's jobs run in arrival order), never holding a lock while stepping, and send
-// their own replies and stream messages (srv_send_job): handing them back to the I/O
-// thread cost a thread wake-up per Step. The pacer thread holds the replies of
+// Threads: a pool (the workers and the thread that called srv_run) runs as leader and
+// followers. One pool thread at a time holds the I/O duty (srv.leader): it receives every
+// request on the ROUTER, decodes it, answers the cheap ones itself (Hello, ServerInfo,
+// ListSessions, AttachSession and GetState from the session's published view), queues the
+// rest as jobs, and serves the ZAP handler, the wake PULL and the housekeeping. When a job
+// is ready and another pool thread is idle, the leader takes the job and passes the duty
+// on (srv_pool_take_over): the follower's wake-up then overlaps the job instead of
+// preceding it. No thread runs a job unless another is left for the I/O duty, so a slow
+// session delays nobody's reply. A session's jobs run one at a time in arrival order,
+// never holding a lock while stepping; the thread that ran a job sends its reply and
+// stream message itself (srv_send_job). The pacer thread holds the replies of
 // lockstep-paced steps until their wall-clock time, sends them, and fires free-running
 // ticks.
 //
 // The ROUTER and the PUB are the two sockets more than one thread uses. ZeroMQ allows that
-// when every use is fenced, so every call on them is made under srv.sock_mu. The I/O thread
+// when every use is fenced, so every call on them is made under srv.sock_mu. The leader
 // waits for requests on the ROUTER's ZMQ_FD outside the lock; a sender whose call may have
 // taken that wake-up from it (the ROUTER processes its commands during any call) looks at
-// ZMQ_EVENTS and, when a request waits while the I/O thread sleeps, wakes it over inproc.
+// ZMQ_EVENTS and, when a request waits while the leader sleeps, wakes it over inproc. The
+// wake PULL and the ZAP socket pass from leader to leader under srv.mu (the fence ZeroMQ
+// asks for when a socket changes threads).
 //
 // One mutex (srv.mu) guards the session table, every session's queue, busy/dead flags,
-// view and counters, the ready queue and the pacer's list. A session's sim_data and its
+// view and counters, the ready queue, the leader and idle counts and the pacer's list. A session's sim_data and its
 // exactly-once record are touched only by the thread running its current job. Lock order:
 // srv.mu before srv.sock_mu (nothing sends while holding srv.mu today).
 #ifndef SRV_INTERNAL_H
 #define SRV_INTERNAL_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,6 +52,7 @@
 
 typedef struct srv_session srv_session;
 typedef struct srv_job srv_job;
+typedef struct srv_member srv_member;
 
 typedef struct srv_deadline {
   uint64_t paced;         // steps with a deadline
@@ -74,6 +82,17 @@ struct srv_job {
   uint8_t *pub;          // owned, a StreamState to publish (topic = pub_topic)
   size_t pub_len;
   char pub_topic[SRV_ID_LEN + 1];
+};
+
+// A pool thread while it idles. Whoever gives it a task pops it from srv.idle and sets
+// the task under srv.mu, then posts go: the thread starts on the task without taking the
+// mutex or a condition variable's wake-up path.
+struct srv_member {
+  sem_t go;              // posted once per task (or to leave at srv.quit)
+  srv_member *next;      // in srv.idle
+  int lead;              // task: the I/O duty (srv.leader stays set: it passes directly);
+                         // 2: the ROUTER was just found empty, start by polling
+  srv_job *job;          // task: run this job (the member owns it once posted)
 };
 
 struct srv_session {
@@ -118,18 +137,20 @@ struct srv {
   char stream_endpoint[256];
   void *zctx;                 // owned ZeroMQ context (NULL without sockets)
   void *router, *pub;         // any thread, under sock_mu
-  void *wake, *zap;           // I/O thread only
+  void *wake, *zap;           // the leader only
   char wake_ep[64];
-  int router_fd, wake_fd;     // the ROUTER's and the wake PULL's ZMQ_FD (I/O thread polls)
+  int router_fd, wake_fd;     // the ROUTER's and the wake PULL's ZMQ_FD (the leader polls)
+  int zap_fd;                 // the ZAP socket's ZMQ_FD (-1: no CURVE)
   pthread_mutex_t sock_mu;    // every call on router and pub
-  int io_sleeping;            // the I/O thread waits on router_fd (under sock_mu)
+  int io_sleeping;            // the leader waits on router_fd (under sock_mu)
   atomic_int stop;
-  int threaded;               // workers and pacer run (srv_run)
+  int threaded;               // the pool and the pacer run (srv_run)
 
   pthread_mutex_t mu;
-  pthread_cond_t work_cv;     // workers wait here
   pthread_cond_t pace_cv;     // the pacer waits here (CLOCK_MONOTONIC)
   int quit;                   // threads leave (under mu)
+  int leader;                 // a pool thread holds the I/O duty (under mu)
+  srv_member *idle;           // idle pool threads, the last one to idle first (under mu)
 
   srv_session **tab;          // (cfg.max_sessions) open sessions, NULL = free slot
   int nsessions;
@@ -150,13 +171,15 @@ struct srv {
   pthread_t pacer;
   int pacer_started;
 
-  ccsim_arena io_arena;       // replies built by the I/O thread or srv_handle
+  ccsim_arena io_arena;       // replies built by the leader or srv_handle
   atomic_ullong requests;
   uint64_t expired;           // sessions freed by the idle timeout (under mu)
   srv_deadline dl;            // totals over all sessions (under mu)
   uint64_t id_counter;        // deterministic ids (under mu)
   double started;             // monotonic [s]
-  double next_save;           // monotonic [s] (I/O thread)
+  double next_save;           // monotonic [s] (the leader)
+  double next_housekeeping;   // monotonic [s] (the leader)
+  int io_failed;              // the leader met a transport failure (srv_run returns -1)
 
   unsigned char (*allow)[32]; // CURVE client keys admitted (nallow)
   int nallow;
@@ -173,13 +196,20 @@ int srv_new_id(srv *s, char out[SRV_ID_LEN + 1]);
 // ---- sending (srv.c) ----------------------------------------------------------------
 
 // Send j's reply to its client and publish its stream message, then free j (any thread;
-// takes sock_mu). wake: the calling thread's PUSH to the I/O thread's wake socket (see
-// srv_wake_open), NULL on the I/O thread itself.
+// takes sock_mu). wake: the calling thread's PUSH to the leader's wake socket (see
+// srv_wake_open), NULL while the caller holds the I/O duty itself.
 void srv_send_job(srv *s, srv_job *j, void *wake);
 
-// A PUSH socket for the calling worker or pacer thread to wake the I/O thread (caller
-// closes it), or NULL.
+// A PUSH socket for the calling pool or pacer thread to wake the leader (caller closes
+// it), or NULL.
 void *srv_wake_open(srv *s);
+
+// The I/O duty, for the pool thread that took srv.leader: serve requests, the ZAP handler
+// and the housekeeping until srv_pool_take_over hands it a job (returned, caller owns it;
+// srv.leader already passed on) or the service stops (NULL; srv.quit set). poll_first: the
+// previous leader's last receive found the ROUTER empty (io_sleeping set), so waiting comes
+// first, not another receive.
+srv_job *srv_lead(srv *s, int poll_first);
 
 // ---- sessions (srv_store.c) ---------------------------------------------------------
 
@@ -228,12 +258,13 @@ int srv_restore_all(srv *s);
 
 // ---- dispatch (srv_dispatch.c) ------------------------------------------------------
 
-// Decode and route one request (I/O thread or srv_handle). Either j->reply is filled
-// (returns 1) or the job was queued for a worker (threaded) / is ready for srv_execute
-// (not threaded) (returns 0). Takes srv.mu itself.
+// Decode and route one request (the leader or srv_handle). Either j->reply is filled
+// (returns 1) or the job was queued for the pool (threaded; nobody is woken: the leader
+// decides who runs it) / is ready for srv_execute (not threaded) (returns 0). Takes
+// srv.mu itself.
 int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len);
 
-// Run a queued job (worker or srv_handle): fills j->reply / j->pub. a is scratch.
+// Run a queued job (a pool thread or srv_handle): fills j->reply / j->pub. a is scratch.
 void srv_execute(srv *s, srv_job *j, ccsim_arena *a);
 
 // Free a job and everything it owns. NULL-safe.
@@ -245,18 +276,31 @@ void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a);
 // ---- pool (srv_pool.c) --------------------------------------------------------------
 
 // Under mu: queue j behind its session's running job (returns 0), or in the ready queue
-// (returns 1: call srv_pool_wake once mu is released).
+// (returns 1: call srv_pool_kick once mu is released, unless the caller is the leader).
 int srv_enqueue_locked(srv *s, srv_job *j);
 
-// Wake n workers for jobs just put in the ready queue. Call without holding mu: a worker
-// woken while the waker holds it would only go to sleep again on the mutex.
-void srv_pool_wake(srv *s, int n);
+// Hand ready jobs to idle pool threads (takes mu). Call after queueing jobs from outside
+// the pool (the pacer's ticks, the leader's saves).
+void srv_pool_kick(srv *s);
+
+// Leader: when a job is ready and a pool thread idles, pass the I/O duty to it and return
+// the job for the caller to run (caller owns it); else NULL and the caller keeps leading.
+// emptied: the caller's last receive found the ROUTER empty (see srv_lead).
+srv_job *srv_pool_take_over(srv *s, int emptied);
 
 // Start the workers and the pacer / stop and join them. Returns 0 or -1.
 int srv_pool_start(srv *s, char *err, size_t err_sz);
 void srv_pool_stop(srv *s);
 
-// After a job of ss ran (worker or srv_handle): start the session's next job, or mark it
+// Set srv.quit and tell the idle pool threads and the pacer to leave (takes mu).
+void srv_pool_quit(srv *s);
+
+// Run the calling thread as a pool member (a worker, or srv_run's own thread) until
+// srv.quit: lead when nobody does, else run ready jobs, else wait.
+void srv_pool_serve(srv *s);
+
+// After a job of ss ran (a pool thread or srv_handle): put the session's next job in the
+// ready queue (the caller's pool loop picks it up; nobody is woken), or mark the session
 // idle and free it when it is dead. ss may be NULL (CreateSession). Takes mu.
 void srv_session_done(srv *s, srv_session *ss);
 
@@ -273,7 +317,7 @@ void srv_pool_drain(srv *s);
 // bind the ZAP handler. Returns 0 or -1 with a message.
 int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz);
 
-// Answer one pending ZAP request on s->zap (I/O thread). Returns 1 when one was
+// Answer one pending ZAP request on s->zap (the leader). Returns 1 when one was
 // answered, 0 when none was waiting.
 int srv_zap_serve(srv *s);
 

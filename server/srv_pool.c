@@ -1,6 +1,7 @@
-// The worker pool and the pacer: workers run one job of a session at a time, in arrival
-// order, in parallel across sessions; the pacer holds lockstep replies until their
-// wall-clock time and fires free-running ticks.
+// The pool and the pacer: pool threads take turns at the I/O duty (leader and followers)
+// and run one job of a session at a time, in arrival order, in parallel across sessions;
+// the pacer holds lockstep replies until their wall-clock time and fires free-running
+// ticks.
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -13,11 +14,15 @@
 
 #include "srv_internal.h"
 
+static int job_paced(const srv_job *j) {
+  return j->ss && j->ss->pacing != CCSIM__PACING_MODE__PACING_NONE;
+}
+
 // paced sessions have deadlines: their jobs go ahead of the others
 static void ready_push(srv *s, srv_job *j) {
   atomic_fetch_add(&s->nready, 1);
   j->next = NULL;
-  int paced = j->ss && j->ss->pacing != CCSIM__PACING_MODE__PACING_NONE;
+  int paced = job_paced(j);
   srv_job **head = paced ? &s->phead : &s->rhead, **tail = paced ? &s->ptail : &s->rtail;
   if (*tail) {
     (*tail)->next = j;
@@ -60,9 +65,49 @@ int srv_enqueue_locked(srv *s, srv_job *j) {
   return 1;
 }
 
-void srv_pool_wake(srv *s, int n) {
+// under mu: ready jobs to idle members while there are both; returns how many members
+// got one (in post, at most max), to be posted once mu is released
+static int assign_locked(srv *s, srv_member **post, int max) {
+  int n = 0;
+  while (n < max && s->idle && (s->phead || s->rhead)) {
+    srv_member *m = s->idle;
+    s->idle = m->next;
+    m->job = ready_pop(s);
+    post[n++] = m;
+  }
+  return n;
+}
+
+static void post_all(srv_member **post, int n) {
   for (int k = 0; k < n; k++) {
-    pthread_cond_signal(&s->work_cv);
+    sem_post(&post[k]->go);
+  }
+}
+
+void srv_pool_kick(srv *s) {
+  srv_member *post[16];
+  int n;
+  do {
+    pthread_mutex_lock(&s->mu);
+    n = assign_locked(s, post, 16);
+    pthread_mutex_unlock(&s->mu);
+    post_all(post, n);
+  } while (n == 16);
+}
+
+void srv_pool_quit(srv *s) {
+  pthread_mutex_lock(&s->mu);
+  s->quit = 1;
+  srv_member *m = s->idle;
+  s->idle = NULL;
+  pthread_cond_broadcast(&s->pace_cv);
+  pthread_mutex_unlock(&s->mu);
+  // a posted member with no task looks at quit; the list is unlinked first because a
+  // member may return (and its struct go away) as soon as it is posted
+  while (m) {
+    srv_member *nx = m->next;
+    sem_post(&m->go);
+    m = nx;
   }
 }
 
@@ -70,7 +115,7 @@ void srv_session_done(srv *s, srv_session *ss) {
   if (!ss) {
     return;
   }
-  int free_it = 0, wake = 0;
+  int free_it = 0;
   pthread_mutex_lock(&s->mu);
   if (ss->qhead) {
     srv_job *j = ss->qhead;
@@ -79,16 +124,38 @@ void srv_session_done(srv *s, srv_session *ss) {
       ss->qtail = NULL;
     }
     ready_push(s, j);
-    wake = 1;
   } else {
     ss->busy = 0;
     free_it = ss->dead;
   }
   pthread_mutex_unlock(&s->mu);
-  srv_pool_wake(s, wake);
   if (free_it) {
     srv_session_free(&ss);
   }
+}
+
+srv_job *srv_pool_take_over(srv *s, int emptied) {
+  srv_job *j = NULL;
+  srv_member *post[16];
+  int n = 0;
+  pthread_mutex_lock(&s->mu);
+  if (s->idle && (s->phead || s->rhead)) {
+    j = ready_pop(s);
+    srv_member *m = s->idle;
+    s->idle = m->next;
+    m->lead = emptied ? 2 : 1;
+    post[n++] = m;
+    n += assign_locked(s, post + 1, 15);  // jobs still waiting go to the other idle ones
+  } else if (s->phead) {
+    // a paced step has a deadline and every other thread is busy: we run it, and the
+    // first thread to finish its job takes the I/O duty (the pool loop leads first), so
+    // other requests wait at most one paced step, never for an unpaced one to end
+    j = ready_pop(s);
+    s->leader = 0;
+  }
+  pthread_mutex_unlock(&s->mu);
+  post_all(post, n);
+  return j;
 }
 
 int srv_realtime_thread(srv *s) {
@@ -104,57 +171,107 @@ int srv_realtime_thread(srv *s) {
   return rc == 0 ? 0 : -1;
 }
 
-static void *worker_main(void *arg) {
-  srv *s = arg;
-  srv_realtime_thread(s);
+// run j on the calling pool thread and deliver its reply (now, or held by the pacer)
+// rt: the calling thread runs SCHED_FIFO at cfg.rt_priority
+static void run_job(srv *s, srv_job *j, void *wake, ccsim_arena *a, int rt) {
+  // with real-time priority, unpaced sessions are best effort: their steps run at normal
+  // priority, so a paced session's request, step and reply (and the kernel's real-time
+  // throttling budget) never wait behind them
+  int demote = rt && !job_paced(j);
+  if (demote) {
+    struct sched_param sp = {.sched_priority = 0};
+    pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+  }
+  ccsim_arena_reset(a);
+  srv_execute(s, j, a);
+  srv_session *ss = j->ss;
+  // deliver before starting the session's next job, so replies and stream messages of
+  // one session leave in order
+  if (j->send_at > srv_now()) {
+    pthread_mutex_lock(&s->mu);
+    srv_job **p = &s->delayed;
+    while (*p && (*p)->send_at <= j->send_at) {
+      p = &(*p)->next;
+    }
+    j->next = *p;
+    *p = j;
+    pthread_cond_signal(&s->pace_cv);
+    pthread_mutex_unlock(&s->mu);
+  } else {
+    srv_send_job(s, j, wake);
+  }
+  srv_session_done(s, ss);
+  if (demote) {
+    struct sched_param sp = {.sched_priority = s->cfg.rt_priority};
+    pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+  }
+}
+
+void srv_pool_serve(srv *s) {
   void *wake = srv_wake_open(s);
   ccsim_arena a;
   ccsim_arena_init(&a, 64 * 1024, 0);
+  srv_member me;
+  sem_init(&me.go, 0, 0);
+  int spun = 0, policy = SCHED_OTHER;
+  struct sched_param sp;
+  int rt = s->cfg.rt_priority > 0 && pthread_getschedparam(pthread_self(), &policy, &sp) == 0 &&
+           policy == SCHED_FIFO;
   pthread_mutex_lock(&s->mu);
-  for (;;) {
-    if (!s->rhead && !s->phead && s->cfg.spin_us > 0) {
-      // a short spin answers the next request without a futex wake-up
+  while (!s->quit) {
+    srv_job *j = NULL;
+    int lead = 0;
+    if (!s->leader) {
+      // the I/O duty first: a request must never wait while a thread could take it
+      s->leader = lead = 1;
+      pthread_mutex_unlock(&s->mu);
+    } else if (s->phead || s->rhead) {
+      j = ready_pop(s);
+      pthread_mutex_unlock(&s->mu);
+    } else if (s->cfg.spin_us > 0 && !spun) {
+      // a short spin takes the next job without a futex wake-up
       pthread_mutex_unlock(&s->mu);
       double until = srv_now() + 1e-6 * s->cfg.spin_us;
       while (atomic_load(&s->nready) == 0 && srv_now() < until) {
       }
       pthread_mutex_lock(&s->mu);
-    }
-    while (!s->quit && !s->rhead && !s->phead) {
-      pthread_cond_wait(&s->work_cv, &s->mu);
-    }
-    if (s->quit) {
-      break;
-    }
-    srv_job *j = ready_pop(s);
-    pthread_mutex_unlock(&s->mu);
-
-    ccsim_arena_reset(&a);
-    srv_execute(s, j, &a);
-    srv_session *ss = j->ss;
-    // deliver before starting the session's next job, so replies and stream messages of
-    // one session leave in order
-    if (j->send_at > srv_now()) {
-      pthread_mutex_lock(&s->mu);
-      srv_job **p = &s->delayed;
-      while (*p && (*p)->send_at <= j->send_at) {
-        p = &(*p)->next;
-      }
-      j->next = *p;
-      *p = j;
-      pthread_cond_signal(&s->pace_cv);
-      pthread_mutex_unlock(&s->mu);
+      spun = 1;
+      continue;
     } else {
-      srv_send_job(s, j, wake);
+      // idle until someone hands us a task (or quit); they unlink us from the list
+      me.lead = 0;
+      me.job = NULL;
+      me.next = s->idle;
+      s->idle = &me;
+      pthread_mutex_unlock(&s->mu);
+      while (sem_wait(&me.go) != 0 && errno == EINTR) {
+      }
+      // the task is ours without the mutex: its giver set it before posting
+      lead = me.lead;
+      j = me.job;
     }
-    srv_session_done(s, ss);
+    spun = 0;
+    if (lead) {
+      j = srv_lead(s, lead == 2);
+    }
+    if (j) {
+      run_job(s, j, wake, &a, rt);
+    }
     pthread_mutex_lock(&s->mu);
   }
   pthread_mutex_unlock(&s->mu);
+  sem_destroy(&me.go);
   ccsim_arena_fini(&a);
   if (wake) {
     zmq_close(wake);
   }
+}
+
+static void *worker_main(void *arg) {
+  srv *s = arg;
+  prctl(PR_SET_NAME, "ccsim-worker", 0, 0, 0);  // tells the threads apart in top and perf
+  srv_realtime_thread(s);
+  srv_pool_serve(s);
   return NULL;
 }
 
@@ -196,6 +313,7 @@ static double fire_ticks_locked(srv *s, double now, double next, int *nwake) {
 
 static void *pacer_main(void *arg) {
   srv *s = arg;
+  prctl(PR_SET_NAME, "ccsim-pacer", 0, 0, 0);
   srv_realtime_thread(s);
   // held replies are due at an exact time: the default timer slack lets the kernel wake
   // a normal-priority thread up to 50 us late
@@ -216,7 +334,7 @@ static void *pacer_main(void *arg) {
     double next = fire_ticks_locked(s, now, now + 0.1, &nwake);
     if (nwake > 0) {
       pthread_mutex_unlock(&s->mu);
-      srv_pool_wake(s, nwake);
+      srv_pool_kick(s);
       pthread_mutex_lock(&s->mu);
       now = srv_now();
     }
@@ -256,7 +374,10 @@ int srv_pool_start(srv *s, char *err, size_t err_sz) {
   }
   pthread_mutex_lock(&s->mu);
   s->quit = 0;
+  s->leader = 0;
+  s->idle = NULL;
   pthread_mutex_unlock(&s->mu);
+  s->threaded = 1;  // before any pool thread leads: srv_accept queues jobs from then on
   for (int i = 0; i < n; i++) {
     if (pthread_create(&s->workers[i], NULL, worker_main, s) != 0) {
       snprintf(err, err_sz, "cannot start worker thread %d", i);
@@ -271,16 +392,12 @@ int srv_pool_start(srv *s, char *err, size_t err_sz) {
     return -1;
   }
   s->pacer_started = 1;
-  s->threaded = 1;
   return 0;
 }
 
 void srv_pool_stop(srv *s) {
-  pthread_mutex_lock(&s->mu);
-  s->quit = 1;
-  pthread_cond_broadcast(&s->work_cv);
-  pthread_cond_broadcast(&s->pace_cv);
-  pthread_mutex_unlock(&s->mu);
+  atomic_store(&s->stop, 1);  // a worker holding the I/O duty leaves it
+  srv_pool_quit(s);
   for (int i = 0; i < s->nworkers_started; i++) {
     pthread_join(s->workers[i], NULL);
   }

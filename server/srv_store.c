@@ -185,7 +185,7 @@ void srv_session_free(srv_session **pss) {
 }
 
 void srv_session_publish_view(srv *s, srv_session *ss) {
-  // the core is ours (job thread); the lock orders the copy against the I/O thread
+  // the core is ours (job thread); the lock orders the copy against the leader
   const int nb = ss->m->nbody;
   pthread_mutex_lock(&s->mu);
   ss->view_time = sim_data_time(ss->d);

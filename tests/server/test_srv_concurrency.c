@@ -1,6 +1,7 @@
 // ctest-label: e2e
 // ctest-timeout: 120
-// Sessions step in parallel: a long step of one session delays no other client; 16
+// Sessions step in parallel: a long step of one session delays no other client; a paced
+// session keeps stepping while the only other pool thread is in a long unpaced step; 16
 // clients x 1000 steps on their own sessions and one controller with 8 observers on one
 // session, every reply checked against free fall, no cross-talk.
 #include "ccsim_test.h"
@@ -35,6 +36,23 @@ static int setup(void **state) {
   srv_config_defaults(&cfg);
   cfg.bind = "tcp://127.0.0.1:*";
   cfg.workers = 0;  // the default pool
+  f->s = test_server_start(&cfg, &f->thread);
+  if (!f->s) {
+    free(f);
+    return -1;
+  }
+  snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
+  *state = f;
+  return 0;
+}
+
+// the smallest pool: srv_run's thread and one worker
+static int setup_two_threads(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.workers = 1;
   f->s = test_server_start(&cfg, &f->thread);
   if (!f->s) {
     free(f);
@@ -148,6 +166,48 @@ static void test_slow_session_delays_nobody(void **state) {
   assert_true(slow > 0.2);
   assert_int_equal(done_before, 20);
   assert_true(worst < slow / 4);
+  assert_double_near(ccsim_session_time(s), 0.02, 1e-12);
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
+// ---- a paced session does not wait behind an unpaced one -----------------------------
+
+static void test_paced_not_behind_slow_session(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = ball_scene(5, 1, 0);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  assert_non_null(c);
+  ccsim_session *s = ccsim_session_create_paced(c, sc, CCSIM_PACING_LOCKSTEP, 0);
+  assert_non_null(s);
+  // one of the two pool threads goes into a long step; the other holds the I/O duty
+  slow_arg a = {.endpoint = f->endpoint};
+  pthread_t th;
+  pthread_create(&th, NULL, slow_client, &a);
+  double t0 = now_s();
+  while (a.t_start == 0 && now_s() - t0 < 10) {
+    sleep_s(1e-3);
+  }
+  assert_true(a.t_start > 0);
+  sleep_s(0.02);
+  double t1 = now_s();
+  int done_before = 0;
+  for (int k = 0; k < 20; k++) {
+    assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+    done_before += a.t_end == 0;
+  }
+  double paced_wall = now_s() - t1;
+  pthread_join(th, NULL);
+  assert_int_equal(a.status, CCSIM_OK);
+  double slow = a.t_end - a.t_start;
+  print_message("slow step %.3f s; 20 paced steps of 1 ms took %.1f ms beside it\n", slow,
+                1e3 * paced_wall);
+  // the paced steps ran while the slow one did, not after it
+  assert_true(slow > 0.2);
+  assert_int_equal(done_before, 20);
+  assert_true(paced_wall < slow / 4);
   assert_double_near(ccsim_session_time(s), 0.02, 1e-12);
   ccsim_session_close(&s);
   ccsim_client_destroy(&c);
@@ -315,6 +375,8 @@ static void test_controller_and_observers(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_slow_session_delays_nobody, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_paced_not_behind_slow_session, setup_two_threads,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_sixteen_clients, setup, teardown),
       cmocka_unit_test_setup_teardown(test_controller_and_observers, setup, teardown),
   };
