@@ -50,6 +50,8 @@ struct geo_query_ws {
   double R[9], t[3];   // A's body frame -> B's body frame
   geo_xform xa, xb;    // body -> world of A and B
   double slack;        // [m] rounding allowance of the lower bounds
+  double lb_tol;       // [m] allowance of a measured leaf distance kept as a lower bound
+                       // (rounding, feature naming, closest_ok's tolerance)
   int n_leaf, n_node;  // counters of the current query
   q_leaf lc;           // the last leaf pair evaluated
 };
@@ -63,6 +65,8 @@ struct geo_query_cache {
   int valid;           // cand is usable
   double thr;          // [m] the distance cand was collected for
   double R[9], t[3];   // relative transform cand was collected at
+  double *cand_lb;     // (cap) lower bounds of the candidates' distances at (lbR, lbt) [m]
+  double lbR[9], lbt[3];  // relative transform of the last proximity hit (or the fill)
   const geo_bvh *a, *b;  // the body pair the cache belongs to (borrowed identities)
   int best_valid, best_ta, best_tb;  // last closest leaf pair
   int last_valid;      // lastR, lastt hold the previous minimum-distance query's pose
@@ -208,8 +212,10 @@ geo_query_cache *geo_query_cache_new(int cap, double margin, char *err, size_t e
     c->cand = malloc((size_t)cap * 2 * sizeof *c->cand);
     c->cand_d = malloc((size_t)cap * sizeof *c->cand_d);
     c->cand_hint = malloc((size_t)cap * sizeof *c->cand_hint);
+    c->cand_lb = malloc((size_t)cap * sizeof *c->cand_lb);
   }
-  if (c == NULL || c->cand == NULL || c->cand_d == NULL || c->cand_hint == NULL) {
+  if (c == NULL || c->cand == NULL || c->cand_d == NULL || c->cand_hint == NULL ||
+      c->cand_lb == NULL) {
     geo_query_cache_destroy(&c);
     set_err(err, err_sz, "geo_query_cache_new: out of memory");
     return NULL;
@@ -226,6 +232,7 @@ void geo_query_cache_destroy(geo_query_cache **pc) {
   free((*pc)->cand);
   free((*pc)->cand_d);
   free((*pc)->cand_hint);
+  free((*pc)->cand_lb);
   free(*pc);
   *pc = NULL;
 }
@@ -263,6 +270,7 @@ static int geo_q_begin(geo_query_ws *ws, const geo_bvh *a, const geo_pose *xa, c
   ws->a = a;
   ws->b = b;
   ws->slack = 1e-12 * (a->scale + b->scale + geo_v3_norm(rel.t));
+  ws->lb_tol = 1e-9 * (a->scale + b->scale) + ws->slack;
   ws->n_leaf = 0;
   ws->n_node = 0;
   // new stamp; on wrap-around clear every stamp so none is stale
@@ -996,8 +1004,9 @@ static int close_pair(geo_query_ws *ws, double dist, double pa_in[3], double pb_
 
 // The cached feature pair of the current leaf, when it still gives the closest pair: its
 // canonical points name the same features and provably separate the triangles. Then they
-// are what close_pair would produce. Returns 1 and emits (when below ds), else 0.
-static int try_hint(geo_query_ws *ws, int hint, double ds) {
+// are what close_pair would produce. Returns 1, emits (when below ds) and sets *dist to the
+// proved distance, else 0.
+static int try_hint(geo_query_ws *ws, int hint, double ds, double *dist_out) {
   const q_leaf *lc = &ws->lc;
   if (hint < 0 || leaf_parallel(ws)) {
     return 0;
@@ -1015,6 +1024,7 @@ static int try_hint(geo_query_ws *ws, int hint, double ds) {
   if (dist < ds) {
     push_raw(ws, ca, cb, pa, pb, dist, 0);
   }
+  *dist_out = dist;
   return 1;
 }
 
@@ -1249,6 +1259,20 @@ static double motion_bound(const geo_bvh *a, const double R0[9], const double t0
   return sqrt(f) * a->node[0].r + geo_v3_norm(v);
 }
 
+// record a fill of the cache's list (ncand candidates below thr at the query's pose); the
+// lower bounds start from the collected distances
+static void cache_filled(const geo_query_ws *ws, geo_query_cache *cache, double thr,
+                         int ncand) {
+  cache->valid = ncand <= cache->cap;
+  cache->n = ncand <= cache->cap ? ncand : 0;
+  cache->thr = thr;
+  memcpy(cache->R, ws->R, sizeof cache->R);
+  memcpy(cache->t, ws->t, sizeof cache->t);
+  memcpy(cache->cand_lb, cache->cand_d, (size_t)cache->n * sizeof *cache->cand_lb);
+  memcpy(cache->lbR, ws->R, sizeof cache->lbR);
+  memcpy(cache->lbt, ws->t, sizeof cache->lbt);
+}
+
 int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const geo_pose *xb,
                   double ds, geo_query_ws *ws, geo_query_cache *cache, geo_pair *out, int cap,
                   geo_prox_info *info) {
@@ -1279,11 +1303,18 @@ int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const 
     }
   }
   if (hit) {
-    // re-evaluate the candidates, a superset of the pairs within ds at this pose; one that
-    // was at least ds + delta away when collected cannot be within ds now
-    double skip = ds + delta + ws->slack;
+    // re-evaluate the candidates, a superset of the pairs within ds at this pose. Each has
+    // two lower bounds: its distance when collected less the motion since (delta), and its
+    // bound at the last hit less the motion since that one (delta1, usually far smaller:
+    // consecutive right-hand sides are close). A candidate whose bound is at least ds
+    // cannot be within ds now; the rest are measured, which renews their bound.
+    double skip = ds + ws->slack;
+    double delta1 = motion_bound(a, cache->lbR, cache->lbt, ws->R, ws->t);
     for (int i = 0; i < cache->n; i++) {
-      if (cache->cand_d[i] >= skip) {
+      double lb0 = cache->cand_d[i] - delta, lb1 = cache->cand_lb[i] - delta1;
+      double lb = lb0 > lb1 ? lb0 : lb1;
+      if (lb >= skip) {
+        cache->cand_lb[i] = lb;
         continue;
       }
       // the last closest features first (a proof of separation confirms them), else the
@@ -1291,27 +1322,26 @@ int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const 
       int ta = cache->cand[2 * i], tb = cache->cand[2 * i + 1];
       leaf_setup(ws, ta, tb);
       ws->n_leaf++;
-      if (try_hint(ws, cache->cand_hint[i], ds)) {
-        continue;
+      double d;
+      if (!try_hint(ws, cache->cand_hint[i], ds, &d)) {
+        const q_leaf *lc = &ws->lc;
+        double pa[3], pb[3], lim = ds + ws->slack;
+        d = geo_q_tri_dist(lc->P, lc->pid, lc->np, lc->Q, lc->qid, lc->nq, lc->mq, lim, pa,
+                           pb);
+        if (d < lim) {
+          cache->cand_hint[i] = close_pair(ws, d, pa, pb, ds);
+        }
       }
-      const q_leaf *lc = &ws->lc;
-      double pa[3], pb[3], lim = ds + ws->slack;
-      double d = geo_q_tri_dist(lc->P, lc->pid, lc->np, lc->Q, lc->qid, lc->nq, lc->mq, lim,
-                                pa, pb);
-      if (d < lim) {
-        cache->cand_hint[i] = close_pair(ws, d, pa, pb, ds);
-      }
+      cache->cand_lb[i] = d - ws->lb_tol;
     }
+    memcpy(cache->lbR, ws->R, sizeof cache->lbR);
+    memcpy(cache->lbt, ws->t, sizeof cache->lbt);
   } else if (cache != NULL) {
     int ncand = 0;
     double thr = ds + cache->margin;
     traverse_prox(ws, thr, ds, cache->cand, cache->cand_d, cache->cand_hint, cache->cap,
                   &ncand);
-    cache->valid = ncand <= cache->cap;
-    cache->n = ncand <= cache->cap ? ncand : 0;
-    cache->thr = thr;
-    memcpy(cache->R, ws->R, sizeof cache->R);
-    memcpy(cache->t, ws->t, sizeof cache->t);
+    cache_filled(ws, cache, thr, ncand);
   } else {
     traverse_prox(ws, ds, ds, NULL, NULL, NULL, 0, NULL);
   }
@@ -1499,11 +1529,7 @@ int geo_min_distance(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
       ws->n_raw = 0;
       traverse_prox(ws, thr, -INFINITY, cache->cand, cache->cand_d, cache->cand_hint,
                     cache->cap, &ncand);
-      cache->valid = ncand <= cache->cap;
-      cache->n = ncand <= cache->cap ? ncand : 0;
-      cache->thr = thr;
-      memcpy(cache->R, ws->R, sizeof cache->R);
-      memcpy(cache->t, ws->t, sizeof cache->t);
+      cache_filled(ws, cache, thr, ncand);
     }
   }
   if (cache != NULL) {

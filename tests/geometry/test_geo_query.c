@@ -312,6 +312,63 @@ static void test_cache_equals_cold(void **state) {
   scene_free(&s);
 }
 
+// The cache over the small steps of an integrator: a torus vibrating on the cone in steps
+// of a few micrometres, now and then stepping back (a rejected step), with minimum distance
+// queries sharing the cache as the simulator's time bound does. Cached == cold exactly; a
+// query repeated at the same pose re-measures only the leaf pairs within the standoff
+// (the bounds of the others, from the previous hit, prove them out).
+static void test_cache_small_steps(void **state) {
+  (void)state;
+  for (int rings = 1; rings <= 16; rings += 15) {
+    scene s;
+    scene_make(&s, rings);
+    char err[256];
+    geo_query_cache *c = geo_query_cache_new(0, 1e-3, err, sizeof err);
+    assert_non_null(c);
+    static geo_pair cold[8192], warm[8192];
+    geo_pose XC = geo_pose_identity();
+    int hits = 0, repeats = 0;
+    double t = 0.0;
+    for (int i = 0; i < 3 * N_CACHE_STEPS; i++) {
+      // 0.3 mm vibration at 0.05 rad per step, a slow tilt, every 7th step 3 steps back
+      t += (i % 7 == 6) ? -0.15 : 0.05;
+      geo_pose XT;
+      XT.p[0] = 1e-4 * sin(0.3 * t);
+      XT.p[1] = 0.0;
+      XT.p[2] = s.z0 + 0.3e-3 * sin(t);
+      XT.q[0] = 1.0;
+      XT.q[1] = 2e-3 * sin(0.2 * t);
+      XT.q[2] = 1e-3 * cos(0.1 * t);
+      XT.q[3] = 0.0;
+      geo_prox_info ic, iw;
+      for (int rep = 0; rep < 1 + (i % 5 == 0); rep++) {
+        assert_int_equal(
+            geo_proximity(s.bt, &XT, s.bc, &XC, 1e-3, s.ws, NULL, cold, 8192, &ic), GEO_QOK);
+        assert_int_equal(geo_proximity(s.bt, &XT, s.bc, &XC, 1e-3, s.ws, c, warm, 8192, &iw),
+                         GEO_QOK);
+        assert_int_equal(ic.n, iw.n);
+        assert_int_equal(ic.n_raw, iw.n_raw);
+        assert_memory_equal(cold, warm, (size_t)ic.n * sizeof *cold);
+        if (rep == 1 && iw.cache_hit) {
+          assert_int_equal(iw.n_leaf, iw.n_raw);
+          repeats++;
+        }
+        hits += iw.cache_hit;
+      }
+      if (i % 3 == 0) {
+        geo_pair mc, mw;
+        assert_int_equal(geo_min_distance(s.bt, &XT, s.bc, &XC, s.ws, NULL, &mc), GEO_QOK);
+        assert_int_equal(geo_min_distance(s.bt, &XT, s.bc, &XC, s.ws, c, &mw), GEO_QOK);
+        assert_memory_equal(&mc, &mw, sizeof mc);
+      }
+    }
+    assert_true(hits > 2 * N_CACHE_STEPS);
+    assert_true(repeats > 0);
+    geo_query_cache_destroy(&c);
+    scene_free(&s);
+  }
+}
+
 // the cache on random meshes: a drifting, jittering, rotating pair, cached == cold exactly
 static void test_cache_random(void **state) {
   (void)state;
@@ -523,6 +580,7 @@ int main(void) {
       cmocka_unit_test(test_random_meshes),    cmocka_unit_test(test_random_soups),
       cmocka_unit_test(test_torus_over_cone),
       cmocka_unit_test(test_cache_equals_cold), cmocka_unit_test(test_cache_random),
+      cmocka_unit_test(test_cache_small_steps),
       cmocka_unit_test(test_limits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
