@@ -1177,10 +1177,27 @@ static inline int raw_less(const geo_query_ws *ws, int i, int j) {
   return x->tri_b < y->tri_b;
 }
 
-// ws->idx = the raw pairs 0..n-1 in raw_less order: least-significant-digit radix sort on
-// the merge keys (11-bit digits, constant digits skipped), then each run of equal keys by
-// insertion sort on (dist, tri_a, tri_b). Linear in n, allocation-free.
+// Raw pairs up to this many are sorted by insertion: a contact web's few dozen pairs cost
+// far less that way than the radix sort's passes over its 2048 counters.
+#define GEO_Q_SORT_SMALL 64
+
+// ws->idx = the raw pairs 0..n-1 in raw_less order. Few pairs: insertion sort. Else a
+// least-significant-digit radix sort on the merge keys (11-bit digits, constant digits
+// skipped), then each run of equal keys by insertion sort on (dist, tri_a, tri_b).
+// Linear in n, allocation-free.
 static void sort_raw(geo_query_ws *ws, int n) {
+  if (n <= GEO_Q_SORT_SMALL) {
+    int *idx = ws->idx;
+    for (int i = 0; i < n; i++) {
+      int j = i;
+      while (j > 0 && raw_less(ws, i, idx[j - 1])) {
+        idx[j] = idx[j - 1];
+        j--;
+      }
+      idx[j] = i;
+    }
+    return;
+  }
   unsigned long long *k0 = ws->skey, *k1 = ws->skey2;
   int *i0 = ws->idx, *i1 = ws->idx2;
   for (int i = 0; i < n; i++) {
