@@ -1261,7 +1261,11 @@ static void pair_to_world(geo_query_ws *ws, const geo_pair *in, geo_pair *out) {
   geo_m3_mulv(out->normal, ws->xb.R, in->normal);
 }
 
-// bound on how far any point of A moved relative to B between two relative transforms
+// Bound on how far any point of A moved relative to B between two relative transforms: the
+// move of A's root sphere centre plus the sphere radius times the spectral norm of dR.
+// For rotations, dR = (R1 R0^T - I) R0 and R1 R0^T turns by some angle th, so
+// |dR|_2 = 2 sin(th / 2) while the Frobenius norm is |dR|_F^2 = 8 sin^2(th / 2): hence
+// sqrt(|dR|_F^2 / 2), plus 1e-12 for R0, R1 being orthonormal only up to rounding.
 static double motion_bound(const geo_bvh *a, const double R0[9], const double t0[3],
                            const double R1[9], const double t1[3]) {
   double dR[9], f = 0.0, v[3];
@@ -1273,7 +1277,7 @@ static double motion_bound(const geo_bvh *a, const double R0[9], const double t0
   for (int i = 0; i < 3; i++) {
     v[i] += t1[i] - t0[i];
   }
-  return sqrt(f) * a->node[0].r + geo_v3_norm(v);
+  return (sqrt(0.5 * f) + 1e-12) * a->node[0].r + geo_v3_norm(v);
 }
 
 // record a fill of the cache's list (ncand candidates below thr at the query's pose); the
