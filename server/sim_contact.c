@@ -349,14 +349,35 @@ static void find_leads(const sim_model *m, sim_collider *c, const geo_xform *xa,
   }
 }
 
+// the longest edge on or around feature f of mesh m (a vertex's incident edges, an edge, a
+// face's sides) [m]
+static double feature_size(const geo_mesh *m, geo_feature f) {
+  double l2 = 0;
+  if (f.type == GEO_FEAT_VERTEX) {
+    for (int k = m->vert_edge_start[f.id]; k < m->vert_edge_start[f.id + 1]; k++) {
+      const int *e = m->edge + 2 * m->vert_edge[k];
+      l2 = fmax(l2, geo_v3_dist2(m->vert + 3 * e[0], m->vert + 3 * e[1]));
+    }
+  } else if (f.type == GEO_FEAT_EDGE) {
+    const int *e = m->edge + 2 * f.id;
+    l2 = geo_v3_dist2(m->vert + 3 * e[0], m->vert + 3 * e[1]);
+  } else {
+    const int *t = m->tri + 3 * f.id;
+    for (int k = 0; k < 3; k++) {
+      l2 = fmax(l2, geo_v3_dist2(m->vert + 3 * t[k], m->vert + 3 * t[(k + 1) % 3]));
+    }
+  }
+  return sqrt(l2);
+}
+
 // Give contacts [i0, i1) of the pair placed at xa, xb their anchors among [j0, j1): the
 // nearest free one with the same witness features, else the nearest free one, each within
-// radius r. A contact still without one but within r of a taken one is a new point of an
-// existing patch (a polygon corner appearing): it starts from that anchor's stretch, as
-// the patch's deformation is continuous, and stays stuck or sliding with it (anchor =
-// -2 - j).
-static void match_anchors(sim_collider *c, const geo_xform *xa, const geo_xform *xb, int i0,
-                          int i1, int j0, int j1, double r) {
+// radius r. A contact still without one but within r (plus the length of its witness
+// features, up to 10 r in all) of a taken one is a new point of an existing patch (a polygon corner, or an
+// edge crossing appearing): it starts from that anchor's stretch, as the patch's
+// deformation is continuous, and stays stuck or sliding with it (anchor = -2 - j).
+static void match_anchors(const sim_model *m, sim_collider *c, const geo_xform *xa,
+                          const geo_xform *xb, int i0, int i1, int j0, int j1, double r) {
   for (int j = j0; j < j1; j++) {
     double *w = c->anc_world + 6 * j;
     geo_xform_point(w, xa, c->anc[j].ra);
@@ -368,7 +389,15 @@ static void match_anchors(sim_collider *c, const geo_xform *xa, const geo_xform 
     for (int i = i0; i < i1; i++) {
       sim_contact *ct = &c->contacts[i];
       if (ct->anchor != -1 || ct->lead != i) continue;
-      int j = nearest_anchor(c, ct, j0, j1, r * r, rule);
+      // a point born into a patch may lie a feature's length from its nearest neighbour
+      // there (an edge of one body newly crossing an edge of the other mid-patch); no
+      // farther than ten radii, so a big face does not join far-apart patches
+      double rr = r;
+      if (rule == MATCH_ANY) {
+        rr += fmin(9 * r, fmax(feature_size(m->mesh[ct->body_a], ct->fa),
+                               feature_size(m->mesh[ct->body_b], ct->fb)));
+      }
+      int j = nearest_anchor(c, ct, j0, j1, rr * rr, rule);
       if (j < 0) continue;
       if (rule == MATCH_ANY) {
         ct->anchor = -2 - j;
@@ -669,7 +698,8 @@ ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinemati
           geo_xform_from_pose(&Xa, xa.p, xa.q);
           geo_xform_from_pose(&Xb, xb.p, xb.q);
           find_leads(m, c, &Xa, &Xb, a, b, i0, c->n);
-          match_anchors(c, &Xa, &Xb, i0, c->n, j0, anc_from, SIM_ANCHOR_RADIUS * cp.standoff);
+          match_anchors(m, c, &Xa, &Xb, i0, c->n, j0, anc_from,
+                        SIM_ANCHOR_RADIUS * cp.standoff);
           double mred = pair_mass(m, a, b);
           for (int i = i0; i < c->n; i++) {
             contact_friction(c, k, &Xa, &cp, mred, &c->contacts[i], wrench);

@@ -53,9 +53,12 @@
 // the nearest free anchor of the pair whose material point on A or on B (carried with its
 // body) lies within SIM_ANCHOR_RADIUS standoffs of the witness point on that body. So an
 // edge handing over to its neighbouring face, or a corner crossing into the next
-// triangle, keeps its anchor. A contact left without an anchor but within that radius of
-// a taken one is a new point of the same patch (a polygon corner appearing): it starts
-// with that anchor's stretch and phase, the patch's deformation being continuous.
+// triangle, keeps its anchor. A contact left without an anchor but within that radius
+// (plus the length of its witness features, up to ten times the radius: the edges of a
+// fine mesh crossing those of the other body appear mid-patch, a mesh spacing from their
+// neighbours) of a taken one is a
+// new point of the same patch (a polygon corner appearing): it starts with that anchor's
+// stretch and phase, the patch's deformation being continuous.
 // Elsewhere a new contact starts with s = 0, stuck. One vertex over a fine mesh is
 // reported against several triangles (the one under it, and its neighbours at their
 // shared edges and vertices); only the pair that is a closest point of the other surface
