@@ -56,17 +56,23 @@ struct geo_query_ws {
   q_leaf lc;           // the last leaf pair evaluated
 };
 
+// one candidate leaf pair of a cache
+typedef struct q_cand {
+  double d;    // distance at the cache's fill pose (R, t) [m]
+  double lb;   // lower bound on the distance at (lbR, lbt) [m]; valid in the first nlb
+  int ta, tb;  // the leaf pair (triangle ids in A and B)
+  int hint;    // last closest feature pair (ca * 16 + cb, local codes) or -1
+} q_cand;
+
 struct geo_query_cache {
   int cap, n;          // capacity and length of cand
-  int *cand;           // (cap x 2) leaf pairs (tri_a, tri_b) closer than thr at (R, t)
-  double *cand_d;      // (cap) their distances at (R, t) [m]
-  int *cand_hint;      // (cap) last closest feature pair (ca * 16 + cb, local codes) or -1
+  q_cand *cand;        // (cap) leaf pairs closer than thr at (R, t), by increasing (d, ta, tb)
   double margin;       // [m] extra distance collected beyond the standoff
   int valid;           // cand is usable
   double thr;          // [m] the distance cand was collected for
   double R[9], t[3];   // relative transform cand was collected at
-  double *cand_lb;     // (cap) lower bounds of the candidates' distances at (lbR, lbt) [m]
-  double lbR[9], lbt[3];  // relative transform of the last proximity hit (or the fill)
+  int nlb;             // cand[0 .. nlb) hold a lower bound lb at (lbR, lbt)
+  double lbR[9], lbt[3];  // relative transform of the last proximity hit
   const geo_bvh *a, *b;  // the body pair the cache belongs to (borrowed identities)
   int best_valid, best_ta, best_tb;  // last closest leaf pair
   int last_valid;      // lastR, lastt hold the previous minimum-distance query's pose
@@ -209,13 +215,9 @@ geo_query_cache *geo_query_cache_new(int cap, double margin, char *err, size_t e
   }
   geo_query_cache *c = calloc(1, sizeof *c);
   if (c != NULL) {
-    c->cand = malloc((size_t)cap * 2 * sizeof *c->cand);
-    c->cand_d = malloc((size_t)cap * sizeof *c->cand_d);
-    c->cand_hint = malloc((size_t)cap * sizeof *c->cand_hint);
-    c->cand_lb = malloc((size_t)cap * sizeof *c->cand_lb);
+    c->cand = malloc((size_t)cap * sizeof *c->cand);
   }
-  if (c == NULL || c->cand == NULL || c->cand_d == NULL || c->cand_hint == NULL ||
-      c->cand_lb == NULL) {
+  if (c == NULL || c->cand == NULL) {
     geo_query_cache_destroy(&c);
     set_err(err, err_sz, "geo_query_cache_new: out of memory");
     return NULL;
@@ -230,9 +232,6 @@ void geo_query_cache_destroy(geo_query_cache **pc) {
     return;
   }
   free((*pc)->cand);
-  free((*pc)->cand_d);
-  free((*pc)->cand_hint);
-  free((*pc)->cand_lb);
   free(*pc);
   *pc = NULL;
 }
@@ -1088,8 +1087,8 @@ static int a_descendants(const geo_query_ws *ws, int ia, int out[GEO_Q_DESC_MAX]
 
 // every leaf pair with distance < thr; pairs below ds become raw pairs; candidates (when
 // cand != NULL) receive every leaf pair below thr (up to cap; *ncand counts all)
-static void traverse_prox(geo_query_ws *ws, double thr, double ds, int *cand, double *cand_d,
-                          int *cand_hint, int cap, int *ncand) {
+static void traverse_prox(geo_query_ws *ws, double thr, double ds, q_cand *cand, int cap,
+                          int *ncand) {
   const geo_bvh *a = ws->a, *b = ws->b;
   double lim = thr + ws->slack;
   int sp = 0;
@@ -1120,10 +1119,12 @@ static void traverse_prox(geo_query_ws *ws, double thr, double ds, int *cand, do
         }
         if (cand != NULL) {
           if (*ncand < cap) {
-            cand[2 * *ncand] = A->tri;
-            cand[2 * *ncand + 1] = B->tri;
-            cand_d[*ncand] = d;
-            cand_hint[*ncand] = hint;
+            q_cand *c = &cand[*ncand];
+            c->d = d;
+            c->lb = d;
+            c->ta = A->tri;
+            c->tb = B->tri;
+            c->hint = hint;
           }
           (*ncand)++;
         }
@@ -1280,18 +1281,55 @@ static double motion_bound(const geo_bvh *a, const double R0[9], const double t0
   return (sqrt(0.5 * f) + 1e-12) * a->node[0].r + geo_v3_norm(v);
 }
 
-// record a fill of the cache's list (ncand candidates below thr at the query's pose); the
-// lower bounds start from the collected distances
+static inline int cand_less(const q_cand *x, const q_cand *y) {
+  if (x->d != y->d) {
+    return x->d < y->d;
+  }
+  return x->ta != y->ta ? x->ta < y->ta : x->tb < y->tb;
+}
+
+// sift c[i] down the max-heap c[0 .. n) ordered by cand_less
+static void cand_sift(q_cand *c, int i, int n) {
+  q_cand x = c[i];
+  for (;;) {
+    int k = 2 * i + 1;
+    if (k >= n) {
+      break;
+    }
+    if (k + 1 < n && cand_less(&c[k], &c[k + 1])) {
+      k++;
+    }
+    if (!cand_less(&x, &c[k])) {
+      break;
+    }
+    c[i] = c[k];
+    i = k;
+  }
+  c[i] = x;
+}
+
+// Record a fill of the cache's list (ncand candidates below thr at the query's pose) and
+// sort it by increasing distance (heap sort: in place, allocation-free), so a query stops
+// at the first candidate too far to matter instead of scanning the whole list.
 static void cache_filled(const geo_query_ws *ws, geo_query_cache *cache, double thr,
                          int ncand) {
   cache->valid = ncand <= cache->cap;
   cache->n = ncand <= cache->cap ? ncand : 0;
   cache->thr = thr;
+  cache->nlb = 0;
   memcpy(cache->R, ws->R, sizeof cache->R);
   memcpy(cache->t, ws->t, sizeof cache->t);
-  memcpy(cache->cand_lb, cache->cand_d, (size_t)cache->n * sizeof *cache->cand_lb);
-  memcpy(cache->lbR, ws->R, sizeof cache->lbR);
-  memcpy(cache->lbt, ws->t, sizeof cache->lbt);
+  q_cand *c = cache->cand;
+  int n = cache->n;
+  for (int i = n / 2 - 1; i >= 0; i--) {
+    cand_sift(c, i, n);
+  }
+  for (int end = n - 1; end > 0; end--) {
+    q_cand top = c[0];
+    c[0] = c[end];
+    c[end] = top;
+    cand_sift(c, 0, end);
+  }
 }
 
 int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const geo_pose *xb,
@@ -1328,43 +1366,52 @@ int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const 
     // two lower bounds: its distance when collected less the motion since (delta), and its
     // bound at the last hit less the motion since that one (delta1, usually far smaller:
     // consecutive right-hand sides are close). A candidate whose bound is at least ds
-    // cannot be within ds now; the rest are measured, which renews their bound.
+    // cannot be within ds now; the rest are measured, which renews their bound. The list
+    // is sorted by collected distance: the first too far for the first bound ends it, and
+    // the candidates visited are those holding a bound at this pose.
     double skip = ds + ws->slack;
     double delta1 = motion_bound(a, cache->lbR, cache->lbt, ws->R, ws->t);
-    for (int i = 0; i < cache->n; i++) {
-      double lb0 = cache->cand_d[i] - delta, lb1 = cache->cand_lb[i] - delta1;
-      double lb = lb0 > lb1 ? lb0 : lb1;
+    int i = 0;
+    for (; i < cache->n; i++) {
+      q_cand *c = &cache->cand[i];
+      double lb = c->d - delta;
       if (lb >= skip) {
-        cache->cand_lb[i] = lb;
-        continue;
+        break;
+      }
+      if (i < cache->nlb) {
+        double lb1 = c->lb - delta1;
+        lb = lb1 > lb ? lb1 : lb;
+        if (lb >= skip) {
+          c->lb = lb;
+          continue;
+        }
       }
       // the last closest features first (a proof of separation confirms them), else the
       // kernel; both give what the cold query gives
-      int ta = cache->cand[2 * i], tb = cache->cand[2 * i + 1];
-      leaf_setup(ws, ta, tb);
+      leaf_setup(ws, c->ta, c->tb);
       ws->n_leaf++;
       double d;
-      if (!try_hint(ws, cache->cand_hint[i], ds, &d)) {
+      if (!try_hint(ws, c->hint, ds, &d)) {
         const q_leaf *lc = &ws->lc;
         double pa[3], pb[3], lim = ds + ws->slack;
         d = geo_q_tri_dist(lc->P, lc->pid, lc->np, lc->Q, lc->qid, lc->nq, lc->mq, lim, pa,
                            pb);
         if (d < lim) {
-          cache->cand_hint[i] = close_pair(ws, d, pa, pb, ds);
+          c->hint = close_pair(ws, d, pa, pb, ds);
         }
       }
-      cache->cand_lb[i] = d - ws->lb_tol;
+      c->lb = d - ws->lb_tol;
     }
+    cache->nlb = i;
     memcpy(cache->lbR, ws->R, sizeof cache->lbR);
     memcpy(cache->lbt, ws->t, sizeof cache->lbt);
   } else if (cache != NULL) {
     int ncand = 0;
     double thr = ds + cache->margin;
-    traverse_prox(ws, thr, ds, cache->cand, cache->cand_d, cache->cand_hint, cache->cap,
-                  &ncand);
+    traverse_prox(ws, thr, ds, cache->cand, cache->cap, &ncand);
     cache_filled(ws, cache, thr, ncand);
   } else {
-    traverse_prox(ws, ds, ds, NULL, NULL, NULL, 0, NULL);
+    traverse_prox(ws, ds, ds, NULL, 0, NULL);
   }
   info->cache_hit = hit;
   info->n_leaf = ws->n_leaf;
@@ -1521,13 +1568,20 @@ int geo_min_distance(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
     // the candidates hold every leaf pair closer than cache->thr at the cached pose, so
     // every other pair is now at least thr - delta away: when the best candidate beats
     // that, it is the answer (the same leaf pair a full traversal picks)
+    // (sorted by collected distance: the first beyond best ends the scan, as best only
+    // decreases; the last proximity hit's bounds prove out more)
     double delta = motion_bound(a, cache->R, cache->t, ws->R, ws->t);
+    double delta1 = cache->nlb > 0 ? motion_bound(a, cache->lbR, cache->lbt, ws->R, ws->t) : 0;
     for (int i = 0; i < cache->n; i++) {
-      if (cache->cand_d[i] - delta > best + ws->slack) {
+      const q_cand *c = &cache->cand[i];
+      if (c->d - delta > best + ws->slack) {
+        break;
+      }
+      if (i < cache->nlb && c->lb - delta1 > best + ws->slack) {
         continue;
       }
       double qa[3], qb[3];
-      int ta = cache->cand[2 * i], tb = cache->cand[2 * i + 1];
+      int ta = c->ta, tb = c->tb;
       double d = geo_q_leaf(ws, ta, tb, best + ws->slack, qa, qb);
       if (better(d, ta, tb, best, bta, btb)) {
         best = d;
@@ -1548,8 +1602,7 @@ int geo_min_distance(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
       int ncand = 0;
       double thr = best + cache->margin;
       ws->n_raw = 0;
-      traverse_prox(ws, thr, -INFINITY, cache->cand, cache->cand_d, cache->cand_hint,
-                    cache->cap, &ncand);
+      traverse_prox(ws, thr, -INFINITY, cache->cand, cache->cap, &ncand);
       cache_filled(ws, cache, thr, ncand);
     }
   }
