@@ -269,7 +269,9 @@ static int geo_q_begin(geo_query_ws *ws, const geo_bvh *a, const geo_pose *xa, c
   ws->a = a;
   ws->b = b;
   ws->slack = 1e-12 * (a->scale + b->scale + geo_v3_norm(rel.t));
-  ws->lb_tol = 1e-9 * (a->scale + b->scale) + ws->slack;
+  // a point named by a feature moves up to GEO_FEAT_BARY_TOL times a triangle's size
+  // (< 2 scale) onto it, so a canonical distance may differ from the exact one by that much
+  ws->lb_tol = 4e-9 * (a->scale + b->scale) + ws->slack;
   ws->n_leaf = 0;
   ws->n_node = 0;
   // new stamp; on wrap-around clear every stamp so none is stale
@@ -563,6 +565,21 @@ static inline int closest_ok(const double *const P[3], const double *const Q[3],
     }
   }
   return 1;
+}
+
+// Gap between triangles P and Q along v = pb - pa (|v| = vn > 0): min over Q of x.v minus
+// max over P of x.v, over vn. A lower bound on their distance for any v (separating axis);
+// equal to it when (pa, pb) is their closest pair.
+static inline double axis_gap(const double *const P[3], const double *const Q[3],
+                              const double pa[3], const double pb[3], double vn) {
+  double v[3];
+  geo_v3_sub(v, pb, pa);
+  double p0 = geo_v3_dot(P[0], v), p1 = geo_v3_dot(P[1], v), p2 = geo_v3_dot(P[2], v);
+  double q0 = geo_v3_dot(Q[0], v), q1 = geo_v3_dot(Q[1], v), q2 = geo_v3_dot(Q[2], v);
+  double hi = p0 > p1 ? p0 : p1, lo = q0 < q1 ? q0 : q1;
+  hi = p2 > hi ? p2 : hi;
+  lo = q2 < lo ? q2 : lo;
+  return (lo - hi) / vn;
 }
 
 #define GEO_Q_MIN3(a, b, c) ((a) < (b) ? ((a) < (c) ? (a) : (c)) : ((b) < (c) ? (b) : (c)))
@@ -1003,8 +1020,10 @@ static int close_pair(geo_query_ws *ws, double dist, double pa_in[3], double pb_
 
 // The cached feature pair of the current leaf, when it still gives the closest pair: its
 // canonical points name the same features and provably separate the triangles. Then they
-// are what close_pair would produce. Returns 1, emits (when below ds) and sets *dist to the
-// proved distance, else 0.
+// are what close_pair would produce. When they are clearly beyond ds, the gap of the
+// triangles along pb - pa may prove the pair beyond ds instead (the cold query would not
+// emit it either; naming and proving the features is then not needed). Returns 1, emits
+// (when below ds) and sets *dist_out to the proved distance or lower bound, else 0.
 static int try_hint(geo_query_ws *ws, int hint, double ds, double *dist_out) {
   const q_leaf *lc = &ws->lc;
   if (hint < 0 || leaf_parallel(ws)) {
@@ -1016,6 +1035,14 @@ static int try_hint(geo_query_ws *ws, int hint, double ds, double *dist_out) {
     return 0;
   }
   double dist = geo_v3_dist(pa, pb);
+  double far = ds + ws->lb_tol;
+  if (dist >= far) {
+    double g = axis_gap(lc->P, lc->Q, pa, pb, dist);
+    if (g >= far) {
+      *dist_out = g;
+      return 1;
+    }
+  }
   if (!(dist > 0.0) || classify_loc(lc->P, pa) != ca || classify_loc(lc->Q, pb) != cb ||
       !closest_ok(lc->P, lc->Q, pa, pb)) {
     return 0;
