@@ -213,7 +213,7 @@ void srv_pool_serve(srv *s) {
   ccsim_arena_init(&a, 64 * 1024, 0);
   srv_member me;
   sem_init(&me.go, 0, 0);
-  int spun = 0, policy = SCHED_OTHER;
+  int policy = SCHED_OTHER;
   struct sched_param sp;
   int rt = s->cfg.rt_priority > 0 && pthread_getschedparam(pthread_self(), &policy, &sp) == 0 &&
            policy == SCHED_FIFO;
@@ -228,29 +228,30 @@ void srv_pool_serve(srv *s) {
     } else if (s->phead || s->rhead) {
       j = ready_pop(s);
       pthread_mutex_unlock(&s->mu);
-    } else if (s->cfg.spin_us > 0 && !spun) {
-      // a short spin takes the next job without a futex wake-up
-      pthread_mutex_unlock(&s->mu);
-      double until = srv_now() + 1e-6 * s->cfg.spin_us;
-      while (atomic_load(&s->nready) == 0 && srv_now() < until) {
-      }
-      pthread_mutex_lock(&s->mu);
-      spun = 1;
-      continue;
     } else {
-      // idle until someone hands us a task (or quit); they unlink us from the list
+      // idle until someone hands us a task (or quit); they unlink us from the list. With
+      // spin_us, look for the post a while first: a post before sem_wait sleeps costs the
+      // giver no futex wake-up and us no context switch
       me.lead = 0;
       me.job = NULL;
       me.next = s->idle;
       s->idle = &me;
       pthread_mutex_unlock(&s->mu);
-      while (sem_wait(&me.go) != 0 && errno == EINTR) {
+      int got = 0;
+      if (s->cfg.spin_us > 0) {
+        double until = srv_now() + 1e-6 * s->cfg.spin_us;
+        for (int k = 1; !(got = sem_trywait(&me.go) == 0); k++) {
+          if ((k & 15) == 0 && srv_now() > until) {
+            break;
+          }
+        }
+      }
+      while (!got && !(got = sem_wait(&me.go) == 0) && errno == EINTR) {
       }
       // the task is ours without the mutex: its giver set it before posting
       lead = me.lead;
       j = me.job;
     }
-    spun = 0;
     if (lead) {
       j = srv_lead(s, lead == 2);
     }

@@ -63,6 +63,24 @@ static int setup_two_threads(void **state) {
   return 0;
 }
 
+// idle pool threads and the leader spin before they sleep: tasks are handed over to a
+// thread that is still spinning (no futex wake-up), a path the default pool never takes
+static int setup_spinning(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.spin_us = 200;
+  f->s = test_server_start(&cfg, &f->thread);
+  if (!f->s) {
+    free(f);
+    return -1;
+  }
+  snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
+  *state = f;
+  return 0;
+}
+
 static int teardown(void **state) {
   fixture *f = *state;
   test_server_stop(&f->s, f->thread);
@@ -378,6 +396,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_paced_not_behind_slow_session, setup_two_threads,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_sixteen_clients, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sixteen_clients, setup_spinning, teardown),
       cmocka_unit_test_setup_teardown(test_controller_and_observers, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
