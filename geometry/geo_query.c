@@ -239,6 +239,7 @@ void geo_query_cache_destroy(geo_query_cache **pc) {
 void geo_query_cache_reset(geo_query_cache *c) {
   if (c != NULL) {
     c->valid = 0;
+    c->nlb = 0;
     c->best_valid = 0;
     c->last_valid = 0;
     c->a = c->b = NULL;
@@ -1148,7 +1149,6 @@ static void traverse_prox(geo_query_ws *ws, double thr, double ds, q_cand *cand,
           if (*ncand < cap) {
             q_cand *c = &cand[*ncand];
             c->d = d;
-            c->lb = d;
             c->ta = A->tri;
             c->tb = B->tri;
             c->hint = hint;
