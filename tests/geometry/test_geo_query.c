@@ -211,6 +211,31 @@ static void test_random_soups(void **state) {
   }
 }
 
+// a large standoff between two separated bumpy spheres: thousands of raw pairs, so the
+// merge sorts them with the radix sort's wide digits; the answer still equals brute force
+static void test_many_raw_pairs(void **state) {
+  (void)state;
+  char err[256];
+  geo_mesh *A = bumpy_sphere(0.5, 16, 10, 0.05), *B = bumpy_sphere(0.4, 14, 9, 0.05);
+  geo_bvh *ba = geo_bvh_new(A, err, sizeof err), *bb = geo_bvh_new(B, err, sizeof err);
+  assert_non_null(ba);
+  assert_non_null(bb);
+  geo_query_ws *ws = geo_query_ws_new(ba, bb, 0, err, sizeof err);
+  assert_non_null(ws);
+  geo_pose XA = geo_pose_identity(), XB = geo_pose_identity();
+  XB.p[0] = 1.0;  // radii at most 0.525 + 0.42: separated
+  assert_int_equal(compare_prox(A, &XA, B, &XB, ba, bb, ws, 0.45), 1);
+  static geo_pair out[65536];
+  geo_prox_info info;
+  assert_int_equal(geo_proximity(ba, &XA, bb, &XB, 0.45, ws, NULL, out, 65536, &info), GEO_QOK);
+  assert_true(info.n_raw >= 2048);
+  geo_query_ws_destroy(&ws);
+  geo_bvh_destroy(&ba);
+  geo_bvh_destroy(&bb);
+  geo_mesh_destroy(&A);
+  geo_mesh_destroy(&B);
+}
+
 typedef struct scene {
   geo_mesh *torus, *cone;
   geo_bvh *bt, *bc;
@@ -580,7 +605,7 @@ int main(void) {
       cmocka_unit_test(test_random_meshes),    cmocka_unit_test(test_random_soups),
       cmocka_unit_test(test_torus_over_cone),
       cmocka_unit_test(test_cache_equals_cold), cmocka_unit_test(test_cache_random),
-      cmocka_unit_test(test_cache_small_steps),
+      cmocka_unit_test(test_cache_small_steps), cmocka_unit_test(test_many_raw_pairs),
       cmocka_unit_test(test_limits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
