@@ -111,16 +111,8 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  // with real-time priority, unpaced sessions' steps run at normal priority (srv_pool.c);
-  // priority inheritance keeps one of them holding a lock from stalling the paced path
-  pthread_mutexattr_t ma;
-  pthread_mutexattr_init(&ma);
-  if (c->rt_priority > 0) {
-    pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
-  }
-  pthread_mutex_init(&s->mu, &ma);
-  pthread_mutex_init(&s->sock_mu, &ma);
-  pthread_mutexattr_destroy(&ma);
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_mutex_init(&s->sock_mu, NULL);
   pthread_cond_init(&s->pace_cv, &ca);
   pthread_condattr_destroy(&ca);
   ccsim_arena_init(&s->io_arena, 64 * 1024, 0);

@@ -172,16 +172,7 @@ int srv_realtime_thread(srv *s) {
 }
 
 // run j on the calling pool thread and deliver its reply (now, or held by the pacer)
-// rt: the calling thread runs SCHED_FIFO at cfg.rt_priority
-static void run_job(srv *s, srv_job *j, void *wake, ccsim_arena *a, int rt) {
-  // with real-time priority, unpaced sessions are best effort: their steps run at normal
-  // priority, so a paced session's request, step and reply (and the kernel's real-time
-  // throttling budget) never wait behind them
-  int demote = rt && !job_paced(j);
-  if (demote) {
-    struct sched_param sp = {.sched_priority = 0};
-    pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
-  }
+static void run_job(srv *s, srv_job *j, void *wake, ccsim_arena *a) {
   ccsim_arena_reset(a);
   srv_execute(s, j, a);
   srv_session *ss = j->ss;
@@ -201,10 +192,6 @@ static void run_job(srv *s, srv_job *j, void *wake, ccsim_arena *a, int rt) {
     srv_send_job(s, j, wake);
   }
   srv_session_done(s, ss);
-  if (demote) {
-    struct sched_param sp = {.sched_priority = s->cfg.rt_priority};
-    pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-  }
 }
 
 void srv_pool_serve(srv *s) {
@@ -213,10 +200,6 @@ void srv_pool_serve(srv *s) {
   ccsim_arena_init(&a, 64 * 1024, 0);
   srv_member me;
   sem_init(&me.go, 0, 0);
-  int policy = SCHED_OTHER;
-  struct sched_param sp;
-  int rt = s->cfg.rt_priority > 0 && pthread_getschedparam(pthread_self(), &policy, &sp) == 0 &&
-           policy == SCHED_FIFO;
   pthread_mutex_lock(&s->mu);
   while (!s->quit) {
     srv_job *j = NULL;
@@ -256,7 +239,7 @@ void srv_pool_serve(srv *s) {
       j = srv_lead(s, lead == 2);
     }
     if (j) {
-      run_job(s, j, wake, &a, rt);
+      run_job(s, j, wake, &a);
     }
     pthread_mutex_lock(&s->mu);
   }
