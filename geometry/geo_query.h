@@ -113,8 +113,11 @@ typedef struct geo_query_cache geo_query_cache;
 // feature pair. Proximity fills it with thr = d_s + margin [m] and reuses it while the
 // relative motion since then (a bound delta on how far any point of A moved relative to B)
 // keeps d_s + delta <= thr: only candidates that were closer than d_s + delta are
-// re-evaluated, each first by re-proving its last feature pair (canonical points + a
-// separating-direction check), else by the full kernel. Minimum distance starts from the
+// considered (the list is sorted by distance), and of those only the ones whose lower
+// bound from the last hit, less the motion since, is below d_s; each is first decided by
+// its last feature pair (proved out by the gap between the triangles along it when
+// clearly beyond d_s, else re-proved: canonical points + a separating-direction check),
+// else by the full kernel. Minimum distance starts from the
 // previous closest pair and answers from the list when its best candidate is provably
 // below thr - delta; after two coherent queries (moved < margin / 2) it fills the list with
 // thr = best + margin. Results are bit-identical with or without a cache (tested). One
