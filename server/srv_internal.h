@@ -8,11 +8,13 @@
 // is ready and another pool thread is idle, the leader takes the job and passes the duty
 // on (srv_pool_take_over): the follower's wake-up then overlaps the job instead of
 // preceding it. No thread runs a job unless another is left for the I/O duty, so a slow
-// session delays nobody's reply. A session's jobs run one at a time in arrival order,
-// never holding a lock while stepping; the thread that ran a job sends its reply and
-// stream message itself (srv_send_job). The pacer thread holds the replies of
-// lockstep-paced steps until their wall-clock time, sends them, and fires free-running
-// ticks.
+// session delays nobody's reply; the one exception is a paced (HIL) step while every other
+// thread is busy: the leader runs it and the first thread to finish takes the I/O duty, so
+// requests wait at most one paced step instead of the paced step waiting for an unpaced
+// one. A session's jobs run one at a time in arrival order, never holding a lock while
+// stepping; the thread that ran a job sends its reply and stream message itself
+// (srv_send_job). The pacer thread holds the replies of lockstep-paced steps until their
+// wall-clock time, sends them, and fires free-running ticks.
 //
 // The ROUTER and the PUB are the two sockets more than one thread uses. ZeroMQ allows that
 // when every use is fenced, so every call on them is made under srv.sock_mu. The leader
