@@ -25,9 +25,10 @@
 // asks for when a socket changes threads).
 //
 // One mutex (srv.mu) guards the session table, every session's queue, busy/dead flags,
-// view and counters, the ready queue, the leader and idle counts and the pacer's list. A session's sim_data and its
-// exactly-once record are touched only by the thread running its current job. Lock order:
-// srv.mu before srv.sock_mu (nothing sends while holding srv.mu today).
+// view and counters, the ready queue, the leader flag, the idle list and the pacer's list.
+// A session's sim_data and its exactly-once record are touched only by the thread running
+// its current job. Lock order: srv.mu before srv.sock_mu (nothing sends while holding
+// srv.mu today).
 #ifndef SRV_INTERNAL_H
 #define SRV_INTERNAL_H
 
