@@ -53,7 +53,8 @@ const char *srv_endpoint(const srv *s);
 const char *srv_stream_endpoint(const srv *s);
 
 // Start the workers and serve requests (the calling thread joins the pool) until srv_stop
-// is called; then stop the workers and, with a state_dir, save every session. Returns 0, or -1 on a transport failure.
+// is called; then stop the workers and, with a state_dir, save every session. Returns 0,
+// or -1 on a transport failure.
 int srv_run(srv *s);
 
 // Ask srv_run to return soon. Thread-safe and async-signal-safe.
