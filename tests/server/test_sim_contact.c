@@ -359,7 +359,7 @@ static void test_snapshot_in_contact_bit_exact(void **state) {
 static sim_model *stacks(sim_linsolver ls, int layers) {
   enum { COLS = 5, N = 1 + COLS * 4 };
   const int LAYERS = layers, cols = 20 / layers;
-  static char names[N][16];
+  static char names[N][32];  // room for any two ints: -Wformat-truncation cannot bound them
   sim_body_desc b[N];
   memset(b, 0, sizeof b);
   b[0] = plate(2, 2, 0.1, 0.0);

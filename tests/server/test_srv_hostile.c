@@ -83,7 +83,7 @@ static Ccsim__Scene *make_scene(scene_buf *sb, int nbody) {
     static double inertia[3] = {0.1, 0.1, 0.1};
     sb->b[i].n_inertia = 3;
     sb->b[i].inertia = inertia;
-    static char names[8][8];
+    static char names[8][16];  // room for any int: -Wformat-truncation cannot bound it
     snprintf(names[i], sizeof names[i], "b%d", i);
     sb->b[i].name = names[i];
     sb->bp[i] = &sb->b[i];
