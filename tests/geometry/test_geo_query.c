@@ -302,6 +302,31 @@ static void test_torus_over_cone(void **state) {
   }
 }
 
+// The torus lifted over the 1-ring cone and slightly tilted: against the cone's long side
+// triangles the traversals skip levels of the torus's tree and drop the skipped nodes
+// their spheres prove apart. Every answer must equal the brute force, for a standoff just
+// above the gap (a few pairs), a few times it (many), and below it (none).
+static void test_torus_lifted_over_cone(void **state) {
+  (void)state;
+  scene s;
+  scene_make(&s, 1);
+  geo_pose XC = geo_pose_identity();
+  const double scale[] = {1.02, 1.3, 2.5, 0.5};
+  // the gap grows with the lift times the sine of the cone's half-angle
+  const double sin_half = 0.06 / sqrt(0.2 * 0.2 + 0.06 * 0.06);
+  for (int i = 0; i < 12; i++) {
+    double lift = 3e-3 + 1e-2 * (1.0 + srand1());
+    for (int j = 0; j < 4; j++) {
+      geo_pose XT;
+      jitter_pose(&XT, s.z0 + lift, 1e-4, 0.01);
+      double ds = scale[j] * (0.25e-3 + lift * sin_half);
+      assert_int_equal(compare_prox(s.torus, &XT, s.cone, &XC, s.bt, s.bc, s.ws, ds), 1);
+      assert_int_equal(compare_prox(s.cone, &XC, s.torus, &XT, s.bc, s.bt, s.ws, ds), 1);
+    }
+  }
+  scene_free(&s);
+}
+
 static void test_cache_equals_cold(void **state) {
   (void)state;
   scene s;
@@ -604,6 +629,7 @@ int main(void) {
       cmocka_unit_test(test_parallel_faces),   cmocka_unit_test(test_interference),
       cmocka_unit_test(test_random_meshes),    cmocka_unit_test(test_random_soups),
       cmocka_unit_test(test_torus_over_cone),
+      cmocka_unit_test(test_torus_lifted_over_cone),
       cmocka_unit_test(test_cache_equals_cold), cmocka_unit_test(test_cache_random),
       cmocka_unit_test(test_cache_small_steps), cmocka_unit_test(test_many_raw_pairs),
       cmocka_unit_test(test_limits),
