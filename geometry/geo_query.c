@@ -329,12 +329,16 @@ static inline double sphere_lb(const geo_bvh_node *A, const geo_bvh_node *B, con
   if (lb > thr) {
     return lb;
   }
+  // written out: this runs for every node pair tested, and -O2 kept the loop (Rock-N-Stack:
+  // 2 to 4 % fewer instructions per query)
   const double *bx = B->ax;
+  double t0 = fabs(bx[0] * d[0] + bx[1] * d[1] + bx[2] * d[2]) - B->h[0];
+  double t1 = fabs(bx[3] * d[0] + bx[4] * d[1] + bx[5] * d[2]) - B->h[1];
+  double t2 = fabs(bx[6] * d[0] + bx[7] * d[1] + bx[8] * d[2]) - B->h[2];
   double e2 = 0.0;
-  for (int j = 0; j < 3; j++) {
-    double t = fabs(bx[3 * j] * d[0] + bx[3 * j + 1] * d[1] + bx[3 * j + 2] * d[2]) - B->h[j];
-    if (t > 0.0) e2 += t * t;
-  }
+  if (t0 > 0.0) e2 += t0 * t0;
+  if (t1 > 0.0) e2 += t1 * t1;
+  if (t2 > 0.0) e2 += t2 * t2;
   double rr = thr + A->r;
   if (e2 > rr * rr) {
     return sqrt(e2) - A->r;
@@ -392,18 +396,31 @@ static inline double geo_q_node_lb(geo_query_ws *ws, int ia, int ib, double thr)
     return lb;
   }
   const double *aa = a_axes(ws, ia), *ba = B->ax;
+  // C = A's axes . B's axes, written out: this runs for most node pairs tested, and -O2
+  // kept the loops (Rock-N-Stack: 2 to 11 % fewer instructions per query)
   double C[9], absC[9], tA[3], tB[3];
-  for (int i = 0; i < 3; i++) {
-    const double *ai = aa + 3 * i;
-    C[3 * i] = ai[0] * ba[0] + ai[1] * ba[1] + ai[2] * ba[2];
-    C[3 * i + 1] = ai[0] * ba[3] + ai[1] * ba[4] + ai[2] * ba[5];
-    C[3 * i + 2] = ai[0] * ba[6] + ai[1] * ba[7] + ai[2] * ba[8];
-    tA[i] = geo_v3_dot(ai, d);
-    tB[i] = geo_v3_dot(ba + 3 * i, d);
-  }
-  for (int k = 0; k < 9; k++) {
-    absC[k] = fabs(C[k]) + 1e-12;
-  }
+#define GEO_Q_ROT(i, j)                                                                      \
+  do {                                                                                       \
+    C[3 * i + j] = aa[3 * i] * ba[3 * j] + aa[3 * i + 1] * ba[3 * j + 1] +                   \
+                   aa[3 * i + 2] * ba[3 * j + 2];                                            \
+    absC[3 * i + j] = fabs(C[3 * i + j]) + 1e-12;                                            \
+  } while (0)
+  GEO_Q_ROT(0, 0);
+  GEO_Q_ROT(0, 1);
+  GEO_Q_ROT(0, 2);
+  GEO_Q_ROT(1, 0);
+  GEO_Q_ROT(1, 1);
+  GEO_Q_ROT(1, 2);
+  GEO_Q_ROT(2, 0);
+  GEO_Q_ROT(2, 1);
+  GEO_Q_ROT(2, 2);
+#undef GEO_Q_ROT
+  tA[0] = geo_v3_dot(aa, d);
+  tA[1] = geo_v3_dot(aa + 3, d);
+  tA[2] = geo_v3_dot(aa + 6, d);
+  tB[0] = geo_v3_dot(ba, d);
+  tB[1] = geo_v3_dot(ba + 3, d);
+  tB[2] = geo_v3_dot(ba + 6, d);
   const double *ha = A->h, *hb = B->h;
   double g0 = fabs(tA[0]) - ha[0] - (hb[0] * absC[0] + hb[1] * absC[1] + hb[2] * absC[2]);
   double g1 = fabs(tA[1]) - ha[1] - (hb[0] * absC[3] + hb[1] * absC[4] + hb[2] * absC[5]);
