@@ -1119,27 +1119,28 @@ static inline int skip_levels(const geo_bvh_node *A, const geo_bvh_node *B) {
 static int a_descendants(geo_query_ws *ws, int ia, int ib, double thr,
                          int out[GEO_Q_DESC_MAX]) {
   const geo_bvh_node *node = ws->a->node, *B = &ws->b->node[ib];
-  int nxt[GEO_Q_DESC_MAX], n = 1;
-  out[0] = ia;
+  // level by level between two buffers, the last level straight into out
+  int buf[2][GEO_Q_DESC_MAX], *src = buf[0], n = 1;
+  src[0] = ia;
   for (int lev = 0; lev <= GEO_Q_SKIP_LEVELS; lev++) {
-    int m = 0;
+    int *dst = lev == GEO_Q_SKIP_LEVELS ? out : buf[(lev + 1) & 1], m = 0;
     for (int i = 0; i < n; i++) {
-      const geo_bvh_node *X = &node[out[i]];
+      const geo_bvh_node *X = &node[src[i]];
       if (lev == GEO_Q_SKIP_LEVELS) {
         double d[3];
-        geo_v3_sub(d, B->c, a_centre(ws, out[i]));
+        geo_v3_sub(d, B->c, a_centre(ws, src[i]));
         if (sphere_lb(X, B, d, thr) > thr) {
           continue;
         }
       }
       if (X->tri >= 0) {
-        nxt[m++] = out[i];
+        dst[m++] = src[i];
       } else {
-        nxt[m++] = X->left;
-        nxt[m++] = X->right;
+        dst[m++] = X->left;
+        dst[m++] = X->right;
       }
     }
-    memcpy(out, nxt, (size_t)m * sizeof *out);
+    src = dst;
     n = m;
   }
   return n;
