@@ -30,12 +30,16 @@ typedef struct fixture {
   char endpoint[256];
 } fixture;
 
-static int setup(void **state) {
+// a server on a free loopback port with a pool of `workers` (0: the default) whose idle
+// threads spin spin_us before they sleep, into *state
+static int start(void **state, int workers, int spin_us) {
   fixture *f = calloc(1, sizeof *f);
+  if (!f) return -1;
   srv_config cfg;
   srv_config_defaults(&cfg);
   cfg.bind = "tcp://127.0.0.1:*";
-  cfg.workers = 0;  // the default pool
+  cfg.workers = workers;
+  cfg.spin_us = spin_us;
   f->s = test_server_start(&cfg, &f->thread);
   if (!f->s) {
     free(f);
@@ -46,40 +50,15 @@ static int setup(void **state) {
   return 0;
 }
 
+// the default pool
+static int setup(void **state) { return start(state, 0, 0); }
+
 // the smallest pool: srv_run's thread and one worker
-static int setup_two_threads(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  srv_config cfg;
-  srv_config_defaults(&cfg);
-  cfg.bind = "tcp://127.0.0.1:*";
-  cfg.workers = 1;
-  f->s = test_server_start(&cfg, &f->thread);
-  if (!f->s) {
-    free(f);
-    return -1;
-  }
-  snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
-  *state = f;
-  return 0;
-}
+static int setup_two_threads(void **state) { return start(state, 1, 0); }
 
 // idle pool threads and the leader spin before they sleep: tasks are handed over to a
 // thread that is still spinning (no futex wake-up), a path the default pool never takes
-static int setup_spinning(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  srv_config cfg;
-  srv_config_defaults(&cfg);
-  cfg.bind = "tcp://127.0.0.1:*";
-  cfg.spin_us = 200;
-  f->s = test_server_start(&cfg, &f->thread);
-  if (!f->s) {
-    free(f);
-    return -1;
-  }
-  snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
-  *state = f;
-  return 0;
-}
+static int setup_spinning(void **state) { return start(state, 0, 200); }
 
 static int teardown(void **state) {
   fixture *f = *state;
