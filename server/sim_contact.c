@@ -351,6 +351,17 @@ static void find_leads(const sim_model *m, sim_collider *c, const geo_xform *xa,
   }
 }
 
+// Followers among contacts [i0, i1) draw from their lead's anchor (the lead's own, or the
+// patch's it was born into); run after the leads' anchors are set.
+static void follow_leads(sim_collider *c, int i0, int i1) {
+  for (int i = i0; i < i1; i++) {
+    sim_contact *ct = &c->contacts[i];
+    if (ct->lead == i) continue;
+    int j = c->contacts[ct->lead].anchor;
+    ct->anchor = j >= 0 ? -2 - j : j;
+  }
+}
+
 // the longest edge on or around feature f of mesh m (a vertex's incident edges, an edge, a
 // face's sides) [m]
 static double feature_size(const geo_mesh *m, geo_feature f) {
@@ -409,13 +420,7 @@ static void match_anchors(const sim_model *m, sim_collider *c, const geo_xform *
       }
     }
   }
-  // followers draw from their lead's anchor
-  for (int i = i0; i < i1; i++) {
-    sim_contact *ct = &c->contacts[i];
-    if (ct->lead == i) continue;
-    int j = c->contacts[ct->lead].anchor;
-    ct->anchor = j >= 0 ? -2 - j : j;
-  }
+  follow_leads(c, i0, i1);
 }
 
 // Reduced mass of bodies a and b [kg]: a body that is not free counts as infinitely heavy.
@@ -488,7 +493,8 @@ int sim_friction_active(const sim_collider *c) { return c && c->friction; }
 int sim_friction_anchors(const sim_collider *c) { return c ? c->nanc : 0; }
 
 int sim_friction_commit(const sim_model *m, sim_collider *c, const sim_kinematics *k) {
-  int restart = 0, n = 0;
+  int restart = 0, n = 0, a = -1, b = -1;
+  geo_xform xa = {{0}, {0}}, xb = xa;  // of the pair (a, b): contacts come pair by pair
   for (int i = 0; i < c->n; i++) {
     sim_contact *ct = &c->contacts[i];
     if (!(ct->k_t > 0)) {
@@ -497,10 +503,11 @@ int sim_friction_commit(const sim_model *m, sim_collider *c, const sim_kinematic
     }
     if (ct->lead != i) continue;  // a follower: its lead's anchor is the contact's
     sim_anchor *an = &c->anc_next[n];
-    int a = ct->body_a, b = ct->body_b;
-    geo_xform xa, xb;
-    xform_of(k, a, &xa);
-    xform_of(k, b, &xb);
+    if (ct->body_a != a || ct->body_b != b) {
+      a = ct->body_a, b = ct->body_b;
+      xform_of(k, a, &xa);
+      xform_of(k, b, &xb);
+    }
     an->body_a = a, an->body_b = b;
     an->fa = ct->fa, an->fb = ct->fb;
     geo_xform_inv_point(an->ra, &xa, ct->pa);
@@ -537,10 +544,7 @@ int sim_friction_commit(const sim_model *m, sim_collider *c, const sim_kinematic
     }
     ct->anchor = n++;
   }
-  for (int i = 0; i < c->n; i++) {
-    sim_contact *ct = &c->contacts[i];
-    if (ct->k_t > 0 && ct->lead != i) ct->anchor = -2 - c->contacts[ct->lead].anchor;
-  }
+  follow_leads(c, 0, c->n);  // frictionless contacts lead themselves
   sim_anchor *t = c->anc;
   c->anc = c->anc_next;
   c->anc_next = t;
