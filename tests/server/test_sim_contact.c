@@ -11,6 +11,7 @@
 #include "geo_vec.h"
 #include "sim_data.h"
 #include "sim_model.h"
+#include "ccsim_test_sim.h"
 
 #define G 9.81
 
@@ -35,12 +36,7 @@ static sim_model *compile(sim_body_desc *b, int n, double k, double alpha, doubl
   s.contact.set = SIM_CP_K | SIM_CP_ALPHA | SIM_CP_STANDOFF;
   s.rtol = rtol;
   s.atol = rtol * 1e-2;
-  s.nbody = n;
-  s.bodies = b;
-  char err[256] = "";
-  sim_model *m = sim_model_compile(&s, err, sizeof err);
-  if (!m) print_error("compile: %s\n", err);
-  return m;
+  return test_compile(&s, b, n);
 }
 
 // vertical contact force on body b at the current state

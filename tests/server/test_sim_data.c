@@ -11,6 +11,7 @@
 #include "sim_model.h"
 
 #include "ccsim_test_heap.h"
+#include "ccsim_test_sim.h"
 
 static sim_body_desc body(const char *name, double mass, double ix, double iy, double iz) {
   sim_body_desc b;
@@ -31,12 +32,7 @@ static sim_model *compile1(const sim_body_desc *b, int n, const double g[3], dou
   memcpy(s.gravity, g, sizeof s.gravity);
   s.rtol = rtol;
   s.atol = atol;
-  s.nbody = n;
-  s.bodies = b;
-  char err[256] = "";
-  sim_model *m = sim_model_compile(&s, err, sizeof err);
-  if (!m) print_error("compile: %s\n", err);
-  return m;
+  return test_compile(&s, b, n);
 }
 
 static void test_free_fall(void **state) {

@@ -14,6 +14,7 @@
 #include "sim_contact.h"
 #include "sim_data.h"
 #include "sim_model.h"
+#include "ccsim_test_sim.h"
 
 #define G 9.81
 #define PI 3.14159265358979323846
@@ -40,12 +41,7 @@ static sim_model *compile(sim_body_desc *b, int n, double mu, double mu_dynamic,
   s.contact.set = SIM_CP_K | SIM_CP_ALPHA | SIM_CP_STANDOFF | SIM_CP_MU | SIM_CP_MU_DYNAMIC;
   s.rtol = rtol;
   s.atol = 1e-10;
-  s.nbody = n;
-  s.bodies = b;
-  char err[256] = "";
-  sim_model *m = sim_model_compile(&s, err, sizeof err);
-  if (!m) print_error("compile: %s\n", err);
-  return m;
+  return test_compile(&s, b, n);
 }
 
 static void incline_new(incline *in, double theta, double mu, double mu_dynamic) {
@@ -407,12 +403,9 @@ static void test_identity_rolling(void **state) {
   sc.contact.k = kK, sc.contact.alpha = 0.5, sc.contact.standoff = ds;
   sc.contact.mu = 10, sc.contact.mu_dynamic = 10;
   sc.contact.set = SIM_CP_K | SIM_CP_ALPHA | SIM_CP_STANDOFF | SIM_CP_MU | SIM_CP_MU_DYNAMIC;
-  sc.nbody = 2;
-  sc.bodies = b;
-  char err[256] = "";
-  sim_model *m = sim_model_compile(&sc, err, sizeof err);
-  if (!m) print_error("compile: %s\n", err);
+  sim_model *m = test_compile(&sc, b, 2);
   assert_non_null(m);
+  char err[256] = "";
   sim_collider *c = sim_collider_new(m, 0, err, sizeof err);
   if (!c) print_error("%s\n", err);
   assert_non_null(c);

@@ -16,6 +16,7 @@
 #include "sim_model.h"
 #include "sim_rigid.h"
 #include "wire.h"
+#include "ccsim_test_sim.h"
 
 #define G 9.81
 #define DS 1e-3  // standoff [m]
@@ -67,14 +68,9 @@ static int setup_scene_at(fixture *f, double theta, double mu, sim_mode mode, do
   s.rtol = 1e-8, s.atol = 1e-10;
   s.mode = mode;
   s.rigid_dt = 1e-3;
-  s.nbody = 2;
-  s.bodies = b;
+  f->m = test_compile(&s, b, 2);
+  if (!f->m) return -1;
   char err[256] = "";
-  f->m = sim_model_compile(&s, err, sizeof err);
-  if (!f->m) {
-    print_error("compile: %s\n", err);
-    return -1;
-  }
   f->d = sim_data_new(f->m, err, sizeof err);
   f->r = sim_rigid_new(f->m, err, sizeof err);
   if (!f->d || !f->r) print_error("new: %s\n", err);

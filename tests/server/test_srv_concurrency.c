@@ -121,6 +121,18 @@ static void *slow_client(void *p) {
   return NULL;
 }
 
+// Start n slow clients on their own threads; return once every one is inside its long step
+// and 20 ms more have passed, so the steps are under way.
+static void start_slow(slow_arg *a, pthread_t *th, int n) {
+  for (int i = 0; i < n; i++) pthread_create(&th[i], NULL, slow_client, &a[i]);
+  double t0 = now_s();
+  for (int i = 0; i < n; i++) {
+    while (a[i].t_start == 0 && now_s() - t0 < 10) sleep_s(1e-3);
+    assert_true(a[i].t_start > 0);
+  }
+  sleep_s(0.02);
+}
+
 static void test_slow_session_delays_nobody(void **state) {
   fixture *f = *state;
   char err[256];
@@ -130,18 +142,9 @@ static void test_slow_session_delays_nobody(void **state) {
   ccsim_session *s = ccsim_session_create(c, sc);
   assert_non_null(s);
   // two sessions in long steps at once
-  slow_arg a = {.endpoint = f->endpoint}, b = {.endpoint = f->endpoint};
-  pthread_t th, th2;
-  pthread_create(&th, NULL, slow_client, &a);
-  pthread_create(&th2, NULL, slow_client, &b);
-  double t0 = now_s();
-  while ((a.t_start == 0 || b.t_start == 0) && now_s() - t0 < 10) {
-    struct timespec ns = {0, 1000000};
-    nanosleep(&ns, NULL);
-  }
-  assert_true(a.t_start > 0 && b.t_start > 0);
-  struct timespec settle = {0, 20000000};
-  nanosleep(&settle, NULL);
+  slow_arg a[2] = {{.endpoint = f->endpoint}, {.endpoint = f->endpoint}};
+  pthread_t th[2];
+  start_slow(a, th, 2);
   double worst = 0;
   int done_before = 0;
   for (int k = 0; k < 20; k++) {
@@ -150,13 +153,13 @@ static void test_slow_session_delays_nobody(void **state) {
     assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
     double dt = now_s() - t;
     worst = fmax(worst, dt);
-    done_before += a.t_end == 0 && b.t_end == 0;  // both slow steps were still running
+    done_before += a[0].t_end == 0 && a[1].t_end == 0;  // both slow steps were still running
   }
-  pthread_join(th, NULL);
-  pthread_join(th2, NULL);
-  assert_int_equal(a.status, CCSIM_OK);
-  assert_int_equal(b.status, CCSIM_OK);
-  double slow = fmin(a.t_end - a.t_start, b.t_end - b.t_start);
+  pthread_join(th[0], NULL);
+  pthread_join(th[1], NULL);
+  assert_int_equal(a[0].status, CCSIM_OK);
+  assert_int_equal(a[1].status, CCSIM_OK);
+  double slow = fmin(a[0].t_end - a[0].t_start, a[1].t_end - a[1].t_start);
   print_message("slow step %.3f s; other client's get_state + step: worst %.2f ms\n", slow,
                 1e3 * worst);
   // the slow step really was slow, and every other request finished while it ran
@@ -182,13 +185,7 @@ static void test_paced_not_behind_slow_session(void **state) {
   // one of the two pool threads goes into a long step; the other holds the I/O duty
   slow_arg a = {.endpoint = f->endpoint};
   pthread_t th;
-  pthread_create(&th, NULL, slow_client, &a);
-  double t0 = now_s();
-  while (a.t_start == 0 && now_s() - t0 < 10) {
-    sleep_s(1e-3);
-  }
-  assert_true(a.t_start > 0);
-  sleep_s(0.02);
+  start_slow(&a, &th, 1);
   double t1 = now_s();
   int done_before = 0;
   for (int k = 0; k < 20; k++) {
