@@ -47,6 +47,9 @@ static void usage(FILE *f) {
           "                           needs CAP_SYS_NICE)\n"
           "  --spin-us N              poll N us for work before sleeping (default 0): lower\n"
           "                           latency on machines with idle cores, wasted CPU otherwise\n"
+          "  --inline-us N            the thread serving the socket runs a step itself when\n"
+          "                           the session's recent steps took < N us (default 50; 0:\n"
+          "                           always hand it to another thread)\n"
           "  --verbose                log every request to stderr\n"
           "  --help                   this text\n"
           "Keys: `ccsim keygen NAME` writes NAME.pub and NAME.secret.\n"
@@ -128,6 +131,9 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--spin-us")) {
       if (num(a, v, 0, 1000000, &x)) return 2;
       cfg.spin_us = (int)x;
+    } else if (!strcmp(a, "--inline-us")) {
+      if (num(a, v, 0, 1000000, &x)) return 2;
+      cfg.inline_us = (int)x;
     } else if (!strcmp(a, "--heartbeat-ms")) {
       if (num(a, v, 0, 3600000, &x)) return 2;
       cfg.heartbeat_ms = (int)x;

@@ -28,6 +28,7 @@ void srv_config_defaults(srv_config *c) {
   c->max_contacts = 100000;
   c->heartbeat_ms = 1000;
   c->spin_us = 0;
+  c->inline_us = 50;
 }
 
 static int is_loopback(const char *ep) {
@@ -78,6 +79,8 @@ static int check_config(const srv_config *c, char *err, size_t err_sz) {
     what = "rt_priority must be in [0, 99]";
   } else if (c->spin_us < 0 || c->spin_us > 1000000) {
     what = "spin_us must be in [0, 1e6]";
+  } else if (c->inline_us < 0 || c->inline_us > 1000000) {
+    what = "inline_us must be in [0, 1e6]";
   } else if (c->heartbeat_ms < 0 || c->heartbeat_ms > 3600000) {
     what = "heartbeat_ms must be in [0, 3.6e6]";
   } else if (!(c->checkpoint_interval >= 0) || c->checkpoint_interval > 1e9) {
@@ -222,6 +225,13 @@ int srv_session_count(srv *s) {
 
 void srv_stop(srv *s) { atomic_store(&s->stop, 1); }
 
+void srv_inline_stats(srv *s, uint64_t *inline_jobs, uint64_t *watchdog_passes) {
+  pthread_mutex_lock(&s->mu);
+  *inline_jobs = s->inline_jobs;
+  *watchdog_passes = s->duty_gen;
+  pthread_mutex_unlock(&s->mu);
+}
+
 uint8_t *srv_handle(srv *s, const uint8_t *req, size_t len, size_t *reply_len) {
   ccsim_arena_reset(&s->io_arena);
   srv_job *j = calloc(1, sizeof *j);
@@ -230,7 +240,7 @@ uint8_t *srv_handle(srv *s, const uint8_t *req, size_t len, size_t *reply_len) {
   }
   if (srv_accept(s, j, req, len) == 0) {
     srv_execute(s, j, &s->io_arena);
-    srv_session_done(s, j->ss);
+    srv_session_done(s, j->ss, -1);
   }
   uint8_t *out = j->reply;
   *reply_len = j->reply_len;
@@ -461,7 +471,7 @@ static void queue_saves(srv *s) {
   }
 }
 
-srv_job *srv_lead(srv *s, int poll_first) {
+srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
   int idle = poll_first;
   while (!atomic_load(&s->stop)) {
     if (!idle) {
@@ -478,8 +488,16 @@ srv_job *srv_lead(srv *s, int poll_first) {
         }
         queued |= got == 2;
       }
-      srv_job *j = queued ? srv_pool_take_over(s, idle) : NULL;
+      // jobs left ready by our earlier turns count too: short ones wait for us
+      srv_job *j = queued || atomic_load(&s->nready) > 0 ? srv_pool_take_over(s, idle, duty)
+                                                          : NULL;
       if (j) {
+        if (duty->kept) {
+          // we receive again before we wait, so senders need not wake us meanwhile
+          sock_lock(s);
+          s->io_sleeping = 0;
+          pthread_mutex_unlock(&s->sock_mu);
+        }
         return j;
       }
     }

@@ -29,6 +29,10 @@ typedef struct srv_config {
                              // CAP_SYS_NICE, a warning on stderr when refused
   int spin_us;               // idle pool threads and the leader poll this long for work
                              // before they sleep [us] (default 0: never): CPU for latency
+  int inline_us;             // the thread holding the I/O duty runs a request itself when its
+                             // session's recent jobs all took less than this [us] (default
+                             // 50; 0: never), saving the hand-off to another thread; a
+                             // watchdog passes the duty on if such a job runs long
   const char *state_dir;     // save sessions here on stop and every checkpoint_interval,
                              // restore them at start (borrowed; NULL: off)
   double checkpoint_interval;  // [s] (0: only on stop)
@@ -72,6 +76,11 @@ uint8_t *srv_handle(srv *s, const uint8_t *req, size_t len, size_t *reply_len);
 
 // Number of open sessions. Thread-safe.
 int srv_session_count(srv *s);
+
+// How many requests the thread holding the I/O duty ran itself (cfg.inline_us), and how
+// often the pacer's watchdog passed the duty on because one of them ran long.
+// Thread-safe; for tests and tuning.
+void srv_inline_stats(srv *s, uint64_t *inline_jobs, uint64_t *watchdog_passes);
 
 // Save every session to the state dir now (no-op without one). Only while srv_run is not
 // running. Returns the number saved, or -1 on an error (reported on stderr).

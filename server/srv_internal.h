@@ -8,10 +8,14 @@
 // is ready and another pool thread is idle, the leader takes the job and passes the duty
 // on (srv_pool_take_over): the follower's wake-up then overlaps the job instead of
 // preceding it. No thread runs a job unless another is left for the I/O duty, so a slow
-// session delays nobody's reply; the one exception is a paced (HIL) step while every other
+// session delays nobody's reply, with two exceptions. A paced (HIL) step while every other
 // thread is busy: the leader runs it and the first thread to finish takes the I/O duty, so
 // requests wait at most one paced step instead of the paced step waiting for an unpaced
-// one. A session's jobs run one at a time in arrival order, never holding a lock while
+// one. And a request of a session whose recent jobs all took less than cfg.inline_us: the
+// leader runs it keeping the duty, because handing it over (a futex wake-up and a context
+// switch) costs more than the job; the pacer is the watchdog that passes the duty on when
+// such a job runs longer than its watch (srv_pool.c), so a session that turns slow delays
+// others by at most that. A session's jobs run one at a time in arrival order, never holding a lock while
 // stepping; the thread that ran a job sends its reply and stream message itself
 // (srv_send_job). The pacer thread holds the replies of lockstep-paced steps until their
 // wall-clock time, sends them, and fires free-running ticks.
@@ -117,6 +121,7 @@ struct srv_session {
   int busy;                 // a job of this session is queued in ready or running
   int dead;                 // closed or expired: out of the table, freed when idle
   double last_active;       // monotonic time of the last request [s]
+  double cost;              // decaying maximum of its jobs' wall times [s]; < 0: none ran
 
   // published view (under srv.mu), written after every job
   double view_time;         // simulated time [s]
@@ -154,6 +159,12 @@ struct srv {
   int quit;                   // threads leave (under mu)
   int leader;                 // a pool thread holds the I/O duty (under mu)
   srv_member *idle;           // idle pool threads, the last one to idle first (under mu)
+  double inline_since;        // monotonic start of the job the duty holder runs itself
+                              // (0: none; under mu)
+  unsigned duty_gen;          // bumped when the watchdog takes the duty from such a job
+                              // (under mu)
+  uint64_t inline_jobs;       // jobs run by the duty holder so far (under mu)
+  double pacer_wake;          // when the pacer wakes by itself (0: it is awake; under mu)
 
   srv_session **tab;          // (cfg.max_sessions) open sessions, NULL = free slot
   int nsessions;
@@ -207,12 +218,19 @@ void srv_send_job(srv *s, srv_job *j, void *wake);
 // it), or NULL.
 void *srv_wake_open(srv *s);
 
+// A job the duty holder runs while keeping the I/O duty (srv_pool_take_over): kept is set,
+// and the duty is still the holder's after the job when srv.duty_gen still equals gen.
+typedef struct srv_duty {
+  int kept;
+  unsigned gen;
+} srv_duty;
+
 // The I/O duty, for the pool thread that took srv.leader: serve requests, the ZAP handler
 // and the housekeeping until srv_pool_take_over hands it a job (returned, caller owns it;
-// srv.leader already passed on) or the service stops (NULL; srv.quit set). poll_first: the
-// previous leader's last receive found the ROUTER empty (io_sleeping set), so waiting comes
-// first, not another receive.
-srv_job *srv_lead(srv *s, int poll_first);
+// srv.leader passed on, or kept as *duty says) or the service stops (NULL; srv.quit set).
+// poll_first: the previous leader's last receive found the ROUTER empty (io_sleeping set),
+// so waiting comes first, not another receive.
+srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty);
 
 // ---- sessions (srv_store.c) ---------------------------------------------------------
 
@@ -286,10 +304,12 @@ int srv_enqueue_locked(srv *s, srv_job *j);
 // the pool (the pacer's ticks, the leader's saves).
 void srv_pool_kick(srv *s);
 
-// Leader: when a job is ready and a pool thread idles, pass the I/O duty to it and return
-// the job for the caller to run (caller owns it); else NULL and the caller keeps leading.
-// emptied: the caller's last receive found the ROUTER empty (see srv_lead).
-srv_job *srv_pool_take_over(srv *s, int emptied);
+// Leader: a ready job for the caller to run (caller owns it), or NULL and the caller keeps
+// leading. A short job (recent jobs of its session under cfg.inline_us) the caller runs
+// keeping the duty (duty->kept; the pacer passes it on if the job runs long); for any
+// other the duty passes to an idle pool thread, or to none for a paced job when all are
+// busy. emptied: the caller's last receive found the ROUTER empty (see srv_lead).
+srv_job *srv_pool_take_over(srv *s, int emptied, srv_duty *duty);
 
 // Start the workers and the pacer / stop and join them. Returns 0 or -1.
 int srv_pool_start(srv *s, char *err, size_t err_sz);
@@ -302,10 +322,11 @@ void srv_pool_quit(srv *s);
 // srv.quit: lead when nobody does, else run ready jobs, else wait.
 void srv_pool_serve(srv *s);
 
-// After a job of ss ran (a pool thread or srv_handle): put the session's next job in the
-// ready queue (the caller's pool loop picks it up; nobody is woken), or mark the session
-// idle and free it when it is dead. ss may be NULL (CreateSession). Takes mu.
-void srv_session_done(srv *s, srv_session *ss);
+// After a job of ss ran (a pool thread or srv_handle): note its wall time cost [s] (< 0:
+// not a request, or not timed), put the session's next job in the ready queue (the
+// caller's pool loop picks it up; nobody is woken), or mark the session idle and free it
+// when it is dead. ss may be NULL (CreateSession). Takes mu.
+void srv_session_done(srv *s, srv_session *ss, double cost);
 
 // Run the calling thread SCHED_FIFO at cfg.rt_priority (no-op when 0); a refusal is
 // reported once on stderr. Returns 0 or -1.

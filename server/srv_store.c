@@ -114,6 +114,7 @@ srv_session *srv_session_build(srv *s, Ccsim__Scene **scene, const Ccsim__Checkp
     return NULL;
   }
   ss->scene = sc;
+  ss->cost = -1;  // unknown until a job ran: its first request goes to another thread
   if (!sc) {
     ccsim_set_err(err, err_sz, "scene missing");
     goto fail;

@@ -16,11 +16,11 @@
 // per request, wall time in sim_step truncated to whole microseconds per step, which grows
 // when the server's thread loses its CPU.
 //
-//   bench_service [--steps N] [--paced S] [--rt PRIO] [--spin US] [--clients N] [--only W]
-//                 [--rounds R]
+//   bench_service [--steps N] [--paced S] [--rt PRIO] [--spin US] [--inline US] [--clients N]
+//                 [--only W] [--rounds R]
 //   (defaults: 5000 steps per client, no paced run, normal priority, no spinning; --rt runs
-//   the server's threads and the paced client SCHED_FIFO at PRIO; --spin sets the server's
-//   spin_us; --clients N measures only N clients instead of 1, 8 and 16; --only shared,
+//   the server's threads and the paced client SCHED_FIFO at PRIO; --spin and --inline set
+//   the server's spin_us and inline_us (default: the server's); --clients N measures only N clients instead of 1, 8 and 16; --only shared,
 //   floor or service measures only that one, for profiling it; the floors and the service
 //   alternate in R rounds (default 5) whose samples are pooled)
 #include <math.h>
@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <zmq.h>
@@ -176,7 +177,20 @@ typedef struct samples {
   size_t n, cap;
   double wall_us;  // summed over the rounds
   double phys_us;  // ccsim: server physics time summed over the round trips [us]
+  double cpu_us;   // the whole process's CPU time (user + system) over the rounds [us]
+  double csw;      // the whole process's context switches over the rounds
 } samples;
+
+// CPU time [us] and context switches of the whole process so far: the server, the echo
+// server and every client thread live in it, so per round trip this is what a step costs
+// the machine, a figure other programs' load on the shared machine hardly moves
+static void process_usage(double *cpu_us, double *csw) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  *cpu_us = 1e6 * (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+            (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+  *csw = (double)(ru.ru_nvcsw + ru.ru_nivcsw);
+}
 
 // nclients threads, n round trips each; raw or ccsim; appended to *out
 static int run_clients(const char *endpoint, const ccsim_scene *sc, int raw, void *ctx,
@@ -193,7 +207,8 @@ static int run_clients(const char *endpoint, const ccsim_scene *sc, int raw, voi
     pthread_create(&th[i], NULL, worker, &a[i]);
   }
   pthread_barrier_wait(&go);
-  double t0 = now_us();
+  double t0 = now_us(), cpu0, csw0, cpu1, csw1;
+  process_usage(&cpu0, &csw0);
   int rc = 0;
   uint64_t phys = 0;
   for (int i = 0; i < nclients; i++) {
@@ -202,6 +217,9 @@ static int run_clients(const char *endpoint, const ccsim_scene *sc, int raw, voi
     phys += a[i].physics_us;
   }
   out->wall_us += now_us() - t0;
+  process_usage(&cpu1, &csw1);
+  out->cpu_us += cpu1 - cpu0;
+  out->csw += csw1 - csw0;
   out->n += (size_t)nclients * (size_t)n;
   out->phys_us += (double)phys;
   pthread_barrier_destroy(&go);
@@ -328,7 +346,7 @@ int main(int argc, char **argv) {
   int n = 5000;
   double paced = 0;
   int rt = 0, spin = 0, only_clients = 0, want_shared = 1, want_floor = 1, want_svc = 1;
-  int rounds = 5;
+  int rounds = 5, inline_us = -1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
       n = atoi(argv[++i]);
@@ -338,6 +356,8 @@ int main(int argc, char **argv) {
       rt = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--spin") && i + 1 < argc) {
       spin = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--inline") && i + 1 < argc) {
+      inline_us = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
       rounds = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--clients") && i + 1 < argc) {
@@ -349,8 +369,8 @@ int main(int argc, char **argv) {
       want_svc = !strcmp(argv[i], "service");
     } else {
       fprintf(stderr, "usage: bench_service [--steps N] [--paced SECONDS] [--rt PRIO] "
-                      "[--spin US] [--clients N] [--only shared|floor|service] "
-                      "[--rounds R]\n");
+                      "[--spin US] [--inline US] [--clients N] "
+                      "[--only shared|floor|service] [--rounds R]\n");
       return 2;
     }
   }
@@ -401,6 +421,9 @@ int main(int argc, char **argv) {
   cfg.bind = "tcp://127.0.0.1:*";
   cfg.rt_priority = rt > 0 && rt < 100 ? rt : 0;
   cfg.spin_us = spin > 0 ? spin : 0;
+  if (inline_us >= 0) {
+    cfg.inline_us = inline_us;
+  }
   srv *s = srv_new(&cfg, err, sizeof err);
   if (!s) {
     fprintf(stderr, "bench: %s\n", err);
@@ -419,9 +442,9 @@ int main(int argc, char **argv) {
     // load (it is shared) falls on all of them alike
     int per = (counts[i] == 1 ? n : n / 2) / rounds;
     size_t cap = (size_t)counts[i] * (size_t)per * (size_t)rounds;
-    samples sh = {calloc(cap, sizeof(double)), 0, cap, 0, 0};
-    samples fl = {calloc(cap, sizeof(double)), 0, cap, 0, 0};
-    samples sv = {calloc(cap, sizeof(double)), 0, cap, 0, 0};
+    samples sh = {.t = calloc(cap, sizeof(double)), .cap = cap};
+    samples fl = {.t = calloc(cap, sizeof(double)), .cap = cap};
+    samples sv = {.t = calloc(cap, sizeof(double)), .cap = cap};
     for (int r = 0; r < rounds; r++) {
       if (want_shared) {
         rc |= run_clients(e.endpoint, sc, 1, e.ctx, req_len, counts[i], per, &sh);
@@ -461,6 +484,10 @@ int main(int argc, char **argv) {
              goal, svc.median <= goal ? "met" : "NOT met", svc.median - goal,
              counts[i] == 1 ? (svc.p99 < 1000 ? "; p99 < 1 ms: met" : "; p99 < 1 ms: NOT met")
                             : "");
+      printf("        | CPU per round trip (whole process): floor %.1f us, %.2f context "
+             "switches; ccsim %.1f us, %.2f context switches\n",
+             fl.cpu_us / (double)fl.n, fl.csw / (double)fl.n, sv.cpu_us / (double)sv.n,
+             sv.csw / (double)sv.n);
     }
     fflush(stdout);
   }

@@ -1,6 +1,7 @@
 // ctest-label: e2e
 // ctest-timeout: 120
-// Sessions step in parallel: a long step of one session delays no other client; a paced
+// Sessions step in parallel: a long step of one session delays no other client (also when
+// the thread holding the I/O duty runs it, believing it short: the watchdog); a paced
 // session keeps stepping while the only other pool thread is in a long unpaced step; 16
 // clients x 1000 steps on their own sessions and one controller with 8 observers on one
 // session, every reply checked against free fall, no cross-talk.
@@ -31,8 +32,9 @@ typedef struct fixture {
 } fixture;
 
 // a server on a free loopback port with a pool of `workers` (0: the default) whose idle
-// threads spin spin_us before they sleep, into *state
-static int start(void **state, int workers, int spin_us) {
+// threads spin spin_us before they sleep and whose I/O duty holder runs requests of
+// sessions faster than inline_us itself, into *state
+static int start(void **state, int workers, int spin_us, int inline_us) {
   fixture *f = calloc(1, sizeof *f);
   if (!f) return -1;
   srv_config cfg;
@@ -40,6 +42,7 @@ static int start(void **state, int workers, int spin_us) {
   cfg.bind = "tcp://127.0.0.1:*";
   cfg.workers = workers;
   cfg.spin_us = spin_us;
+  cfg.inline_us = inline_us;
   f->s = test_server_start(&cfg, &f->thread);
   if (!f->s) {
     free(f);
@@ -51,14 +54,21 @@ static int start(void **state, int workers, int spin_us) {
 }
 
 // the default pool
-static int setup(void **state) { return start(state, 0, 0); }
+static int setup(void **state) { return start(state, 0, 0, 50); }
 
 // the smallest pool: srv_run's thread and one worker
-static int setup_two_threads(void **state) { return start(state, 1, 0); }
+static int setup_two_threads(void **state) { return start(state, 1, 0, 50); }
 
 // idle pool threads and the leader spin before they sleep: tasks are handed over to a
 // thread that is still spinning (no futex wake-up), a path the default pool never takes
-static int setup_spinning(void **state) { return start(state, 0, 200); }
+static int setup_spinning(void **state) { return start(state, 0, 200, 50); }
+
+// every request goes to another thread than the one that received it (the strict rule)
+static int setup_no_inline(void **state) { return start(state, 0, 0, 0); }
+
+// the duty holder runs requests of sessions whose steps took < 2 ms itself (even under
+// the sanitizers, the short steps below are that short); the watchdog looks after 8 ms
+static int setup_inline_2ms(void **state) { return start(state, 0, 0, 2000); }
 
 static int teardown(void **state) {
   fixture *f = *state;
@@ -98,6 +108,7 @@ static int off_free_fall(const ccsim_body_state *b, double t, double z0, double 
 
 typedef struct slow_arg {
   const char *endpoint;
+  int warm;  // short steps before the long one: the session looks fast to the server
   int status;
   double t_start, t_end;
 } slow_arg;
@@ -109,6 +120,9 @@ static void *slow_client(void *p) {
   ccsim_client *c = ccsim_client_new(a->endpoint, err, sizeof err);
   ccsim_session *s = c && sc ? ccsim_session_create(c, sc) : NULL;
   a->status = -100;
+  for (int k = 0; k < 10 * a->warm && s; k++) {
+    a->status = ccsim_session_step(s, 1e-6, NULL, 0);  // one internal step each
+  }
   if (s) {
     a->t_start = now_s();
     // 0.5 s of simulated time at an internal step of at most 1 us: a long computation
@@ -163,6 +177,53 @@ static void test_slow_session_delays_nobody(void **state) {
   print_message("slow step %.3f s; other client's get_state + step: worst %.2f ms\n", slow,
                 1e3 * worst);
   // the slow step really was slow, and every other request finished while it ran
+  assert_true(slow > 0.2);
+  assert_int_equal(done_before, 20);
+  assert_true(worst < slow / 4);
+  assert_double_near(ccsim_session_time(s), 0.02, 1e-12);
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
+// A session whose steps were fast has its next request run by the thread holding the I/O
+// duty itself; when that request is a long step, the pacer's watchdog passes the duty on
+// and the other client is served throughout.
+static void test_fast_session_turning_slow(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = ball_scene(5, 1, 0);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  assert_non_null(c);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  uint64_t inline0, passes0;
+  srv_inline_stats(f->s, &inline0, &passes0);
+  slow_arg a = {.endpoint = f->endpoint, .warm = 1};
+  pthread_t th;
+  start_slow(&a, &th, 1);
+  double worst = 0;
+  int done_before = 0;
+  for (int k = 0; k < 20; k++) {
+    double t = now_s();
+    assert_int_equal(ccsim_session_get_state(s), CCSIM_OK);
+    assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+    worst = fmax(worst, now_s() - t);
+    done_before += a.t_end == 0;
+  }
+  pthread_join(th, NULL);
+  assert_int_equal(a.status, CCSIM_OK);
+  uint64_t inline1, passes1;
+  srv_inline_stats(f->s, &inline1, &passes1);
+  double slow = a.t_end - a.t_start;
+  print_message("slow step %.3f s after fast ones; requests run by the duty holder %llu, "
+                "duty passed by the watchdog %llu times; other client's worst %.2f ms\n",
+                slow, (unsigned long long)(inline1 - inline0),
+                (unsigned long long)(passes1 - passes0), 1e3 * worst);
+  // the fast steps were run by the duty holder, so was the long one, and the watchdog
+  // had to take the duty from it for the other client to be served meanwhile
+  assert_true(inline1 - inline0 >= 9);
+  assert_true(passes1 - passes0 >= 1);
   assert_true(slow > 0.2);
   assert_int_equal(done_before, 20);
   assert_true(worst < slow / 4);
@@ -369,6 +430,10 @@ static void test_controller_and_observers(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_slow_session_delays_nobody, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_slow_session_delays_nobody, setup_no_inline,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_fast_session_turning_slow, setup_inline_2ms,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_paced_not_behind_slow_session, setup_two_threads,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_sixteen_clients, setup, teardown),
