@@ -313,6 +313,7 @@ static void take_deadline(ccsim_deadline_stats *o, const Ccsim__DeadlineStats *d
   }
   o->paced_steps = d->paced_steps;
   o->misses = d->misses;
+  o->late_requests = d->late_requests;
   o->worst_lateness = d->worst_lateness;
   o->last_lateness = d->last_lateness;
 }

@@ -92,8 +92,9 @@ int cli_sessions_main(int argc, char **argv) {
     printf("%-32s %12.6f %6u %10llu %8.1f %-12s", s->id, s->time, s->bodies,
            (unsigned long long)s->steps, s->idle, pacing_name(s->pacing));
     if (s->pacing != CCSIM_PACING_NONE) {
-      printf(" %llu of %llu (%.3f ms)", (unsigned long long)s->deadline.misses,
-             (unsigned long long)s->deadline.paced_steps, 1e3 * s->deadline.worst_lateness);
+      printf(" %llu of %llu (%.3f ms; %llu late requests)",
+             (unsigned long long)s->deadline.misses, (unsigned long long)s->deadline.paced_steps,
+             1e3 * s->deadline.worst_lateness, (unsigned long long)s->deadline.late_requests);
     }
     printf("\n");
   }
@@ -139,7 +140,8 @@ static void print_msg(FILE *f, const ccsim_stream_msg *m, const ccsim_session *s
             x->p[1], x->p[2], x->v[0], x->v[1], x->v[2]);
   }
   if (m->deadline.paced_steps) {
-    fprintf(f, "  misses %llu", (unsigned long long)m->deadline.misses);
+    fprintf(f, "  misses %llu (late requests %llu)", (unsigned long long)m->deadline.misses,
+            (unsigned long long)m->deadline.late_requests);
   }
   fprintf(f, "\n");
 }

@@ -130,8 +130,10 @@ static Ccsim__DeadlineStats *deadline_msg(ccsim_arena *a, const srv_deadline *dl
   Ccsim__DeadlineStats *m = new_msg(a, sizeof *m, (void (*)(void *))ccsim__deadline_stats__init);
   if (m) {
     m->has_paced_steps = m->has_misses = m->has_worst_lateness = m->has_last_lateness = 1;
+    m->has_late_requests = 1;
     m->paced_steps = dl->paced;
     m->misses = dl->misses;
+    m->late_requests = dl->late_requests;
     m->worst_lateness = dl->worst;
     m->last_lateness = dl->last;
   }
@@ -534,7 +536,8 @@ static void state_changed(rctx *rc, srv_job *j, srv_session *ss, Ccsim__BodyStat
   }
 }
 
-static void record_lateness(srv *s, srv_session *ss, double lateness) {
+// late_request: the request came in after the deadline (the miss is not the server's)
+static void record_lateness(srv *s, srv_session *ss, double lateness, int late_request) {
   pthread_mutex_lock(&s->mu);
   srv_deadline *d[2] = {&ss->dl, &s->dl};
   for (int k = 0; k < 2; k++) {
@@ -542,6 +545,7 @@ static void record_lateness(srv *s, srv_session *ss, double lateness) {
     d[k]->last = lateness;
     if (lateness > 0) {
       d[k]->misses++;
+      d[k]->late_requests += late_request != 0;
       if (lateness > d[k]->worst) {
         d[k]->worst = lateness;
       }
@@ -680,7 +684,7 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
     }
     if (ss->pacing == CCSIM__PACING_MODE__PACING_LOCKSTEP) {
       double deadline = ss->wall_origin + (sim_data_time(ss->d) - ss->sim_origin);
-      record_lateness(s, ss, srv_now() - deadline);
+      record_lateness(s, ss, srv_now() - deadline, j->arrived > deadline);
       j->send_at = status == CCSIM_OK ? deadline : 0;  // errors are not held back
     }
   }
@@ -775,7 +779,7 @@ static void do_tick(rctx *rc, srv_job *j, srv_session *ss) {
   }
   sim_stats before = *sim_data_stats(ss->d);
   int status = sim_step(ss->m, ss->d, target);
-  record_lateness(s, ss, srv_now() - (due + ss->period));
+  record_lateness(s, ss, srv_now() - (due + ss->period), 0);
   Ccsim__BodyState **bodies = NULL;
   size_t nb = 0;
   Ccsim__StepStats *stats = stats_delta(rc->a, &before, sim_data_stats(ss->d));

@@ -64,6 +64,7 @@ typedef struct srv_member srv_member;
 typedef struct srv_deadline {
   uint64_t paced;         // steps with a deadline
   uint64_t misses;        // of them, late
+  uint64_t late_requests; // of the misses, requests received after their deadline
   double worst;           // largest lateness [s]
   double last;            // lateness of the last one [s] (negative: early)
 } srv_deadline;

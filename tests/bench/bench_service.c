@@ -16,13 +16,15 @@
 // per request, wall time in sim_step truncated to whole microseconds per step, which grows
 // when the server's thread loses its CPU.
 //
-//   bench_service [--steps N] [--paced S] [--rt PRIO] [--spin US] [--inline US] [--clients N]
-//                 [--only W] [--rounds R]
+//   bench_service [--steps N] [--paced S] [--paced-over tcp|ipc] [--rt PRIO] [--spin US]
+//                 [--inline US] [--clients N] [--only W] [--rounds R]
 //   (defaults: 5000 steps per client, no paced run, normal priority, no spinning; --rt runs
 //   the server's threads and the paced client SCHED_FIFO at PRIO; --spin and --inline set
-//   the server's spin_us and inline_us (default: the server's); --clients N measures only N clients instead of 1, 8 and 16; --only shared,
-//   floor or service measures only that one, for profiling it; the floors and the service
-//   alternate in R rounds (default 5) whose samples are pooled)
+//   the server's spin_us and inline_us (default: the server's); --paced-over ipc runs the
+//   paced session and its 8 neighbours over a Unix socket instead of tcp loopback;
+//   --clients N measures only N clients instead of 1, 8 and 16; --only shared, floor or
+//   service measures only that one, for profiling it; the floors and the service alternate
+//   in R rounds (default 5) whose samples are pooled)
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -32,6 +34,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <zmq.h>
 
@@ -333,10 +336,14 @@ static void paced_run(const char *endpoint, const ccsim_scene *sc, double second
   }
   if (s) {
     const ccsim_deadline_stats *d = ccsim_session_deadline(s);
-    printf("paced 1 kHz lockstep for %.1f s (%.3f s wall) beside 8 busy sessions (%.0f steps/s "
-           "together): %llu of %llu steps late, worst lateness %.1f us\n",
-           seconds, wall, (double)others / wall, (unsigned long long)d->misses,
-           (unsigned long long)d->paced_steps, 1e6 * d->worst_lateness);
+    printf("paced 1 kHz lockstep over %s for %.1f s (%.3f s wall) beside 8 busy sessions "
+           "(%.0f steps/s together): %llu of %llu steps late, worst lateness %.1f us; of the "
+           "late steps %llu had their request received after the deadline, %llu were late "
+           "by the server\n",
+           endpoint, seconds, wall, (double)others / wall, (unsigned long long)d->misses,
+           (unsigned long long)d->paced_steps, 1e6 * d->worst_lateness,
+           (unsigned long long)d->late_requests,
+           (unsigned long long)(d->misses - d->late_requests));
   }
   ccsim_session_close(&s);
   ccsim_client_destroy(&c);
@@ -346,12 +353,19 @@ int main(int argc, char **argv) {
   int n = 5000;
   double paced = 0;
   int rt = 0, spin = 0, only_clients = 0, want_shared = 1, want_floor = 1, want_svc = 1;
-  int rounds = 5, inline_us = -1;
+  int rounds = 5, inline_us = -1, paced_ipc = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
       n = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--paced") && i + 1 < argc) {
       paced = atof(argv[++i]);
+    } else if (!strcmp(argv[i], "--paced-over") && i + 1 < argc) {
+      i++;
+      paced_ipc = !strcmp(argv[i], "ipc");
+      if (!paced_ipc && strcmp(argv[i], "tcp") != 0) {
+        fprintf(stderr, "bench: --paced-over takes tcp or ipc\n");
+        return 2;
+      }
     } else if (!strcmp(argv[i], "--rt") && i + 1 < argc) {
       rt = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--spin") && i + 1 < argc) {
@@ -368,7 +382,8 @@ int main(int argc, char **argv) {
       want_floor = !strcmp(argv[i], "floor");
       want_svc = !strcmp(argv[i], "service");
     } else {
-      fprintf(stderr, "usage: bench_service [--steps N] [--paced SECONDS] [--rt PRIO] "
+      fprintf(stderr, "usage: bench_service [--steps N] [--paced SECONDS] [--paced-over tcp|ipc] "
+                      "[--rt PRIO] "
                       "[--spin US] [--inline US] [--clients N] "
                       "[--only shared|floor|service] [--rounds R]\n");
       return 2;
@@ -492,7 +507,27 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
   if (paced > 0) {
-    paced_run(srv_endpoint(s), sc, paced, cfg.rt_priority);
+    // over ipc the paced run gets a server of its own on a Unix socket (abstract name)
+    srv *ps = s;
+    pthread_t pth;
+    char ipc[64];
+    if (paced_ipc) {
+      srv_config pc = cfg;
+      snprintf(ipc, sizeof ipc, "ipc://@ccsim-bench-%d", (int)getpid());
+      pc.bind = ipc;
+      ps = srv_new(&pc, err, sizeof err);
+      if (!ps) {
+        fprintf(stderr, "bench: %s\n", err);
+        return 1;
+      }
+      pthread_create(&pth, NULL, serve, ps);
+    }
+    paced_run(srv_endpoint(ps), sc, paced, cfg.rt_priority);
+    if (ps != s) {
+      srv_stop(ps);
+      pthread_join(pth, NULL);
+      srv_destroy(&ps);
+    }
   }
   srv_stop(s);
   pthread_join(sth, NULL);

@@ -194,6 +194,35 @@ static void test_stalled_subscriber_loses_not_blocks(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+// A controller slower than real time: every request after the first arrives when its
+// step's deadline (the wall-clock time of the step's end) has passed already. Those misses
+// are counted as the client's (late_requests), with the lateness they had.
+static void test_lockstep_late_client(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = balls(1);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *s = ccsim_session_create_paced(c, sc, CCSIM_PACING_LOCKSTEP, 0);
+  assert_non_null(s);
+  enum { N = 20 };
+  const double dt = 1e-3;
+  for (int k = 1; k <= N; k++) {
+    assert_int_equal(ccsim_session_step(s, dt, NULL, 0), CCSIM_OK);
+    sleep_s(3 * dt);  // the next request comes 3 steps' time later: 2 dt after its deadline
+  }
+  const ccsim_deadline_stats *d = ccsim_session_deadline(s);
+  print_message("late client: %llu of %llu steps late, %llu of them late requests, worst "
+                "%.3f ms\n", (unsigned long long)d->misses, (unsigned long long)d->paced_steps,
+                (unsigned long long)d->late_requests, 1e3 * d->worst_lateness);
+  assert_int_equal(d->paced_steps, N);
+  assert_true(d->late_requests >= N - 1);  // all but the first (it sets the origin)
+  assert_true(d->misses >= d->late_requests);
+  assert_true(d->worst_lateness >= 2 * dt);  // the lateness grows by 2 dt per step
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
 static void test_lockstep_pacing(void **state) {
   fixture *f = *state;
   char err[256];
@@ -216,10 +245,12 @@ static void test_lockstep_pacing(void **state) {
                 (unsigned long long)d->misses, 1e3 * d->worst_lateness);
   assert_int_equal(d->paced_steps, N);
   assert_true(d->misses <= d->paced_steps);
+  assert_true(d->late_requests <= d->misses);
   assert_true(d->worst_lateness >= 0 && d->worst_lateness >= d->last_lateness);
   ccsim_server_info info;
   assert_int_equal(ccsim_client_server_info(c, &info, NULL), CCSIM_OK);
   assert_int_equal(info.deadline.paced_steps, N);
+  assert_int_equal(info.deadline.late_requests, d->late_requests);
   // an unpaced session on the same server is not held back
   ccsim_session *fast = ccsim_session_create(c, sc);
   t0 = now_s();
@@ -280,6 +311,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_stream_sequence, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stalled_subscriber_loses_not_blocks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lockstep_pacing, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lockstep_late_client, setup, teardown),
       cmocka_unit_test_setup_teardown(test_free_running, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
