@@ -396,6 +396,32 @@ static int build_hulls(build_ctx *cx) {
   return 0;
 }
 
+void geo_bvh_tri_data_fill(const double *const v[3], const int id[3], const double n[3],
+                           geo_tri_data *out) {
+  for (int k = 0; k < 3; k++) {
+    int k1 = k == 2 ? 0 : k + 1, i0 = k, i1 = k1;
+    double e[3], *mk = out->m + 3 * k, *ek = out->ed + 3 * k;
+    geo_v3_sub(e, v[k1], v[k]);
+    geo_v3_cross(mk, n, e);
+    out->mn2[k] = geo_v3_dot(mk, mk);
+    if (id[i0] > id[i1]) {
+      i0 = k1;
+      i1 = k;
+    }
+    geo_v3_sub(ek, v[i1], v[i0]);
+    out->en2[k] = geo_v3_dot(ek, ek);
+    geo_v3_lerp(out->mid + 3 * k, v[k], v[k1], 0.5);
+  }
+  geo_v3_sub(out->e1, v[1], v[0]);
+  geo_v3_sub(out->e2, v[2], v[0]);
+  double a = geo_v3_dot(out->e1, out->e1), b = geo_v3_dot(out->e1, out->e2);
+  double c = geo_v3_dot(out->e2, out->e2);
+  out->gram[0] = a;
+  out->gram[1] = b;
+  out->gram[2] = c;
+  out->gram[3] = a * c - b * b;
+}
+
 geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
   double t0 = now_seconds();
   if (m == NULL || m->ntri < 1 || m->nvert < 3 || m->vert == NULL || m->tri == NULL ||
@@ -421,6 +447,7 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
   b->tri_edge = malloc((size_t)m->ntri * 3 * sizeof *b->tri_edge);
   b->tri_side = malloc((size_t)m->ntri * 9 * sizeof *b->tri_side);
   b->tri_side_off = malloc((size_t)m->ntri * 6 * sizeof *b->tri_side_off);
+  b->tri_data = malloc((size_t)m->ntri * sizeof *b->tri_data);
   b->node = calloc((size_t)b->nnode, sizeof *b->node);
   b->tri_order = malloc((size_t)m->ntri * sizeof *b->tri_order);
   cen = malloc((size_t)m->ntri * 3 * sizeof *cen);
@@ -429,7 +456,7 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
   cx.hull_tmp = malloc((size_t)m->ntri * 3 * sizeof *cx.hull_tmp + 16);
   cx.vmark = calloc((size_t)m->nvert, sizeof *cx.vmark);
   if (!b->vert || !b->tri || !b->tri_normal || !b->tri_edge || !b->tri_side ||
-      !b->tri_side_off || !b->node || !b->tri_order || !cen || !area || !cx.key ||
+      !b->tri_side_off || !b->tri_data || !b->node || !b->tri_order || !cen || !area || !cx.key ||
       !cx.hull_tmp || !cx.vmark) {
     goto oom;
   }
@@ -467,6 +494,7 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
       double len = geo_v3_norm(mk);
       b->tri_side_off[6 * t + 2 * k + 1] = len > 0.0 ? 1.0 / len : 0.0;
     }
+    geo_bvh_tri_data_fill(v, tv, b->tri_normal + 3 * t, &b->tri_data[t]);
   }
   cx.b = b;
   cx.cen = cen;
@@ -513,6 +541,7 @@ void geo_bvh_destroy(geo_bvh **pb) {
   free(b->tri_edge);
   free(b->tri_side);
   free(b->tri_side_off);
+  free(b->tri_data);
   free(b);
   *pb = NULL;
 }

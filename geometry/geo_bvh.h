@@ -47,6 +47,23 @@
 
 #define GEO_BVH_DEPTH_MAX 100  // no hierarchy is deeper (splits turn to median counts at 60)
 
+// Per-triangle data of the query's triangle kernel (geo_query.c), read instead of recomputed
+// for every leaf pair a triangle is in. Filled by geo_bvh_tri_data_fill with the very
+// operations the kernel would apply, so the values are the same bits either way: for a
+// hierarchy's own triangles in its body frame at build (tri_data), for the other body's
+// triangles in this body's frame once per query (the query workspace). Side k joins corner
+// k to corner (k + 1) % 3.
+typedef struct geo_tri_data {
+  double m[9];     // side k's in-plane normal n x (v_k+1 - v_k), inward, unnormalised (3 x 3)
+  double mn2[3];   // |m_k|^2 [m^2]
+  double ed[9];    // side k from its lower vertex id to its higher (3 x 3) [m]
+  double en2[3];   // |ed_k|^2 [m^2]
+  double mid[9];   // midpoint of side k, v_k + 0.5 (v_k+1 - v_k) (3 x 3) [m]
+  double e1[3];    // v_1 - v_0 [m]
+  double e2[3];    // v_2 - v_0 [m]
+  double gram[4];  // e1.e1, e1.e2, e2.e2 [m^2] and their determinant [m^4]
+} geo_tri_data;
+
 // One node. Leaves have left == right == -1 and tri >= 0.
 typedef struct geo_bvh_node {
   double c[3];     // oriented box centre, body frame [m]; also the sphere centre
@@ -76,6 +93,7 @@ typedef struct geo_bvh {
                          // pointing into the triangle, unnormalised (|m_k| = side length) [m]
   double *tri_side_off;  // (ntri x 3 x 2) per side k: m_k . v_k [m^2] and 1 / |m_k| [1/m]
                          // (0 for a side of length 0); the triangle lies in m_k . x >= m_k . v_k
+  geo_tri_data *tri_data;  // (ntri) kernel data of each triangle (body frame)
   int closed;            // mesh was closed (watertight, consistently oriented)
   double scale;          // root sphere radius [m], sets relative tolerances
   double build_seconds;  // wall time spent in geo_bvh_new [s]
@@ -87,6 +105,10 @@ typedef struct geo_bvh {
 geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz);
 // Free and set *b = NULL. NULL-safe.
 void geo_bvh_destroy(geo_bvh **b);
+// Fill *out for the triangle with corners v, vertex ids id and unit normal n (any one
+// frame; all borrowed for the call). Pure and thread-safe.
+void geo_bvh_tri_data_fill(const double *const v[3], const int id[3], const double n[3],
+                           geo_tri_data *out);
 // The mesh given at build time (borrowed; valid while the caller keeps that mesh).
 const geo_mesh *geo_bvh_mesh(const geo_bvh *b);
 // Check the structural invariants (every triangle in exactly one leaf, boxes, spheres and

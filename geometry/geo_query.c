@@ -24,13 +24,21 @@ typedef struct q_leaf {
   const double *P[3];      // A's triangle corners (B's frame) [m]
   const double *Q[3];      // B's triangle corners [m]
   int pid[3], qid[3];      // their vertex ids
-  double np[3];            // A's triangle normal in B's frame
+  const double *np;        // A's triangle normal in B's frame
   const double *nq;        // B's triangle normal
-  const double *mq;        // B's triangle side normals (geo_bvh tri_side)
+  const geo_tri_data *tp;  // A's triangle's kernel data (B's frame)
+  const geo_tri_data *tq;  // B's triangle's kernel data (geo_bvh tri_data)
 } q_leaf;
 
+// one triangle of A in B's frame, made once per query (a_tri)
+typedef struct q_atri {
+  double n[3];             // unit normal
+  geo_tri_data d;          // kernel data
+} q_atri;
+
 struct geo_query_ws {
-  int cap_vert, cap_node, cap_stack, cap_raw;  // capacities (vertices, nodes, stack, raw)
+  int cap_vert, cap_node, cap_tri, cap_stack, cap_raw;  // capacities (vertices, nodes,
+                                                        // triangles, stack, raw)
   unsigned stamp;      // current query id; a stamp equal to it marks a valid cached entry
   unsigned *vstamp;    // (cap_vert) stamps of vx
   double *vx;          // (cap_vert x 3) A's vertices in B's frame [m]
@@ -38,6 +46,8 @@ struct geo_query_ws {
   double *cx;          // (cap_node x 3) A's node centres in B's frame [m]
   unsigned *xstamp;    // (cap_node) stamps of axx
   double *axx;         // (cap_node x 9) A's node box axes in B's frame (rows)
+  unsigned *tstamp;    // (cap_tri) stamps of atri
+  q_atri *atri;        // (cap_tri) A's triangles in B's frame
   q_stack_ent *stack;  // (cap_stack) traversal stack
   geo_pair *raw;       // (cap_raw) raw pairs, B's frame
   int *idx;            // (cap_raw) sort permutation of raw
@@ -139,6 +149,7 @@ geo_query_ws *geo_query_ws_new(const geo_bvh *a, const geo_bvh *b, int raw_cap, 
   }
   ws->cap_vert = a->nvert > b->nvert ? a->nvert : b->nvert;
   ws->cap_node = a->nnode > b->nnode ? a->nnode : b->nnode;
+  ws->cap_tri = (ws->cap_node + 1) / 2;
   // a descent pushes at most 4 and pops 1 per level of either tree
   ws->cap_stack = 3 * 2 * GEO_BVH_DEPTH_MAX + 16;
   ws->cap_raw = raw_cap;
@@ -149,6 +160,8 @@ geo_query_ws *geo_query_ws_new(const geo_bvh *a, const geo_bvh *b, int raw_cap, 
   ws->cx = malloc((size_t)ws->cap_node * 3 * sizeof *ws->cx);
   ws->xstamp = calloc((size_t)ws->cap_node, sizeof *ws->xstamp);
   ws->axx = malloc((size_t)ws->cap_node * 9 * sizeof *ws->axx);
+  ws->tstamp = calloc((size_t)ws->cap_tri, sizeof *ws->tstamp);
+  ws->atri = malloc((size_t)ws->cap_tri * sizeof *ws->atri);
   ws->stack = malloc((size_t)ws->cap_stack * sizeof *ws->stack);
   ws->raw = malloc((size_t)ws->cap_raw * sizeof *ws->raw);
   ws->idx = malloc((size_t)ws->cap_raw * sizeof *ws->idx);
@@ -157,7 +170,7 @@ geo_query_ws *geo_query_ws_new(const geo_bvh *a, const geo_bvh *b, int raw_cap, 
   ws->skey2 = malloc((size_t)ws->cap_raw * sizeof *ws->skey2);
   ws->idx2 = malloc((size_t)ws->cap_raw * sizeof *ws->idx2);
   if (!ws->vstamp || !ws->vx || !ws->cstamp || !ws->cx || !ws->xstamp || !ws->axx ||
-      !ws->stack || !ws->raw || !ws->idx || !ws->key || !ws->skey || !ws->skey2 ||
+      !ws->tstamp || !ws->atri || !ws->stack || !ws->raw || !ws->idx || !ws->key || !ws->skey || !ws->skey2 ||
       !ws->idx2) {
     geo_query_ws_destroy(&ws);
     set_err(err, err_sz, "geo_query_ws_new: out of memory");
@@ -177,6 +190,8 @@ void geo_query_ws_destroy(geo_query_ws **pws) {
   free(ws->cx);
   free(ws->xstamp);
   free(ws->axx);
+  free(ws->tstamp);
+  free(ws->atri);
   free(ws->stack);
   free(ws->raw);
   free(ws->idx);
@@ -281,6 +296,7 @@ static int geo_q_begin(geo_query_ws *ws, const geo_bvh *a, const geo_pose *xa, c
     memset(ws->vstamp, 0, (size_t)ws->cap_vert * sizeof *ws->vstamp);
     memset(ws->cstamp, 0, (size_t)ws->cap_node * sizeof *ws->cstamp);
     memset(ws->xstamp, 0, (size_t)ws->cap_node * sizeof *ws->xstamp);
+    memset(ws->tstamp, 0, (size_t)ws->cap_tri * sizeof *ws->tstamp);
     ws->stamp = 1;
   }
   return GEO_QOK;
@@ -315,6 +331,20 @@ static inline const double *a_axes(geo_query_ws *ws, int id) {
     geo_m3_mulv(o + 3, ws->R, ax + 3);
     geo_m3_mulv(o + 6, ws->R, ax + 6);
     ws->xstamp[id] = ws->stamp;
+  }
+  return o;
+}
+
+// A's triangle t in B's frame: normal and kernel data, made on first use in a query (a
+// triangle of one body meets many of the other's)
+static inline const q_atri *a_tri(geo_query_ws *ws, int t) {
+  q_atri *o = &ws->atri[t];
+  if (ws->tstamp[t] != ws->stamp) {
+    const int *id = ws->a->tri + 3 * t;
+    const double *v[3] = {a_vert(ws, id[0]), a_vert(ws, id[1]), a_vert(ws, id[2])};
+    geo_m3_mulv(o->n, ws->R, ws->a->tri_normal + 3 * t);
+    geo_bvh_tri_data_fill(v, id, o->n, &o->d);
+    ws->tstamp[t] = ws->stamp;
   }
   return o;
 }
@@ -603,26 +633,20 @@ static inline double axis_gap(const double *const P[3], const double *const Q[3]
 #define GEO_Q_MIN3(a, b, c) ((a) < (b) ? ((a) < (c) ? (a) : (c)) : ((b) < (c) ? (b) : (c)))
 #define GEO_Q_MAX3(a, b, c) ((a) > (b) ? ((a) > (c) ? (a) : (c)) : ((b) > (c) ? (b) : (c)))
 
-// The in-plane side normals m[j] = n x (T[j+1] - T[j]) of triangle T (unit normal n; they
-// point inwards; mpre, when not NULL, holds them already: a hierarchy's tri_side) and
-// d[j][k] = m[j] . (X[k] - T[j]) for the corners of triangle X. Returns 1 with *gap > thr
-// when X lies wholly outside one side of T by more than thr (a lower bound on their
-// distance), else 0; sides are tried in order, so d is complete only when 0 is returned.
+// With T's in-plane side normals m[j] (inward; td, geo_tri_data), d[j][k] = m[j] . (X[k] -
+// T[j]) for the corners of triangle X. Returns 1 with *gap > thr when X lies wholly outside
+// one side of T by more than thr (a lower bound on their distance), else 0; sides are tried
+// in order, so d is complete only when 0 is returned.
 static inline int side_gap(const double *const X[3], const double *const T[3],
-                           const double n[3], const double *mpre, double thr, double d[3][3],
-                           double *gap) {
+                           const geo_tri_data *td, double thr, double d[3][3], double *gap) {
   for (int j = 0; j < 3; j++) {
-    double e[3], w[3], mb[3];
-    const double *m = mpre != NULL ? mpre + 3 * j : mb;
-    if (mpre == NULL) {
-      geo_v3_sub(e, T[j == 2 ? 0 : j + 1], T[j]);
-      geo_v3_cross(mb, n, e);
-    }
+    double w[3];
+    const double *m = td->m + 3 * j;
     for (int k = 0; k < 3; k++) {
       geo_v3_sub(w, X[k], T[j]);
       d[j][k] = geo_v3_dot(m, w);
     }
-    double hi = GEO_Q_MAX3(d[j][0], d[j][1], d[j][2]), mm = geo_v3_dot(m, m);
+    double hi = GEO_Q_MAX3(d[j][0], d[j][1], d[j][2]), mm = td->mn2[j];
     if (hi < 0.0 && hi * hi > thr * thr * mm) {
       *gap = -hi / sqrt(mm);
       if (*gap > thr) {
@@ -633,25 +657,27 @@ static inline int side_gap(const double *const X[3], const double *const T[3],
   return 0;
 }
 
-// Distance between triangles P (ids pid, unit normal np) and Q (qid, nq, side normals mq as
-// side_gap's mpre, nullable), all in one frame; witness points in pa, pb. Edges are taken
-// from the lower vertex id to the higher so the same edge gives bit-identical results from
-// either adjacent triangle.
+// Distance between triangles P (ids pid, unit normal np, kernel data tp) and Q (qid, nq,
+// tq), all in one frame; witness points in pa, pb. Edges are taken from the lower vertex id
+// to the higher so the same edge gives bit-identical results from either adjacent triangle.
 static double geo_q_tri_dist(const double *const P[3], const int pid[3], const double np[3],
-                      const double *const Q[3], const int qid[3], const double nq[3],
-                      const double *mq, double thr, double pa[3], double pb[3]) {
+                             const geo_tri_data *tp, const double *const Q[3],
+                             const int qid[3], const double nq[3], const geo_tri_data *tq,
+                             double thr, double pa[3], double pb[3]) {
   double sp[3], sq[3], w[3];
   for (int k = 0; k < 3; k++) {
     geo_v3_sub(w, P[k], Q[0]);
     sp[k] = geo_v3_dot(nq, w);
-    geo_v3_sub(w, Q[k], P[0]);
-    sq[k] = geo_v3_dot(np, w);
   }
   // one triangle entirely beyond thr on one side of the other's plane: a lower bound above
   // thr is all the caller needs (witness points are left unset)
   double lo = GEO_Q_MIN3(sp[0], sp[1], sp[2]), hi = GEO_Q_MAX3(sp[0], sp[1], sp[2]);
   if (lo > thr || hi < -thr) {
     return lo > thr ? lo : -hi;
+  }
+  for (int k = 0; k < 3; k++) {
+    geo_v3_sub(w, Q[k], P[0]);
+    sq[k] = geo_v3_dot(np, w);
   }
   lo = GEO_Q_MIN3(sq[0], sq[1], sq[2]);
   hi = GEO_Q_MAX3(sq[0], sq[1], sq[2]);
@@ -663,7 +689,7 @@ static double geo_q_tri_dist(const double *const P[3], const int pid[3], const d
   // triangle's neighbours across its long sides end here, not in the search below.
   // dq[j][k] = mq[j] . (P[k] - Q[j]) is also the vertex-face inside test of P[k] below.
   double dq[3][3], dp[3][3];
-  if (side_gap(P, Q, nq, mq, thr, dq, &lo) || side_gap(Q, P, np, NULL, thr, dp, &lo)) {
+  if (side_gap(P, Q, tq, thr, dq, &lo) || side_gap(Q, P, tp, thr, dp, &lo)) {
     return lo;
   }
   double best = INFINITY;
@@ -703,33 +729,22 @@ static double geo_q_tri_dist(const double *const P[3], const int pid[3], const d
   const double *pv = P[op[0]];
   for (int k = 0; k < 3; k++) {
     ep[k] = fabs(sp[k]) + fabs(sp[nx[k]]);
-    double mid[3];
-    geo_v3_lerp(mid, Q[k], Q[nx[k]], 0.5);
-    eq[k] = geo_v3_dist2(mid, pv);
+    eq[k] = geo_v3_dist2(tq->mid + 3 * k, pv);
   }
   order3(ep, op);
   order3(eq, oq);
-  const double *qo[3];
-  double qd[3][3], ql[3];
+  const double *qo[3], *qd[3];
+  double ql[3];
   for (int n = 0; n < 3; n++) {
-    int j = oq[n], j0 = j, j1 = nx[j];
-    if (qid[j0] > qid[j1]) {
-      j0 = j1;
-      j1 = j;
-    }
-    qo[n] = Q[j0];
-    geo_v3_sub(qd[n], Q[j1], Q[j0]);
-    ql[n] = geo_v3_dot(qd[n], qd[n]);
+    int j = oq[n];
+    qo[n] = Q[qid[j] > qid[nx[j]] ? nx[j] : j];
+    qd[n] = tq->ed + 3 * j;
+    ql[n] = tq->en2[j];
   }
   for (int m = 0; m < 3; m++) {
-    int i = op[m], i0 = i, i1 = nx[i];
-    if (pid[i0] > pid[i1]) {
-      i0 = i1;
-      i1 = i;
-    }
-    double pd[3];
-    geo_v3_sub(pd, P[i1], P[i0]);
-    double pl = geo_v3_dot(pd, pd);
+    int i = op[m], i0 = pid[i] > pid[nx[i]] ? nx[i] : i;
+    const double *pd = tp->ed + 3 * i;
+    double pl = tp->en2[i];
     for (int j = 0; j < 3; j++) {
       double ss, tt;
       double d2 = seg_seg(P[i0], pd, pl, qo[j], qd[j], ql[j], &ss, &tt);
@@ -768,9 +783,11 @@ static inline void leaf_setup(geo_query_ws *ws, int ta, int tb) {
     lc->qid[k] = b->tri[3 * tb + k];
     lc->Q[k] = b->vert + 3 * lc->qid[k];
   }
-  geo_m3_mulv(lc->np, ws->R, a->tri_normal + 3 * ta);
+  const q_atri *at = a_tri(ws, ta);
+  lc->np = at->n;
+  lc->tp = &at->d;
   lc->nq = b->tri_normal + 3 * tb;
-  lc->mq = b->tri_side + 9 * tb;
+  lc->tq = &b->tri_data[tb];
 }
 
 // exact distance of leaf pair (ta, tb) (or a lower bound above thr); sets ws->lc
@@ -779,7 +796,8 @@ static double geo_q_leaf(geo_query_ws *ws, int ta, int tb, double thr, double pa
   leaf_setup(ws, ta, tb);
   ws->n_leaf++;
   const q_leaf *lc = &ws->lc;
-  return geo_q_tri_dist(lc->P, lc->pid, lc->np, lc->Q, lc->qid, lc->nq, lc->mq, thr, pa, pb);
+  return geo_q_tri_dist(lc->P, lc->pid, lc->np, lc->tp, lc->Q, lc->qid, lc->nq, lc->tq, thr, pa,
+                        pb);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -787,14 +805,14 @@ static double geo_q_leaf(geo_query_ws *ws, int ta, int tb, double thr, double pa
 
 // Local feature code of point x on triangle T: 4 type + k, with k the vertex (type
 // vertex), the side k = (k, k+1) (type edge) or 0 (face); from the barycentric coordinates
-// of the 2 x 2 Gram system of the edges from T[0], GEO_FEAT_BARY_TOL counting as zero.
-static int classify_loc(const double *const T[3], const double x[3]) {
-  double e1[3], e2[3], r[3];
-  geo_v3_sub(e1, T[1], T[0]);
-  geo_v3_sub(e2, T[2], T[0]);
+// of the 2 x 2 Gram system of the edges from T[0] (td, geo_tri_data), GEO_FEAT_BARY_TOL
+// counting as zero.
+static int classify_loc(const double *const T[3], const geo_tri_data *td, const double x[3]) {
+  double r[3];
+  const double *e1 = td->e1, *e2 = td->e2;
   geo_v3_sub(r, x, T[0]);
-  double a = geo_v3_dot(e1, e1), b = geo_v3_dot(e1, e2), c = geo_v3_dot(e2, e2);
-  double p = geo_v3_dot(e1, r), q = geo_v3_dot(e2, r), den = a * c - b * b;
+  double a = td->gram[0], b = td->gram[1], c = td->gram[2], den = td->gram[3];
+  double p = geo_v3_dot(e1, r), q = geo_v3_dot(e2, r);
   double w1 = (c * p - b * q) / den, w2 = (a * q - b * p) / den;
   double w[3] = {1.0 - w1 - w2, w1, w2};
   int nz = 0, kmax = 0, kzero = 0;
@@ -825,16 +843,14 @@ static inline geo_feature feat_of(int code, const int tid[3], int t, const int *
   return f;
 }
 
-// side k of triangle T (ids tid) from its lower vertex id: origin o, direction d
-static inline const double *side(const double *const T[3], const int tid[3], int k,
-                                 double d[3]) {
-  int i0 = k, i1 = (k + 1) % 3;
-  if (tid[i0] > tid[i1]) {
-    i0 = i1;
-    i1 = k;
-  }
-  geo_v3_sub(d, T[i1], T[i0]);
-  return T[i0];
+// side k of triangle T (ids tid, kernel data td) from its lower vertex id: returns the
+// origin, with the direction in *d and its squared length in *d2
+static inline const double *side(const double *const T[3], const int tid[3],
+                                 const geo_tri_data *td, int k, const double **d, double *d2) {
+  int k1 = k == 2 ? 0 : k + 1;
+  *d = td->ed + 3 * k;
+  *d2 = td->en2[k];
+  return T[tid[k] > tid[k1] ? k1 : k];
 }
 
 // Canonical witness points of the leaf pair for the feature pair (ca, cb): vertex-vertex,
@@ -843,24 +859,25 @@ static inline const double *side(const double *const T[3], const int tid[3], int
 // Returns 0 (points untouched) for the other pairs (touching, parallel edges).
 static int canon(const q_leaf *lc, int ca, int cb, double pa[3], double pb[3]) {
   int ta = ca >> 2, tb = cb >> 2, ka = ca & 3, kb = cb & 3;
-  double d1[3], d2[3], w[3];
+  const double *d1, *d2;
+  double w[3], l1, l2;
   if (ta == GEO_FEAT_VERTEX && tb == GEO_FEAT_VERTEX) {
     geo_v3_copy(pa, lc->P[ka]);
     geo_v3_copy(pb, lc->Q[kb]);
     return 1;
   }
   if (ta == GEO_FEAT_VERTEX && tb == GEO_FEAT_EDGE) {
-    const double *o = side(lc->Q, lc->qid, kb, d2);
+    const double *o = side(lc->Q, lc->qid, lc->tq, kb, &d2, &l2);
     geo_v3_sub(w, lc->P[ka], o);
     geo_v3_copy(pa, lc->P[ka]);
-    geo_v3_madd(pb, o, geo_v3_dot(w, d2) / geo_v3_dot(d2, d2), d2);
+    geo_v3_madd(pb, o, geo_v3_dot(w, d2) / l2, d2);
     return 1;
   }
   if (ta == GEO_FEAT_EDGE && tb == GEO_FEAT_VERTEX) {
-    const double *o = side(lc->P, lc->pid, ka, d1);
+    const double *o = side(lc->P, lc->pid, lc->tp, ka, &d1, &l1);
     geo_v3_sub(w, lc->Q[kb], o);
     geo_v3_copy(pb, lc->Q[kb]);
-    geo_v3_madd(pa, o, geo_v3_dot(w, d1) / geo_v3_dot(d1, d1), d1);
+    geo_v3_madd(pa, o, geo_v3_dot(w, d1) / l1, d1);
     return 1;
   }
   if (ta == GEO_FEAT_VERTEX && tb == GEO_FEAT_FACE) {
@@ -876,9 +893,10 @@ static int canon(const q_leaf *lc, int ca, int cb, double pa[3], double pb[3]) {
     return 1;
   }
   if (ta == GEO_FEAT_EDGE && tb == GEO_FEAT_EDGE) {
-    const double *p0 = side(lc->P, lc->pid, ka, d1), *q0 = side(lc->Q, lc->qid, kb, d2);
+    const double *p0 = side(lc->P, lc->pid, lc->tp, ka, &d1, &l1);
+    const double *q0 = side(lc->Q, lc->qid, lc->tq, kb, &d2, &l2);
     geo_v3_sub(w, p0, q0);
-    double a = geo_v3_dot(d1, d1), e = geo_v3_dot(d2, d2), b = geo_v3_dot(d1, d2);
+    double a = l1, e = l2, b = geo_v3_dot(d1, d2);
     double c = geo_v3_dot(d1, w), f = geo_v3_dot(d2, w), den = a * e - b * b;
     if (!(den > 1e-10 * a * e)) {
       return 0;
@@ -1003,7 +1021,7 @@ static int parallel_corners(geo_query_ws *ws, double ds) {
       geo_v3_madd(qa, x, s, nq);
       double d = fabs(s);
       if (d < ds) {
-        push_raw(ws, classify_loc(P, qa), classify_loc(Q, x), qa, x, d, GEO_PAIR_PARALLEL);
+        push_raw(ws, classify_loc(P, lc->tp, qa), classify_loc(Q, lc->tq, x), qa, x, d, GEO_PAIR_PARALLEL);
         emitted++;
       }
     }
@@ -1024,7 +1042,7 @@ static int close_pair(geo_query_ws *ws, double dist, double pa_in[3], double pb_
   double pa[3], pb[3];
   geo_v3_copy(pa, pa_in);
   geo_v3_copy(pb, pb_in);
-  int ca = classify_loc(lc->P, pa), cb = classify_loc(lc->Q, pb);
+  int ca = classify_loc(lc->P, lc->tp, pa), cb = classify_loc(lc->Q, lc->tq, pb);
   int hint = -1;
   if (dist > 0.0 && canon(lc, ca, cb, pa, pb)) {
     dist = geo_v3_dist(pa, pb);
@@ -1061,7 +1079,7 @@ static int try_hint(geo_query_ws *ws, int hint, double ds, double *dist_out) {
       return 1;
     }
   }
-  if (!(dist > 0.0) || classify_loc(lc->P, pa) != ca || classify_loc(lc->Q, pb) != cb ||
+  if (!(dist > 0.0) || classify_loc(lc->P, lc->tp, pa) != ca || classify_loc(lc->Q, lc->tq, pb) != cb ||
       !closest_ok(lc->P, lc->Q, pa, pb)) {
     return 0;
   }
@@ -1176,7 +1194,7 @@ static void traverse_prox(geo_query_ws *ws, double thr, double ds, q_cand *cand,
         if (d < ds + ws->slack) {
           hint = close_pair(ws, d, pa, pb, ds);
         } else if (cand != NULL && !leaf_parallel(ws)) {
-          hint = classify_loc(ws->lc.P, pa) * 16 + classify_loc(ws->lc.Q, pb);
+          hint = classify_loc(ws->lc.P, ws->lc.tp, pa) * 16 + classify_loc(ws->lc.Q, ws->lc.tq, pb);
         }
         if (cand != NULL) {
           if (*ncand < cap) {
@@ -1457,8 +1475,8 @@ int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const 
       if (!try_hint(ws, c->hint, ds, &d)) {
         const q_leaf *lc = &ws->lc;
         double pa[3], pb[3], lim = ds + ws->slack;
-        d = geo_q_tri_dist(lc->P, lc->pid, lc->np, lc->Q, lc->qid, lc->nq, lc->mq, lim, pa,
-                           pb);
+        d = geo_q_tri_dist(lc->P, lc->pid, lc->np, lc->tp, lc->Q, lc->qid, lc->nq, lc->tq, lim,
+                           pa, pb);
         if (d < lim) {
           c->hint = close_pair(ws, d, pa, pb, ds);
         }
@@ -1679,7 +1697,7 @@ int geo_min_distance(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
   }
   // describe the pair: features, canonical points, normal (B frame), then world
   leaf_setup(ws, bta, btb);
-  int ca = classify_loc(ws->lc.P, pa), cb = classify_loc(ws->lc.Q, pb);
+  int ca = classify_loc(ws->lc.P, ws->lc.tp, pa), cb = classify_loc(ws->lc.Q, ws->lc.tq, pb);
   if (best > 0.0 && canon(&ws->lc, ca, cb, pa, pb)) {
     best = geo_v3_dist(pa, pb);
   }

@@ -1,6 +1,6 @@
 // Hierarchy structure: every triangle in exactly one leaf, boxes, spheres and hull vertex
 // sets containing their subtrees (checked here by brute force, independently of
-// geo_bvh_check), logarithmic depth, rejected input.
+// geo_bvh_check), the triangle kernel's per-triangle data, logarithmic depth, rejected input.
 // ctest-label: unit
 #include "ccsim_test.h"
 
@@ -16,6 +16,50 @@ static double urand(void) {
   rng ^= rng >> 7;
   rng ^= rng << 17;
   return (double)(rng >> 11) * (1.0 / 9007199254740992.0);
+}
+
+// The kernel data of every triangle equals, bit for bit, what the query kernel computed
+// from the corners before it read tri_data (written out here once more): the kernel's
+// answers depend on it being the same bits.
+static void check_tri_data(const geo_mesh *m, const geo_bvh *b) {
+  for (int t = 0; t < m->ntri; t++) {
+    const geo_tri_data *td = &b->tri_data[t];
+    const int *id = m->tri + 3 * t;
+    const double *n = m->tri_normal + 3 * t;
+    for (int k = 0; k < 3; k++) {
+      int k1 = (k + 1) % 3;
+      const double *u = m->vert + 3 * id[k], *v = m->vert + 3 * id[k1];
+      double e[3] = {v[0] - u[0], v[1] - u[1], v[2] - u[2]};
+      double mk[3] = {n[1] * e[2] - n[2] * e[1], n[2] * e[0] - n[0] * e[2],
+                      n[0] * e[1] - n[1] * e[0]};
+      for (int i = 0; i < 3; i++) {
+        assert_true(td->m[3 * k + i] == mk[i]);
+        assert_true(td->m[3 * k + i] == b->tri_side[9 * t + 3 * k + i]);
+        assert_true(td->mid[3 * k + i] == u[i] + 0.5 * (v[i] - u[i]));
+      }
+      assert_true(td->mn2[k] == mk[0] * mk[0] + mk[1] * mk[1] + mk[2] * mk[2]);
+      // side k from its lower vertex id
+      const double *lo = id[k] < id[k1] ? u : v, *hi = id[k] < id[k1] ? v : u;
+      double d[3] = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
+      for (int i = 0; i < 3; i++) assert_true(td->ed[3 * k + i] == d[i]);
+      assert_true(td->en2[k] == d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    }
+    const double *v0 = m->vert + 3 * id[0], *v1 = m->vert + 3 * id[1], *v2 = m->vert + 3 * id[2];
+    double e1[3], e2[3];
+    for (int i = 0; i < 3; i++) {
+      e1[i] = v1[i] - v0[i];
+      e2[i] = v2[i] - v0[i];
+      assert_true(td->e1[i] == e1[i]);
+      assert_true(td->e2[i] == e2[i]);
+    }
+    double a = e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2];
+    double bb = e1[0] * e2[0] + e1[1] * e2[1] + e1[2] * e2[2];
+    double c = e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2];
+    assert_true(td->gram[0] == a);
+    assert_true(td->gram[1] == bb);
+    assert_true(td->gram[2] == c);
+    assert_true(td->gram[3] == a * c - bb * bb);
+  }
 }
 
 // brute-force checks of one hierarchy
@@ -82,6 +126,7 @@ static void check_tree(const geo_mesh *m, const geo_bvh *b) {
   }
   for (int t = 0; t < m->ntri; t++) assert_int_equal(seen[t], 1);
   free(seen);
+  check_tri_data(m, b);
 }
 
 static void test_primitives(void **state) {
