@@ -3,7 +3,9 @@
 // raw libzmq DEALER/ROUTER request/reply with the same message sizes in the same program
 // (the floor), and the core's own step time. With --paced S, a 1 kHz lockstep-paced
 // session runs for S seconds while 8 other sessions step flat out, and its deadline
-// misses and worst lateness are reported.
+// misses (split into late requests and the server's own) and worst lateness are reported,
+// next to the wake-up lateness of a bare 1 kHz timer thread over the same time: the
+// machine's own floor.
 //
 // Two floors: "floor" gives every raw client its own ZeroMQ context, as libccsim's clients
 // have and as a client in another process would (the server's and the client's ZeroMQ I/O
@@ -302,14 +304,56 @@ static void *busy(void *p) {
   return NULL;
 }
 
+// The machine's own floor for pacing: a bare thread that only sleeps to the next
+// millisecond and notes how late it woke (with --rt at a priority above all of ours). A wake-up later than
+// the 1 ms period is a hiccup of the machine (a vCPU descheduled by the host, the kernel)
+// that would have made any 1 kHz loop miss, whatever the software.
+typedef struct probe_arg {
+  atomic_int *stop;
+  int rt;
+  long wakes, over_half, over_period;
+  double worst;  // [us]
+} probe_arg;
+
+static void *probe(void *p) {
+  probe_arg *a = p;
+  if (a->rt > 0) {
+    struct sched_param sp = {.sched_priority = a->rt};
+    pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+  }
+  struct timespec next;
+  clock_gettime(CLOCK_MONOTONIC, &next);
+  while (!atomic_load(a->stop)) {
+    next.tv_nsec += 1000000;
+    if (next.tv_nsec >= 1000000000L) {
+      next.tv_nsec -= 1000000000L;
+      next.tv_sec++;
+    }
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double late = 1e6 * (double)(now.tv_sec - next.tv_sec) + 1e-3 * (double)(now.tv_nsec - next.tv_nsec);
+    a->wakes++;
+    a->over_half += late > 500;
+    a->over_period += late > 1000;
+    if (late > a->worst) {
+      a->worst = late;
+    }
+  }
+  return NULL;
+}
+
 static void paced_run(const char *endpoint, const ccsim_scene *sc, double seconds, int rt) {
   atomic_int stop = 0;
   busy_arg b[8];
-  pthread_t th[8];
+  pthread_t th[8], pth;
   for (int i = 0; i < 8; i++) {
     b[i] = (busy_arg){.endpoint = endpoint, .scene = sc, .stop = &stop};
     pthread_create(&th[i], NULL, busy, &b[i]);
   }
+  // with --rt, above every thread of ours, so what it sees is the machine's, not ours
+  probe_arg pa = {.stop = &stop, .rt = rt > 0 ? (rt + 10 < 99 ? rt + 10 : 99) : 0};
+  pthread_create(&pth, NULL, probe, &pa);
   char err[256];
   if (rt > 0) {
     struct sched_param sp = {.sched_priority = rt};
@@ -329,6 +373,7 @@ static void paced_run(const char *endpoint, const ccsim_scene *sc, double second
   }
   double wall = (now_us() - t0) * 1e-6;
   atomic_store(&stop, 1);
+  pthread_join(pth, NULL);
   long others = 0;
   for (int i = 0; i < 8; i++) {
     pthread_join(th[i], NULL);
@@ -344,6 +389,10 @@ static void paced_run(const char *endpoint, const ccsim_scene *sc, double second
            (unsigned long long)d->paced_steps, 1e6 * d->worst_lateness,
            (unsigned long long)d->late_requests,
            (unsigned long long)(d->misses - d->late_requests));
+    printf("machine's own floor meanwhile: a bare 1 kHz timer thread (%s) woke > 0.5 ms late "
+           "%ld times, > 1 ms late %ld times of %ld, worst %.1f us\n",
+           pa.rt > 0 ? "SCHED_FIFO above all ours" : "normal priority", pa.over_half,
+           pa.over_period, pa.wakes, pa.worst);
   }
   ccsim_session_close(&s);
   ccsim_client_destroy(&c);
