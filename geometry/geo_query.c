@@ -52,6 +52,7 @@ struct geo_query_ws {
   geo_pair *raw;       // (cap_raw) raw pairs, B's frame
   int *idx;            // (cap_raw) sort permutation of raw
   unsigned long long *key;  // (cap_raw) merge keys of raw (feat_key)
+  int key_ib, key_bits;  // bits of B's feature ids in a key; bits of a whole key
   unsigned long long *skey, *skey2;  // (cap_raw each) radix-sort scratch keys
   int *idx2;           // (cap_raw) radix-sort scratch permutation
   int n_raw;           // raw pairs found (may exceed cap_raw: then only counted)
@@ -265,6 +266,16 @@ void geo_query_cache_reset(geo_query_cache *c) {
 // ---------------------------------------------------------------------------------------
 // query set-up: A's body frame -> B's body frame, lazily transformed A data
 
+// bits that hold every feature id (vertex, edge, triangle) of hierarchy h
+static int id_bits(const geo_bvh *h) {
+  int n = h->nvert > h->nedge ? h->nvert : h->nedge, bits = 1;
+  n = h->ntri > n ? h->ntri : n;
+  while (bits < 30 && (1 << bits) < n) {
+    bits++;
+  }
+  return bits;
+}
+
 static int geo_q_begin(geo_query_ws *ws, const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
                 const geo_pose *xb) {
   if (ws == NULL || a == NULL || b == NULL || !geo_pose_valid(xa) || !geo_pose_valid(xb)) {
@@ -290,6 +301,8 @@ static int geo_q_begin(geo_query_ws *ws, const geo_bvh *a, const geo_pose *xa, c
   ws->lb_tol = 4e-9 * (a->scale + b->scale) + ws->slack;
   ws->n_leaf = 0;
   ws->n_node = 0;
+  ws->key_ib = id_bits(b);
+  ws->key_bits = id_bits(a) + ws->key_ib + 4;
   // new stamp; on wrap-around clear every stamp so none is stale
   ws->stamp++;
   if (ws->stamp == 0) {
@@ -908,11 +921,16 @@ static int canon(const q_leaf *lc, int ca, int cb, double pa[3], double pb[3]) {
   return 0;
 }
 
-// the merge key of a pair: (fa.type, fa.id, fb.type, fb.id) packed in 64 bits (ids < 2^30)
-static inline unsigned long long feat_key(const geo_pair *r) {
-  return ((unsigned long long)r->fa.type << 62) | ((unsigned long long)r->fa.id << 32) |
-         ((unsigned long long)r->fb.type << 30) | (unsigned long long)r->fb.id;
+// The merge key of a pair: (fa.type, fa.id, fb.type, fb.id) packed in that order, each id in
+// as few bits as the ids of its mesh need (key_ib for B's; ids < 2^30, so at most 64 bits in
+// all), so the radix sort of the keys makes as few passes as the meshes allow.
+static inline unsigned long long feat_key(const geo_query_ws *ws, const geo_pair *r) {
+  unsigned long long kb = ((unsigned long long)r->fb.type << ws->key_ib) | (unsigned)r->fb.id;
+  unsigned long long ka = ((unsigned long long)r->fa.type << (ws->key_bits - ws->key_ib - 4)) |
+                          (unsigned)r->fa.id;
+  return (ka << (ws->key_ib + 2)) | kb;
 }
+
 
 // store a raw pair of the current leaf (B frame points, local feature codes ca, cb);
 // counts even when full
@@ -931,7 +949,7 @@ static void push_raw(geo_query_ws *ws, int ca, int cb, const double pa[3], const
   r->tri_b = lc->tb;
   r->fa = feat_of(ca, lc->pid, lc->ta, ws->a->tri_edge + 3 * lc->ta);
   r->fb = feat_of(cb, lc->qid, lc->tb, ws->b->tri_edge + 3 * lc->tb);
-  ws->key[i] = feat_key(r);
+  ws->key[i] = feat_key(ws, r);
   if (dist == 0.0) {
     flags |= GEO_PAIR_TOUCH;
   }
@@ -1262,8 +1280,9 @@ static inline int raw_less(const geo_query_ws *ws, int i, int j) {
 
 // ws->idx = the raw pairs 0..n-1 in raw_less order. Few pairs: insertion sort. Else a
 // least-significant-digit radix sort on the merge keys (8-bit digits below 2048 pairs, whose
-// 256 counters cost less to clear and sum than 2048 do; 11-bit above; constant digits
-// skipped), then each run of equal keys by insertion sort on (dist, tri_a, tri_b).
+// 256 counters cost less to clear and sum than 2048 do; 11-bit above; only the key's
+// key_bits, and of those the digits that vary), then each run of equal keys by insertion
+// sort on (dist, tri_a, tri_b).
 // Linear in n, allocation-free.
 static void sort_raw(geo_query_ws *ws, int n) {
   if (n <= GEO_Q_SORT_SMALL) {
@@ -1287,7 +1306,7 @@ static void sort_raw(geo_query_ws *ws, int n) {
   unsigned cnt[2048];
   int bits = n < 2048 ? 8 : 11;
   unsigned nd = 1u << bits, mask = nd - 1u;
-  for (int shift = 0; shift < 64; shift += bits) {
+  for (int shift = 0; shift < ws->key_bits; shift += bits) {
     memset(cnt, 0, nd * sizeof *cnt);
     for (int i = 0; i < n; i++) {
       cnt[(k0[i] >> shift) & mask]++;
