@@ -4,6 +4,12 @@
 // that prunes node pairs whose OBBRSS distance is >= d_s and keeps every leaf pair below it
 // (PQP triangle distance at the leaves), checked against brute force over all triangle pairs.
 // Prints one line per case in the format bench_geom --fcl reads.
+//
+// With --ab it measures ccsim's cold queries too, in this one process: the two engines take
+// turns in blocks of --block queries (default 25) at the same poses, so a change in the
+// shared machine's speed falls on both alike, and it prints each case's medians and their
+// ratio ccsim / FCL (and checks that both find the same number of leaf pairs at every pose).
+//   bench_geom_fcl --ab [--n QUERIES] [--block B]
 #include <fcl/fcl.h>
 
 #include <algorithm>
@@ -15,8 +21,10 @@
 
 extern "C" {
 #include "bench_geom_scene.h"
+#include "geo_bvh.h"
 #include "geo_mesh.h"
 #include "geo_prim.h"
+#include "geo_query.h"
 }
 
 using S = double;
@@ -125,15 +133,115 @@ static std::vector<std::pair<int, int>> brute(const Model &a, const fcl::Transfo
   return out;
 }
 
+// --ab: both engines' cold minimum-distance and proximity queries in alternating blocks
+static int ab_run(int npose, int block) {
+  char err[256];
+  int ok = 1;
+  std::printf("# FCL %s and ccsim in turns of %d queries, Rock-N-Stack: medians over %d poses "
+              "jittered < %.2g mm\n",
+              FCL_VERSION, block, npose, BG_JITTER * 1e3);
+  for (int rings = 1; rings <= 16; rings += 15) {
+    geo_mesh *torus = geo_mesh_torus(BG_TORUS_R, BG_TORUS_r, BG_TORUS_NMAJOR, BG_TORUS_NMINOR,
+                                     err, sizeof err);
+    geo_mesh *cone = geo_mesh_cone(BG_CONE_R, BG_CONE_H, BG_CONE_SEG, rings, err, sizeof err);
+    geo_bvh *bt = torus ? geo_bvh_new(torus, err, sizeof err) : nullptr;
+    geo_bvh *bc = cone ? geo_bvh_new(cone, err, sizeof err) : nullptr;
+    const int cap = 1 << 15;
+    geo_query_ws *ws = bt && bc ? geo_query_ws_new(bt, bc, cap, err, sizeof err) : nullptr;
+    if (!ws) {
+      std::fprintf(stderr, "setup: %s\n", err);
+      return 0;
+    }
+    std::vector<geo_pair> out(cap);
+    std::shared_ptr<Model> mt = make_model(torus), mc = make_model(cone);
+    fcl::CollisionObject<S> ot(mt), oc(mc);
+    fcl::Transform3<S> tfc = fcl::Transform3<S>::Identity();
+    oc.setTransform(tfc);
+    oc.computeAABB();
+    ProxTraversal prox;
+    prox.stack.reserve(4096);
+    prox.pairs.reserve(1 << 16);
+    fcl::DistanceRequest<S> req(true);
+    geo_pose xc = geo_pose_identity();
+    for (int li = 0; li < 2; li++) {
+      double lift = li ? BG_LIFT : 0.0;
+      double z = bg_torus_height(lift);
+      // [query kind][engine]: per-query times; raw pair counts per pose for the check
+      std::vector<double> t[2][2];
+      std::vector<long> nf(npose), nc(npose);
+      for (int q = 0; q < 2; q++) {
+        for (int k0 = 0; k0 < npose; k0 += block) {
+          int k1 = std::min(npose, k0 + block);
+          for (int e = 0; e < 2; e++) {
+            int fcl_turn = (e + k0 / block) % 2;  // who goes first alternates too
+            for (int k = k0; k < k1; k++) {
+              double p[3];
+              bg_pose(k, z, p);
+              fcl::Transform3<S> tft = fcl::Transform3<S>::Identity();
+              tft.translation() = fcl::Vector3<S>(p[0], p[1], p[2]);
+              geo_pose xt = {{p[0], p[1], p[2]}, {1, 0, 0, 0}};
+              double t0 = now_s();
+              if (fcl_turn && q == 0) {
+                ot.setTransform(tft);
+                ot.computeAABB();
+                fcl::DistanceResult<S> r;
+                fcl::distance(&ot, &oc, req, r);
+              } else if (fcl_turn) {
+                prox.run(*mt, tft, *mc, tfc, BG_STANDOFF);
+                nf[k] = (long)prox.pairs.size();
+              } else if (q == 0) {
+                geo_pair mp;
+                geo_min_distance(bt, &xt, bc, &xc, ws, nullptr, &mp);
+              } else {
+                geo_prox_info info;
+                ok &= geo_proximity(bt, &xt, bc, &xc, BG_STANDOFF, ws, nullptr, out.data(), cap,
+                                    &info) == GEO_QOK;
+                nc[k] = info.n_raw;
+              }
+              t[q][fcl_turn].push_back(now_s() - t0);
+            }
+          }
+        }
+      }
+      int same = nf == nc;
+      ok &= same;
+      double m[2][2];
+      for (int q = 0; q < 2; q++) {
+        for (int e = 0; e < 2; e++) {
+          m[q][e] = 1e6 * median(t[q][e]);
+        }
+      }
+      std::printf("rings=%d lift=%g  min distance: ccsim %.2f us, FCL %.2f us, ratio %.2f  "
+                  "proximity cold: ccsim %.2f us, FCL %.2f us, ratio %.2f  leaf pairs %s\n",
+                  rings, lift, m[0][0], m[0][1], m[0][0] / m[0][1], m[1][0], m[1][1],
+                  m[1][0] / m[1][1], same ? "same at every pose" : "DIFFERENT");
+      std::fflush(stdout);
+    }
+    geo_query_ws_destroy(&ws);
+    geo_bvh_destroy(&bt);
+    geo_bvh_destroy(&bc);
+    geo_mesh_destroy(&torus);
+    geo_mesh_destroy(&cone);
+  }
+  return ok;
+}
+
 int main(int argc, char **argv) {
-  int npose = BG_NPOSE;
+  int npose = BG_NPOSE, ab = 0, block = 25;
   for (int i = 1; i < argc; i++) {
     if (std::strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
       npose = std::max(1, std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--block") == 0 && i + 1 < argc) {
+      block = std::max(1, std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--ab") == 0) {
+      ab = 1;
     } else {
-      std::fprintf(stderr, "usage: %s [--n QUERIES]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--ab [--block B]] [--n QUERIES]\n", argv[0]);
       return 2;
     }
+  }
+  if (ab) {
+    return ab_run(npose, block) ? 0 : 1;
   }
   char err[256];
   int ok = 1;
