@@ -14,6 +14,7 @@
 #include <zmq.h>
 
 #include "ccsim.pb-c.h"
+#include "ccsim_arena.h"
 #include "ccsim_key.h"
 
 struct ccsim_client {
@@ -28,7 +29,18 @@ struct ccsim_client {
   int curve;
   char server_key[41], public_key[41], secret_key[41];
   char err[512];
+  // replies are unpacked into this arena and live until the next round trip: a Step's
+  // reply is a dozen small messages, each a malloc and a free otherwise
+  ccsim_arena rx;
+  ProtobufCAllocator rx_alloc;
 };
+
+static void *rx_alloc(void *arena, size_t n) { return ccsim_arena_alloc(arena, n); }
+
+static void rx_free(void *arena, void *p) {
+  (void)arena;  // the arena is reset as a whole at the next round trip
+  (void)p;
+}
 
 struct ccsim_session {
   ccsim_client *c;               // borrowed
@@ -122,15 +134,14 @@ static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
       cerr(c, "receive failed: %s", zmq_strerror(e));
       return CCSIM_EIO;
     }
-    Ccsim__Reply *r = ccsim__reply__unpack(NULL, zmq_msg_size(&msg), zmq_msg_data(&msg));
+    Ccsim__Reply *r = ccsim__reply__unpack(&c->rx_alloc, zmq_msg_size(&msg), zmq_msg_data(&msg));
     zmq_msg_close(&msg);
     if (!r) {
       cerr(c, "the server sent a reply that is not a ccsim.Reply");
       return CCSIM_EPROTO;
     }
     if (r->request_id != id) {
-      ccsim__reply__free_unpacked(r, NULL);  // a late reply to an earlier request
-      continue;
+      continue;  // a late reply to an earlier request (its memory goes with the arena's)
     }
     *out = r;
     return CCSIM_OK;
@@ -138,10 +149,11 @@ static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
 }
 
 // Send rq, wait for the reply with the same request_id; on a timeout, reconnect and send
-// the same bytes again (retryable requests only). *out gets the unpacked reply (caller
-// frees with ccsim__reply__free_unpacked) when the status is OK or a server error.
+// the same bytes again (retryable requests only). *out gets the unpacked reply when the
+// status is OK or a server error; it lives in c->rx until the next round trip on c.
 static int roundtrip_ex(ccsim_client *c, Ccsim__Request *rq, Ccsim__Reply **out, int retryable) {
   *out = NULL;
+  ccsim_arena_reset(&c->rx);  // the previous reply is gone from here on
   rq->has_request_id = 1;
   rq->request_id = ++c->next_id;
   size_t n = ccsim__request__get_packed_size(rq);
@@ -239,6 +251,8 @@ ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opt
     return NULL;
   }
   snprintf(c->endpoint, sizeof c->endpoint, "%s", endpoint);
+  ccsim_arena_init(&c->rx, 16 * 1024, 0);
+  c->rx_alloc = (ProtobufCAllocator){rx_alloc, rx_free, &c->rx};
   c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 30000;
   c->retries = o->retries > 0 ? o->retries : 0;
   c->heartbeat_ms = o->heartbeat_ms > 0 ? o->heartbeat_ms : 0;
@@ -281,7 +295,6 @@ ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opt
   rq.hello = &h;
   Ccsim__Reply *r = NULL;
   int st = roundtrip(c, &rq, &r);
-  if (r) ccsim__reply__free_unpacked(r, NULL);
   if (st != CCSIM_OK) {
     if (err) snprintf(err, err_sz, "%s: %s", endpoint, c->err);
     ccsim_client_destroy(&c);
@@ -297,6 +310,7 @@ void ccsim_client_destroy(ccsim_client **pc) {
   ccsim_client *c = *pc;
   if (c->sock) zmq_close(c->sock);
   if (c->zctx) zmq_ctx_term(c->zctx);
+  ccsim_arena_fini(&c->rx);
   free(c);
   *pc = NULL;
 }
@@ -353,7 +367,6 @@ int ccsim_client_server_info(ccsim_client *c, ccsim_server_info *out, double *rt
     out->idle_timeout = i->idle_timeout;
     out->expired = i->expired;
   }
-  if (r) ccsim__reply__free_unpacked(r, NULL);
   return st;
 }
 
@@ -396,7 +409,6 @@ int ccsim_client_list_sessions(ccsim_client *c, ccsim_session_info **out, size_t
       *n = sl->n_sessions;
     }
   }
-  if (r) ccsim__reply__free_unpacked(r, NULL);
   return st;
 }
 
@@ -485,7 +497,6 @@ static ccsim_session *create(ccsim_client *c, Ccsim__CreateSession *cs) {
       s = session_from_reply(c, r->create_session);
     }
   }
-  if (r) ccsim__reply__free_unpacked(r, NULL);
   if (s && ccsim_session_get_state(s) != CCSIM_OK) {
     ccsim_session_close(&s);
   }
@@ -542,7 +553,6 @@ ccsim_session *ccsim_session_attach(ccsim_client *c, const char *session_id) {
       s = session_from_reply(c, r->attach_session);
     }
   }
-  if (r) ccsim__reply__free_unpacked(r, NULL);
   if (s && ccsim_session_get_state(s) != CCSIM_OK) {
     session_free(s);
     s = NULL;
@@ -641,7 +651,6 @@ int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t nsub, const ccsim
       o->max_depth = ps->max_depth, o->last_step_size = ps->last_step_size;
     }
   }
-  if (r) ccsim__reply__free_unpacked(r, NULL);
   return status;
 }
 
@@ -683,7 +692,6 @@ static int get_state(ccsim_session *s, int checkpoint, uint8_t **blob, size_t *l
       memcpy(*blob, r->state->checkpoint.data, *len);
     }
   }
-  if (r) ccsim__reply__free_unpacked(r, NULL);
   return status;
 }
 
@@ -715,8 +723,7 @@ int ccsim_session_close(ccsim_session **ps) {
     if (status == CCSIM_EEXPIRED && s->c->attempts > 1) {
       status = CCSIM_OK;  // our first attempt closed it; its reply was lost
     }
-    if (r) ccsim__reply__free_unpacked(r, NULL);
-  }
+    }
   session_free(s);
   *ps = NULL;
   return status;
