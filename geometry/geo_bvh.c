@@ -397,7 +397,7 @@ static int build_hulls(build_ctx *cx) {
 }
 
 void geo_bvh_tri_data_fill(const double *const v[3], const int id[3], const double n[3],
-                           geo_tri_data *out) {
+                           int with_mid, geo_tri_data *out) {
   for (int k = 0; k < 3; k++) {
     int k1 = k == 2 ? 0 : k + 1, i0 = k, i1 = k1;
     double e[3], *mk = out->m + 3 * k, *ek = out->ed + 3 * k;
@@ -410,7 +410,9 @@ void geo_bvh_tri_data_fill(const double *const v[3], const int id[3], const doub
     }
     geo_v3_sub(ek, v[i1], v[i0]);
     out->en2[k] = geo_v3_dot(ek, ek);
-    geo_v3_lerp(out->mid + 3 * k, v[k], v[k1], 0.5);
+    if (with_mid) {
+      geo_v3_lerp(out->mid + 3 * k, v[k], v[k1], 0.5);
+    }
   }
   geo_v3_sub(out->e1, v[1], v[0]);
   geo_v3_sub(out->e2, v[2], v[0]);
@@ -494,7 +496,7 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
       double len = geo_v3_norm(mk);
       b->tri_side_off[6 * t + 2 * k + 1] = len > 0.0 ? 1.0 / len : 0.0;
     }
-    geo_bvh_tri_data_fill(v, tv, b->tri_normal + 3 * t, &b->tri_data[t]);
+    geo_bvh_tri_data_fill(v, tv, b->tri_normal + 3 * t, 1, &b->tri_data[t]);
   }
   cx.b = b;
   cx.cen = cen;

@@ -58,7 +58,7 @@ typedef struct geo_tri_data {
   double mn2[3];   // |m_k|^2 [m^2]
   double ed[9];    // side k from its lower vertex id to its higher (3 x 3) [m]
   double en2[3];   // |ed_k|^2 [m^2]
-  double mid[9];   // midpoint of side k, v_k + 0.5 (v_k+1 - v_k) (3 x 3) [m]
+  double mid[9];   // midpoint of side k, v_k + 0.5 (v_k+1 - v_k) (3 x 3) [m]; hierarchy only
   double e1[3];    // v_1 - v_0 [m]
   double e2[3];    // v_2 - v_0 [m]
   double gram[4];  // e1.e1, e1.e2, e2.e2 [m^2] and their determinant [m^4]
@@ -106,9 +106,10 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz);
 // Free and set *b = NULL. NULL-safe.
 void geo_bvh_destroy(geo_bvh **b);
 // Fill *out for the triangle with corners v, vertex ids id and unit normal n (any one
-// frame; all borrowed for the call). Pure and thread-safe.
+// frame; all borrowed for the call); with_mid 0 leaves mid unset (the kernel reads only the
+// second triangle's midpoints). Pure and thread-safe.
 void geo_bvh_tri_data_fill(const double *const v[3], const int id[3], const double n[3],
-                           geo_tri_data *out);
+                           int with_mid, geo_tri_data *out);
 // The mesh given at build time (borrowed; valid while the caller keeps that mesh).
 const geo_mesh *geo_bvh_mesh(const geo_bvh *b);
 // Check the structural invariants (every triangle in exactly one leaf, boxes, spheres and

@@ -356,7 +356,8 @@ static inline const q_atri *a_tri(geo_query_ws *ws, int t) {
     const int *id = ws->a->tri + 3 * t;
     const double *v[3] = {a_vert(ws, id[0]), a_vert(ws, id[1]), a_vert(ws, id[2])};
     geo_m3_mulv(o->n, ws->R, ws->a->tri_normal + 3 * t);
-    geo_bvh_tri_data_fill(v, id, o->n, &o->d);
+    // the kernel reads only B's side midpoints (to order B's edges)
+    geo_bvh_tri_data_fill(v, id, o->n, 0, &o->d);
     ws->tstamp[t] = ws->stamp;
   }
   return o;
