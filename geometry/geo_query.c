@@ -64,6 +64,8 @@ struct geo_query_ws {
   double lb_tol;       // [m] allowance of a measured leaf distance kept as a lower bound
                        // (rounding, feature naming, closest_ok's tolerance)
   int n_leaf, n_node;  // counters of the current query
+  double near2;        // [m^2] squared distance from B's box within which geo_q_node_lb
+                       // passes a pair on A's centre alone (proximity); < 0: never
   q_leaf lc;           // the last leaf pair evaluated
 };
 
@@ -301,6 +303,7 @@ static int geo_q_begin(geo_query_ws *ws, const geo_bvh *a, const geo_pose *xa, c
   ws->lb_tol = 4e-9 * (a->scale + b->scale) + ws->slack;
   ws->n_leaf = 0;
   ws->n_node = 0;
+  ws->near2 = -1.0;
   ws->key_ib = id_bits(b);
   ws->key_bits = id_bits(a) + ws->key_ib + 4;
   // new stamp; on wrap-around clear every stamp so none is stale
@@ -366,9 +369,10 @@ static inline const q_atri *a_tri(geo_query_ws *ws, int t) {
 // Lower bound from the bounding spheres alone, d = B's centre - A's centre (B's frame):
 // the sphere gap, then A's sphere against B's box (cheap, and strong when B is a long thin
 // patch or a single triangle, whose box is flat). Above thr it only prunes; else it is
-// max(0, sphere gap).
+// max(0, sphere gap), or -1 when A's centre lies within sqrt(near2) of B's box (near2 < 0:
+// never), which tells geo_q_node_lb to pass the pair untested.
 static inline double sphere_lb(const geo_bvh_node *A, const geo_bvh_node *B, const double d[3],
-                               double thr) {
+                               double thr, double near2) {
   double lb = geo_v3_norm(d) - A->r - B->r;
   if (lb > thr) {
     return lb;
@@ -386,6 +390,9 @@ static inline double sphere_lb(const geo_bvh_node *A, const geo_bvh_node *B, con
   double rr = thr + A->r;
   if (e2 > rr * rr) {
     return sqrt(e2) - A->r;
+  }
+  if (e2 <= near2) {
+    return -1.0;
   }
   return lb < 0.0 ? 0.0 : lb;
 }
@@ -435,14 +442,15 @@ static inline double hull_tri_lb(geo_query_ws *ws, const geo_bvh_node *A, int tb
 // soon as it exceeds thr (the caller prunes). The sphere bounds (sphere_lb), then the 6 face
 // axes of the two boxes (value), then the 9 edge-edge axes (prune only), then, when B is a
 // single triangle and A's hull small, the triangle's planes against that hull (value).
+// A negative return passes the pair untested (ws->near2, set by the proximity traversal).
 static inline double geo_q_node_lb(geo_query_ws *ws, int ia, int ib, double thr) {
   const geo_bvh_node *A = &ws->a->node[ia], *B = &ws->b->node[ib];
   ws->n_node++;
   const double *ca = a_centre(ws, ia);
   double d[3];
   geo_v3_sub(d, B->c, ca);
-  double lb = sphere_lb(A, B, d, thr);
-  if (lb > thr) {
+  double lb = sphere_lb(A, B, d, thr, ws->near2);
+  if (lb > thr || lb < 0.0) {
     return lb;
   }
   const double *aa = a_axes(ws, ia), *ba = B->ax;
@@ -1180,7 +1188,7 @@ static int a_descendants(geo_query_ws *ws, int ia, int ib, double thr,
       if (lev == GEO_Q_SKIP_LEVELS) {
         double d[3];
         geo_v3_sub(d, B->c, a_centre(ws, src[i]));
-        if (sphere_lb(X, B, d, thr) > thr) {
+        if (sphere_lb(X, B, d, thr, -1.0) > thr) {
           continue;
         }
       }
@@ -1207,6 +1215,12 @@ static void traverse_prox(geo_query_ws *ws, double thr, double ds, q_cand *cand,
   ws->stack[sp].a = 0;
   ws->stack[sp].b = 0;
   sp++;
+  // a node pair whose A centre lies within 2 lim of B's box passes on its sphere bounds
+  // alone. Why: in a contact web such pairs nearly all pass the box test anyway, and
+  // skipping a test never drops a pair, it only leaves the pruning to the children (the
+  // minimum distance keeps every test: it orders by their values) (Rock-N-Stack contact
+  // proximity -5 % instructions, separated -1 to -2 %)
+  ws->near2 = 4.0 * lim * lim;
   while (sp > 0) {
     sp--;
     int ia = ws->stack[sp].a, ib = ws->stack[sp].b;
@@ -1216,7 +1230,7 @@ static void traverse_prox(geo_query_ws *ws, double thr, double ds, q_cand *cand,
       // face axis, cheaper)
       double dc[3];
       geo_v3_sub(dc, B->c, a_centre(ws, ia));
-      if (sphere_lb(A, B, dc, lim) > lim) {
+      if (sphere_lb(A, B, dc, lim, -1.0) > lim) {
         continue;
       }
       double pa[3], pb[3];
@@ -1271,6 +1285,7 @@ static void traverse_prox(geo_query_ws *ws, double thr, double ds, q_cand *cand,
     }
     sp = push_split(ws, sp, ia, ib, A, B);
   }
+  ws->near2 = -1.0;
 }
 
 // total order of raw pairs i, j: merge key, then distance, then leaf pair
