@@ -105,6 +105,22 @@ struct ProxTraversal {
   }
 };
 
+// FCL's side of one cone: both models, their collision objects (the cone at the origin)
+// and the proximity traversal with its buffers reserved (no allocation per query)
+struct FclScene {
+  std::shared_ptr<Model> mt, mc;
+  fcl::CollisionObject<S> ot, oc;
+  fcl::Transform3<S> tfc = fcl::Transform3<S>::Identity();
+  ProxTraversal prox;
+
+  FclScene(std::shared_ptr<Model> t, std::shared_ptr<Model> c) : mt(t), mc(c), ot(t), oc(c) {
+    oc.setTransform(tfc);
+    oc.computeAABB();
+    prox.stack.reserve(4096);
+    prox.pairs.reserve(1 << 16);
+  }
+};
+
 // brute force: every triangle pair, world frame, PQP distance (AABB prefilter)
 static std::vector<std::pair<int, int>> brute(const Model &a, const fcl::Transform3<S> &tfa,
                                               const Model &b, const fcl::Transform3<S> &tfb,
@@ -153,14 +169,11 @@ static int ab_run(int npose, int block) {
       return 0;
     }
     std::vector<geo_pair> out(cap);
-    std::shared_ptr<Model> mt = make_model(torus), mc = make_model(cone);
-    fcl::CollisionObject<S> ot(mt), oc(mc);
-    fcl::Transform3<S> tfc = fcl::Transform3<S>::Identity();
-    oc.setTransform(tfc);
-    oc.computeAABB();
-    ProxTraversal prox;
-    prox.stack.reserve(4096);
-    prox.pairs.reserve(1 << 16);
+    FclScene fs(make_model(torus), make_model(cone));
+    const Model &mt = *fs.mt, &mc = *fs.mc;
+    fcl::CollisionObject<S> &ot = fs.ot, &oc = fs.oc;
+    const fcl::Transform3<S> &tfc = fs.tfc;
+    ProxTraversal &prox = fs.prox;
     fcl::DistanceRequest<S> req(true);
     geo_pose xc = geo_pose_identity();
     for (int li = 0; li < 2; li++) {
@@ -187,7 +200,7 @@ static int ab_run(int npose, int block) {
                 fcl::DistanceResult<S> r;
                 fcl::distance(&ot, &oc, req, r);
               } else if (fcl_turn) {
-                prox.run(*mt, tft, *mc, tfc, BG_STANDOFF);
+                prox.run(mt, tft, mc, tfc, BG_STANDOFF);
                 nf[k] = (long)prox.pairs.size();
               } else if (q == 0) {
                 geo_pair mp;
@@ -264,13 +277,10 @@ int main(int argc, char **argv) {
       t.push_back(now_s() - t0);
     }
     double build_ms = 1e3 * median(t);
-    fcl::CollisionObject<S> ot(mt), oc(mc);
-    fcl::Transform3<S> tfc = fcl::Transform3<S>::Identity();
-    oc.setTransform(tfc);
-    oc.computeAABB();
-    ProxTraversal prox;
-    prox.stack.reserve(4096);
-    prox.pairs.reserve(1 << 16);
+    FclScene fs(mt, mc);
+    fcl::CollisionObject<S> &ot = fs.ot, &oc = fs.oc;
+    const fcl::Transform3<S> &tfc = fs.tfc;
+    ProxTraversal &prox = fs.prox;
     for (int li = 0; li < 2; li++) {
       double lift = li ? BG_LIFT : 0.0;
       double z = bg_torus_height(lift);
