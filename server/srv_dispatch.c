@@ -140,6 +140,17 @@ static Ccsim__DeadlineStats *deadline_msg(ccsim_arena *a, const srv_deadline *dl
   return m;
 }
 
+// under mu: a session's pacing statistics for its replies and stream messages: NULL and 0
+// for an unpaced session (nothing to report), -1 when out of memory
+static int session_deadline(ccsim_arena *a, const srv_session *ss, Ccsim__DeadlineStats **out) {
+  *out = NULL;
+  if (ss->pacing == CCSIM__PACING_MODE__PACING_NONE) {
+    return 0;
+  }
+  *out = deadline_msg(a, &ss->dl);
+  return *out ? 0 : -1;
+}
+
 static Ccsim__Pacing *pacing_msg(ccsim_arena *a, int mode, double period) {
   Ccsim__Pacing *p = new_msg(a, sizeof *p, (void (*)(void *))ccsim__pacing__init);
   if (p) {
@@ -182,9 +193,6 @@ static Ccsim__StepStats *stats_delta(ccsim_arena *a, const sim_stats *x, const s
   if (!st) {
     return NULL;
   }
-  st->has_steps = st->has_rhs_evals = st->has_jac_evals = st->has_newton_fails = 1;
-  st->has_error_fails = st->has_physics_us = st->has_contacts = st->has_max_depth = 1;
-  st->has_geometry_us = st->has_penetrations = st->has_last_step_size = 1;
   st->steps = y->steps - x->steps;
   st->rhs_evals = y->rhs_evals - x->rhs_evals;
   st->jac_evals = y->jac_evals - x->jac_evals;
@@ -202,6 +210,19 @@ static Ccsim__StepStats *stats_delta(ccsim_arena *a, const sim_stats *x, const s
     st->lcp_pivots = y->lcp_pivots - x->lcp_pivots;
     st->lcp_failures = y->lcp_failures - x->lcp_failures;
   }
+  // zero fields stay off the wire (they read as 0): a quiet step's stats are mostly zeros,
+  // and every field costs both ends time in a reply sent at 1 kHz
+  st->has_steps = st->steps != 0;
+  st->has_rhs_evals = st->rhs_evals != 0;
+  st->has_jac_evals = st->jac_evals != 0;
+  st->has_newton_fails = st->newton_fails != 0;
+  st->has_error_fails = st->error_fails != 0;
+  st->has_physics_us = st->physics_us != 0;
+  st->has_geometry_us = st->geometry_us != 0;
+  st->has_penetrations = st->penetrations != 0;
+  st->has_contacts = st->contacts != 0;
+  st->has_max_depth = st->max_depth != 0;
+  st->has_last_step_size = st->last_step_size != 0;
   return st;
 }
 
@@ -322,7 +343,7 @@ static Ccsim__CreateSessionReply *session_reply(rctx *rc, const srv_session *ss,
 static int state_from_view(rctx *rc, const srv_session *ss) {
   Ccsim__StateReply *sr = NEW(rc, Ccsim__StateReply, ccsim__state_reply__init);
   if (!sr || bodies_from_view(rc->a, ss->m->nbody, ss->view, &sr->bodies, &sr->n_bodies) != 0 ||
-      !(sr->deadline = deadline_msg(rc->a, &ss->dl))) {
+      session_deadline(rc->a, ss, &sr->deadline) != 0) {
     return fail(rc, CCSIM_ENOMEM, "get_state: out of memory for the reply");
   }
   sr->has_time = 1;
@@ -522,7 +543,7 @@ static void state_changed(rctx *rc, srv_job *j, srv_session *ss, Ccsim__BodyStat
   m.bodies = bodies;
   m.n_bodies = nbodies;
   m.stats = stats;
-  m.deadline = deadline_msg(rc->a, &dl);
+  m.deadline = ss->pacing != CCSIM__PACING_MODE__PACING_NONE ? deadline_msg(rc->a, &dl) : NULL;
   if (closed) {
     m.has_closed = 1;
     m.closed = 1;
@@ -705,7 +726,7 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
                 sim_data_time(ss->d));
   }
   pthread_mutex_lock(&s->mu);
-  sr->deadline = deadline_msg(rc->a, &ss->dl);
+  session_deadline(rc->a, ss, &sr->deadline);  // out of memory: left out
   pthread_mutex_unlock(&s->mu);
   sr->has_time = 1;
   sr->time = sim_data_time(ss->d);
@@ -805,7 +826,7 @@ static void run_free_step(rctx *rc, srv_job *j, srv_session *ss) {
       fail(rc, CCSIM_ENOMEM, "step: out of memory");
     } else {
       pthread_mutex_lock(&rc->s->mu);
-      sr->deadline = deadline_msg(rc->a, &ss->dl);
+      session_deadline(rc->a, ss, &sr->deadline);  // out of memory: left out
       pthread_mutex_unlock(&rc->s->mu);
       sr->has_time = 1;
       sr->time = sim_data_time(ss->d);
@@ -935,7 +956,7 @@ static int do_checkpoint(rctx *rc, srv_session *ss) {
   sr->checkpoint.data = copy;
   sr->checkpoint.len = len;
   pthread_mutex_lock(&rc->s->mu);
-  sr->deadline = deadline_msg(rc->a, &ss->dl);
+  session_deadline(rc->a, ss, &sr->deadline);  // out of memory: left out
   pthread_mutex_unlock(&rc->s->mu);
   rc->reply.body_case = CCSIM__REPLY__BODY_STATE;
   rc->reply.state = sr;

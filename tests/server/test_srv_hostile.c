@@ -3,7 +3,8 @@
 // Hostile requests through the transport-free dispatcher (srv_handle): random bytes,
 // truncated protobuf, wrong wire types, huge declared counts, NaN/Inf, unknown sessions,
 // wrong roles and every configured limit. Each gets an error code and a message, the
-// session stays exactly as it was, and a Hello still works afterwards.
+// session stays exactly as it was, and a Hello still works afterwards. Also what a good
+// Step's reply leaves out: zero statistics, and pacing statistics of an unpaced session.
 #include "ccsim_test.h"
 
 #include <stdlib.h>
@@ -401,6 +402,33 @@ static void test_numbers_roles_and_sessions(void **state) {
   hello_works(f);
 }
 
+// A free ball's 1 ms step: the stats carry what is not zero (CVODE's steps, evaluations,
+// last step size) and leave out the zeros (no contacts, no penetrations, no geometry time);
+// the unpaced session's reply has no DeadlineStats.
+static void test_step_reply_leaves_out_zeros(void **state) {
+  fixture *f = *state;
+  step_req s;
+  make_step(f, &s);
+  s.rq.has_seq = 1;
+  s.rq.seq = 1;
+  Ccsim__Reply *r = call(f, &s.rq);
+  assert_int_equal(r->error->code, CCSIM__CODE__OK);
+  assert_int_equal(r->body_case, CCSIM__REPLY__BODY_STEP);
+  const Ccsim__StepStats *st = r->step->stats;
+  assert_non_null(st);
+  assert_true(st->has_steps && st->steps > 0);
+  assert_true(st->has_rhs_evals && st->rhs_evals > 0);
+  assert_true(st->has_last_step_size && st->last_step_size > 0);
+  assert_false(st->has_contacts || st->has_penetrations || st->has_geometry_us ||
+               st->has_max_depth);
+  // every field present is nonzero, and every field left out is zero
+  assert_int_equal(st->has_newton_fails, st->newton_fails != 0);
+  assert_int_equal(st->has_error_fails, st->error_fails != 0);
+  assert_int_equal(st->has_jac_evals, st->jac_evals != 0);
+  assert_null(r->step->deadline);
+  ccsim__reply__free_unpacked(r, NULL);
+}
+
 static void test_limits(void **state) {
   fixture *f = *state;
   // bodies per session
@@ -467,6 +495,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_bytes_and_encodings, setup, teardown),
       cmocka_unit_test_setup_teardown(test_numbers_roles_and_sessions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_step_reply_leaves_out_zeros, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
