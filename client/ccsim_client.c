@@ -35,7 +35,9 @@ struct ccsim_client {
   ProtobufCAllocator rx_alloc;
 };
 
-static void *rx_alloc(void *arena, size_t n) { return ccsim_arena_alloc(arena, n); }
+static void *rx_alloc(void *arena, size_t n) {
+  return ccsim_arena_alloc(arena, n);
+}
 
 static void rx_free(void *arena, void *p) {
   (void)arena;  // the arena is reset as a whole at the next round trip
@@ -723,7 +725,7 @@ int ccsim_session_close(ccsim_session **ps) {
     if (status == CCSIM_EEXPIRED && s->c->attempts > 1) {
       status = CCSIM_OK;  // our first attempt closed it; its reply was lost
     }
-    }
+  }
   session_free(s);
   *ps = NULL;
   return status;

@@ -37,7 +37,7 @@ typedef struct ccsim_step_stats {
 typedef struct ccsim_deadline_stats {
   uint64_t paced_steps;   // steps that had a deadline
   uint64_t misses;        // of them, late
-  uint64_t late_requests; // of the misses, requests the server received after the deadline
+  uint64_t late_requests;  // of the misses, requests the server received after the deadline
   double worst_lateness;  // [s]
   double last_lateness;   // [s]; negative: early
 } ccsim_deadline_stats;

@@ -320,9 +320,9 @@ static Ccsim__Pose *parse_pose(pctx *p, json_t *v, const char *path) {
 }
 
 static Ccsim__Body *parse_body(pctx *p, json_t *obj, const char *path) {
-  static const char *const keys[] = {"name", "fixed", "kinematic", "type", "mass", "inertia",
-                                     "density", "com", "shape", "pose", "velocity", "contact",
-                                     "path", NULL};
+  static const char *const keys[] = {"name",     "fixed",   "kinematic", "type",  "mass",
+                                     "inertia",  "density", "com",       "shape", "pose",
+                                     "velocity", "contact", "path",      NULL};
   Ccsim__Body *b = alloc(p, sizeof *b);
   if (!b || check_keys(p, obj, path, keys) != 0) {
     return NULL;
@@ -399,7 +399,8 @@ static Ccsim__Body *parse_body(pctx *p, json_t *obj, const char *path) {
     snprintf(sub, sizeof sub, "%s.path", path);
     size_t n = json_is_array(v) ? json_array_size(v) : 0;
     if (n == 0) {
-      perr(p, sub, "expected a non-empty array of waypoints {\"t\": s, \"p\": [x, y, z], "
+      perr(p, sub,
+           "expected a non-empty array of waypoints {\"t\": s, \"p\": [x, y, z], "
            "\"q\": [w, x, y, z]}");
       return NULL;
     }

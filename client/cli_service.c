@@ -92,9 +92,9 @@ int cli_sessions_main(int argc, char **argv) {
     printf("%-32s %12.6f %6u %10llu %8.1f %-12s", s->id, s->time, s->bodies,
            (unsigned long long)s->steps, s->idle, pacing_name(s->pacing));
     if (s->pacing != CCSIM_PACING_NONE) {
-      printf(" %llu of %llu (%.3f ms; %llu late requests)",
-             (unsigned long long)s->deadline.misses, (unsigned long long)s->deadline.paced_steps,
-             1e3 * s->deadline.worst_lateness, (unsigned long long)s->deadline.late_requests);
+      printf(" %llu of %llu (%.3f ms; %llu late requests)", (unsigned long long)s->deadline.misses,
+             (unsigned long long)s->deadline.paced_steps, 1e3 * s->deadline.worst_lateness,
+             (unsigned long long)s->deadline.late_requests);
     }
     printf("\n");
   }

@@ -457,9 +457,9 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
   cx.key = malloc((size_t)m->ntri * sizeof *cx.key);
   cx.hull_tmp = malloc((size_t)m->ntri * 3 * sizeof *cx.hull_tmp + 16);
   cx.vmark = calloc((size_t)m->nvert, sizeof *cx.vmark);
-  if (!b->vert || !b->tri || !b->tri_normal || !b->tri_edge || !b->tri_side ||
-      !b->tri_side_off || !b->tri_data || !b->node || !b->tri_order || !cen || !area || !cx.key ||
-      !cx.hull_tmp || !cx.vmark) {
+  if (!b->vert || !b->tri || !b->tri_normal || !b->tri_edge || !b->tri_side || !b->tri_side_off ||
+      !b->tri_data || !b->node || !b->tri_order || !cen || !area || !cx.key || !cx.hull_tmp ||
+      !cx.vmark) {
     goto oom;
   }
   memcpy(b->vert, m->vert, (size_t)m->nvert * 3 * sizeof *b->vert);

@@ -32,8 +32,8 @@ typedef struct q_leaf {
 
 // one triangle of A in B's frame, made once per query (a_tri)
 typedef struct q_atri {
-  double n[3];             // unit normal
-  geo_tri_data d;          // kernel data
+  double n[3];     // unit normal
+  geo_tri_data d;  // kernel data
 } q_atri;
 
 struct geo_query_ws {
@@ -52,7 +52,7 @@ struct geo_query_ws {
   geo_pair *raw;       // (cap_raw) raw pairs, B's frame
   int *idx;            // (cap_raw) sort permutation of raw
   unsigned long long *key;  // (cap_raw) merge keys of raw (feat_key)
-  int key_ib, key_bits;  // bits of B's feature ids in a key; bits of a whole key
+  int key_ib, key_bits;     // bits of B's feature ids in a key; bits of a whole key
   unsigned long long *skey, *skey2;  // (cap_raw each) radix-sort scratch keys
   int *idx2;           // (cap_raw) radix-sort scratch permutation
   int n_raw;           // raw pairs found (may exceed cap_raw: then only counted)
@@ -172,8 +172,8 @@ geo_query_ws *geo_query_ws_new(const geo_bvh *a, const geo_bvh *b, int raw_cap, 
   ws->skey = malloc((size_t)ws->cap_raw * sizeof *ws->skey);
   ws->skey2 = malloc((size_t)ws->cap_raw * sizeof *ws->skey2);
   ws->idx2 = malloc((size_t)ws->cap_raw * sizeof *ws->idx2);
-  if (!ws->vstamp || !ws->vx || !ws->cstamp || !ws->cx || !ws->xstamp || !ws->axx ||
-      !ws->tstamp || !ws->atri || !ws->stack || !ws->raw || !ws->idx || !ws->key || !ws->skey || !ws->skey2 ||
+  if (!ws->vstamp || !ws->vx || !ws->cstamp || !ws->cx || !ws->xstamp || !ws->axx || !ws->tstamp ||
+      !ws->atri || !ws->stack || !ws->raw || !ws->idx || !ws->key || !ws->skey || !ws->skey2 ||
       !ws->idx2) {
     geo_query_ws_destroy(&ws);
     set_err(err, err_sz, "geo_query_ws_new: out of memory");
@@ -457,11 +457,11 @@ static inline double geo_q_node_lb(geo_query_ws *ws, int ia, int ib, double thr)
   // C = A's axes . B's axes, written out: this runs for most node pairs tested, and -O2
   // kept the loops (Rock-N-Stack: 2 to 11 % fewer instructions per query)
   double C[9], absC[9], tA[3], tB[3];
-#define GEO_Q_ROT(i, j)                                                                      \
-  do {                                                                                       \
-    C[3 * i + j] = aa[3 * i] * ba[3 * j] + aa[3 * i + 1] * ba[3 * j + 1] +                   \
-                   aa[3 * i + 2] * ba[3 * j + 2];                                            \
-    absC[3 * i + j] = fabs(C[3 * i + j]) + 1e-12;                                            \
+#define GEO_Q_ROT(i, j)                                                                        \
+  do {                                                                                         \
+    C[3 * i + j] =                                                                             \
+        aa[3 * i] * ba[3 * j] + aa[3 * i + 1] * ba[3 * j + 1] + aa[3 * i + 2] * ba[3 * j + 2]; \
+    absC[3 * i + j] = fabs(C[3 * i + j]) + 1e-12;                                              \
   } while (0)
   GEO_Q_ROT(0, 0);
   GEO_Q_ROT(0, 1);
@@ -697,9 +697,9 @@ static inline int side_gap(const double *const X[3], const double *const T[3],
 // tq), all in one frame; witness points in pa, pb. Edges are taken from the lower vertex id
 // to the higher so the same edge gives bit-identical results from either adjacent triangle.
 static double geo_q_tri_dist(const double *const P[3], const int pid[3], const double np[3],
-                             const geo_tri_data *tp, const double *const Q[3],
-                             const int qid[3], const double nq[3], const geo_tri_data *tq,
-                             double thr, double pa[3], double pb[3]) {
+                             const geo_tri_data *tp, const double *const Q[3], const int qid[3],
+                             const double nq[3], const geo_tri_data *tq, double thr, double pa[3],
+                             double pb[3]) {
   double sp[3], sq[3], w[3];
   for (int k = 0; k < 3; k++) {
     geo_v3_sub(w, P[k], Q[0]);
@@ -881,8 +881,8 @@ static inline geo_feature feat_of(int code, const int tid[3], int t, const int *
 
 // side k of triangle T (ids tid, kernel data td) from its lower vertex id: returns the
 // origin, with the direction in *d and its squared length in *d2
-static inline const double *side(const double *const T[3], const int tid[3],
-                                 const geo_tri_data *td, int k, const double **d, double *d2) {
+static inline const double *side(const double *const T[3], const int tid[3], const geo_tri_data *td,
+                                 int k, const double **d, double *d2) {
   int k1 = k == 2 ? 0 : k + 1;
   *d = td->ed + 3 * k;
   *d2 = td->en2[k];
@@ -949,11 +949,10 @@ static int canon(const q_leaf *lc, int ca, int cb, double pa[3], double pb[3]) {
 // all), so the radix sort of the keys makes as few passes as the meshes allow.
 static inline unsigned long long feat_key(const geo_query_ws *ws, const geo_pair *r) {
   unsigned long long kb = ((unsigned long long)r->fb.type << ws->key_ib) | (unsigned)r->fb.id;
-  unsigned long long ka = ((unsigned long long)r->fa.type << (ws->key_bits - ws->key_ib - 4)) |
-                          (unsigned)r->fa.id;
+  unsigned long long ka =
+      ((unsigned long long)r->fa.type << (ws->key_bits - ws->key_ib - 4)) | (unsigned)r->fa.id;
   return (ka << (ws->key_ib + 2)) | kb;
 }
-
 
 // store a raw pair of the current leaf (B frame points, local feature codes ca, cb);
 // counts even when full
@@ -1062,7 +1061,8 @@ static int parallel_corners(geo_query_ws *ws, double ds) {
       geo_v3_madd(qa, x, s, nq);
       double d = fabs(s);
       if (d < ds) {
-        push_raw(ws, classify_loc(P, lc->tp, qa), classify_loc(Q, lc->tq, x), qa, x, d, GEO_PAIR_PARALLEL);
+        push_raw(ws, classify_loc(P, lc->tp, qa), classify_loc(Q, lc->tq, x), qa, x, d,
+                 GEO_PAIR_PARALLEL);
         emitted++;
       }
     }
@@ -1120,8 +1120,8 @@ static int try_hint(geo_query_ws *ws, int hint, double ds, double *dist_out) {
       return 1;
     }
   }
-  if (!(dist > 0.0) || classify_loc(lc->P, lc->tp, pa) != ca || classify_loc(lc->Q, lc->tq, pb) != cb ||
-      !closest_ok(lc->P, lc->Q, pa, pb)) {
+  if (!(dist > 0.0) || classify_loc(lc->P, lc->tp, pa) != ca ||
+      classify_loc(lc->Q, lc->tq, pb) != cb || !closest_ok(lc->P, lc->Q, pa, pb)) {
     return 0;
   }
   if (dist < ds) {
@@ -1175,8 +1175,7 @@ static inline int skip_levels(const geo_bvh_node *A, const geo_bvh_node *B) {
 // proximity -8 %, minimum distance -1 % instructions; other cases within +-2 %). One step
 // pushes at most GEO_Q_DESC_MAX - 1 more entries while descending 3 levels, within the
 // stack bound.
-static int a_descendants(geo_query_ws *ws, int ia, int ib, double thr,
-                         int out[GEO_Q_DESC_MAX]) {
+static int a_descendants(geo_query_ws *ws, int ia, int ib, double thr, int out[GEO_Q_DESC_MAX]) {
   const geo_bvh_node *node = ws->a->node, *B = &ws->b->node[ib];
   // level by level between two buffers, the last level straight into out
   int buf[2][GEO_Q_DESC_MAX], *src = buf[0], n = 1;
@@ -1441,8 +1440,7 @@ static void cand_sift(q_cand *c, int i, int n) {
 // Record a fill of the cache's list (ncand candidates below thr at the query's pose) and
 // sort it by increasing distance (heap sort: in place, allocation-free), so a query stops
 // at the first candidate too far to matter instead of scanning the whole list.
-static void cache_filled(const geo_query_ws *ws, geo_query_cache *cache, double thr,
-                         int ncand) {
+static void cache_filled(const geo_query_ws *ws, geo_query_cache *cache, double thr, int ncand) {
   cache->valid = ncand <= cache->cap;
   cache->n = ncand <= cache->cap ? ncand : 0;
   cache->thr = thr;
@@ -1524,8 +1522,8 @@ int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const 
       if (!try_hint(ws, c->hint, ds, &d)) {
         const q_leaf *lc = &ws->lc;
         double pa[3], pb[3], lim = ds + ws->slack;
-        d = geo_q_tri_dist(lc->P, lc->pid, lc->np, lc->tp, lc->Q, lc->qid, lc->nq, lc->tq, lim,
-                           pa, pb);
+        d = geo_q_tri_dist(lc->P, lc->pid, lc->np, lc->tp, lc->Q, lc->qid, lc->nq, lc->tq, lim, pa,
+                           pb);
         if (d < lim) {
           c->hint = close_pair(ws, d, pa, pb, ds);
         }

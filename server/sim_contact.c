@@ -386,8 +386,8 @@ static double feature_size(const geo_mesh *m, geo_feature f) {
 // Give contacts [i0, i1) of the pair placed at xa, xb their anchors among [j0, j1): the
 // nearest free one with the same witness features, else the nearest free one, each within
 // radius r. A contact still without one but within r (plus the length of its witness
-// features, up to 10 r in all) of a taken one is a new point of an existing patch (a polygon corner, or an
-// edge crossing appearing): it starts from that anchor's stretch, as the patch's
+// features, up to 10 r in all) of a taken one is a new point of an existing patch (a polygon
+// corner, or an edge crossing appearing): it starts from that anchor's stretch, as the patch's
 // deformation is continuous, and stays stuck or sliding with it (anchor = -2 - j).
 static void match_anchors(const sim_model *m, sim_collider *c, const geo_xform *xa,
                           const geo_xform *xb, int i0, int i1, int j0, int j1, double r) {
@@ -464,8 +464,8 @@ static void contact_friction(const sim_collider *c, const sim_kinematics *k, con
   // the square root of their number). Measured on the Rock-N-Stack with friction: 1/4 of
   // critical 6.6k CVODE steps in the first second, 1 x critical 29k, 2 x 46k (a sliding
   // contact's direction then turns on a velocity scale cap / c_t that is too fine).
-  ct->c_t = lambda * (cp->n == 1.0 ? ct->depth : pow(ct->depth, cp->n)) +
-            0.5 * sqrt(ct->k_t * mred);
+  ct->c_t =
+      lambda * (cp->n == 1.0 ? ct->depth : pow(ct->depth, cp->n)) + 0.5 * sqrt(ct->k_t * mred);
   ct->mu = ct->sliding ? cp->mu_dynamic : cp->mu;
   ct->cap = ct->mu * ct->force;
   geo_v3_copy(ct->stretch, s);
@@ -704,8 +704,7 @@ ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinemati
           geo_xform_from_pose(&Xa, xa.p, xa.q);
           geo_xform_from_pose(&Xb, xb.p, xb.q);
           find_leads(m, c, &Xa, &Xb, a, b, i0, c->n);
-          match_anchors(m, c, &Xa, &Xb, i0, c->n, j0, anc_from,
-                        SIM_ANCHOR_RADIUS * cp.standoff);
+          match_anchors(m, c, &Xa, &Xb, i0, c->n, j0, anc_from, SIM_ANCHOR_RADIUS * cp.standoff);
           double mred = pair_mass(m, a, b);
           for (int i = i0; i < c->n; i++) {
             contact_friction(c, k, &Xa, &cp, mred, &c->contacts[i], wrench);

@@ -35,7 +35,7 @@ struct sim_data {
   double kin_t0;       // time at which kin_pos/kin_quat hold [s] (= time between steps)
   double *kin_target;  // (nbody x 7) pose a kinematic body reaches at the step's end
   int *kin_has_target; // (nbody) 1 when kin_target is set for the coming step
-  double *kin_target_t; // (nbody) time at which body b's kinematic target is reached [s]
+  double *kin_target_t;  // (nbody) time at which body b's kinematic target is reached [s]
   double *force_in;    // (nbody x 3) held world-frame force at the COM [N]
   double *torque_in;   // (nbody x 3) held world-frame torque [N m]
   // scratch of one evaluation: every body's placement and motion (see sim_kinematics)
@@ -681,8 +681,8 @@ sim_data *sim_data_new(const sim_model *m, char *err, size_t err_sz) {
   d->wrench = calloc(nb * 6, sizeof(double));
   d->contact_time = NAN;
   if (!d->kin_pos || !d->kin_quat || !d->kin_vel || !d->kin_omega || !d->force_in ||
-      !d->torque_in || !d->kin_target || !d->kin_has_target || !d->kin_target_t || !d->x_pos || !d->x_quat ||
-      !d->x_com || !d->x_vel || !d->x_omega || !d->wrench) {
+      !d->torque_in || !d->kin_target || !d->kin_has_target || !d->kin_target_t || !d->x_pos ||
+      !d->x_quat || !d->x_com || !d->x_vel || !d->x_omega || !d->wrench) {
     ccsim_set_err(err, err_sz, "out of memory");
     sim_data_destroy(&d);
     return NULL;
@@ -854,8 +854,8 @@ static void advance_kinematic(const sim_model *m, sim_data *d, double t, int rea
     double pos[3], q[4];
     // the target lands exactly (no drift from the velocity's rounding) when its time is
     // reached; a request batched into sub-steps passes through on the way
-    int arrive = reached_end && d->kin_has_target[b] &&
-                 t >= d->kin_target_t[b] - 1e-9 * fmax(1.0, fabs(t));
+    int arrive =
+        reached_end && d->kin_has_target[b] && t >= d->kin_target_t[b] - 1e-9 * fmax(1.0, fabs(t));
     if (arrive) {
       memcpy(pos, d->kin_target + 7 * b, 3 * sizeof(double));
       memcpy(q, d->kin_target + 7 * b + 3, 4 * sizeof(double));
@@ -878,9 +878,8 @@ static void kinematic_target(sim_data *d, int b, const double pos[3], const doub
   // a jump of a pusher's velocity is a discontinuity like a jump of a held force (see
   // sim_set_input): restart a frictional plant there; the chords of a straight path
   // differ only by rounding and keep the history
-  if (sim_friction_active(d->col) &&
-      (geo_v3_dist(v, v0) > 1e-9 * (1e-3 + geo_v3_norm(v0)) ||
-       geo_v3_dist(w, w0) > 1e-9 * (1e-3 + geo_v3_norm(w0)))) {
+  if (sim_friction_active(d->col) && (geo_v3_dist(v, v0) > 1e-9 * (1e-3 + geo_v3_norm(v0)) ||
+                                      geo_v3_dist(w, w0) > 1e-9 * (1e-3 + geo_v3_norm(w0)))) {
     d->need_reinit = 1;
   }
   geo_v3_copy(v0, v);
@@ -995,8 +994,8 @@ ccsim_status sim_set_kinematic(const sim_model *m, sim_data *d, int b, const dou
     return CCSIM_EINVAL;
   }
   if (m->path_n[b] > 0) {
-    snprintf(d->err, sizeof d->err, "kinematic input: body %d (\"%s\") follows its scene path",
-             b, m->name[b]);
+    snprintf(d->err, sizeof d->err, "kinematic input: body %d (\"%s\") follows its scene path", b,
+             m->name[b]);
     return CCSIM_EINVAL;
   }
   if (pos && quat) {

@@ -270,8 +270,8 @@ void sim_twist_between(const double p0[3], const double q0[4], const double p1[3
   }
 }
 
-void sim_pose_advance(const double p0[3], const double q0[4], const double v[3],
-                      const double w[3], double h, double pos[3], double quat[4]) {
+void sim_pose_advance(const double p0[3], const double q0[4], const double v[3], const double w[3],
+                      double h, double pos[3], double quat[4]) {
   geo_v3_madd(pos, p0, h, v);
   double wn = geo_v3_norm(w), dq[4] = {1, 0, 0, 0};
   if (wn * h != 0) {
@@ -294,8 +294,10 @@ void sim_model_path_pose(const sim_model *m, int b, double t, double pos[3], dou
   int lo = 0, hi = n - 1;  // w[lo].t <= t < w[hi].t
   while (hi - lo > 1) {
     int mid = (lo + hi) / 2;
-    if (w[SIM_PATH_STRIDE * mid] <= t) lo = mid;
-    else hi = mid;
+    if (w[SIM_PATH_STRIDE * mid] <= t)
+      lo = mid;
+    else
+      hi = mid;
   }
   const double *a = w + SIM_PATH_STRIDE * lo, *c = w + SIM_PATH_STRIDE * hi;
   // the twist that runs the segment, applied for the time since its start: the same
@@ -308,8 +310,8 @@ void sim_model_path_pose(const sim_model *m, int b, double t, double pos[3], dou
 // Copy and check body i's path: kinematic only, times finite, >= 0 and strictly rising,
 // finite poses with non-zero quaternions (normalised here). The body starts where the
 // path puts it at time 0, moving as its first segment does.
-static int compile_path(sim_model *m, int i, const sim_body_desc *b, const char *where,
-                        char *err, size_t err_sz) {
+static int compile_path(sim_model *m, int i, const sim_body_desc *b, const char *where, char *err,
+                        size_t err_sz) {
   if (b->type != SIM_BODY_KINEMATIC) {
     ccsim_set_err(err, err_sz, "%s.path: only kinematic bodies follow a path", where);
     return -1;
@@ -333,8 +335,8 @@ static int compile_path(sim_model *m, int i, const sim_body_desc *b, const char 
       return -1;
     }
     if (at[0] < 0 || (k > 0 && !(at[0] > at[-SIM_PATH_STRIDE]))) {
-      ccsim_set_err(err, err_sz, "%s.path[%d].t: %g; times must be >= 0 and strictly rising",
-                    where, k, at[0]);
+      ccsim_set_err(err, err_sz, "%s.path[%d].t: %g; times must be >= 0 and strictly rising", where,
+                    k, at[0]);
       return -1;
     }
     if (geo_quat_normalize(at + 4) == 0) {
@@ -350,8 +352,7 @@ static int compile_path(sim_model *m, int i, const sim_body_desc *b, const char 
   geo_v3_set(m->omega0 + 3 * i, 0, 0, 0);
   if (seg + 1 < b->npath && w[SIM_PATH_STRIDE * seg] <= 0) {
     const double *a = w + SIM_PATH_STRIDE * seg, *c = a + SIM_PATH_STRIDE;
-    sim_twist_between(a + 1, a + 4, c + 1, c + 4, c[0] - a[0], m->vel0 + 3 * i,
-                      m->omega0 + 3 * i);
+    sim_twist_between(a + 1, a + 4, c + 1, c + 4, c[0] - a[0], m->vel0 + 3 * i, m->omega0 + 3 * i);
   }
   return 0;
 }
@@ -438,8 +439,8 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
   m->bound_r = calloc(nb, sizeof(double));
   m->path_n = calloc(nb, sizeof(int));
   m->path = calloc(nb, sizeof *m->path);
-  if (!m->path_n || !m->path || !m->bvh || !m->bound_r || !m->name || !m->type || !m->state_index || !m->mass ||
-      !m->inertia || !m->inertia_inv || !m->com || !m->pos0 || !m->quat0 || !m->vel0 ||
+  if (!m->path_n || !m->path || !m->bvh || !m->bound_r || !m->name || !m->type || !m->state_index ||
+      !m->mass || !m->inertia || !m->inertia_inv || !m->com || !m->pos0 || !m->quat0 || !m->vel0 ||
       !m->omega0 || !m->body_contact || !m->shape_type || !m->mesh) {
     ccsim_set_err(err, err_sz, "out of memory");
     sim_model_destroy(&m);

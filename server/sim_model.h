@@ -13,8 +13,8 @@
 #define SIM_NAME_MAX 64          // body names, including the terminating NUL
 #define SIM_MAX_BODIES 4096      // bodies per scene
 #define SIM_MAX_MESH_TRIS 2000000  // triangles per body mesh
-#define SIM_MAX_PATH 100000      // waypoints per kinematic body's path
-#define SIM_PATH_STRIDE 8        // doubles per waypoint: t, position (3), quaternion (4)
+#define SIM_MAX_PATH 100000        // waypoints per kinematic body's path
+#define SIM_PATH_STRIDE 8          // doubles per waypoint: t, position (3), quaternion (4)
 
 typedef enum sim_body_type {
   SIM_BODY_FREE = 0,       // integrated
@@ -167,8 +167,8 @@ void sim_model_path_pose(const sim_model *m, int b, double t, double pos[3], dou
 
 // Pose (pos, quat) reached from (p0, q0) after time h [s] moving with the constant world
 // twist v, w: the motion sim_twist_between's twist makes. Outputs may not alias inputs.
-void sim_pose_advance(const double p0[3], const double q0[4], const double v[3],
-                      const double w[3], double h, double pos[3], double quat[4]);
+void sim_pose_advance(const double p0[3], const double q0[4], const double v[3], const double w[3],
+                      double h, double pos[3], double quat[4]);
 
 // The constant twist (world frame: v of the reference origin, w) that carries pose
 // (p0, q0) to (p1, q1) in time dt > 0 along the shortest rotation; quaternions unit.

@@ -489,8 +489,7 @@ srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
         queued |= got == 2;
       }
       // jobs left ready by our earlier turns count too: short ones wait for us
-      srv_job *j = queued || atomic_load(&s->nready) > 0 ? srv_pool_take_over(s, idle, duty)
-                                                          : NULL;
+      srv_job *j = queued || atomic_load(&s->nready) > 0 ? srv_pool_take_over(s, idle, duty) : NULL;
       if (j) {
         if (duty->kept) {
           // we receive again before we wait, so senders need not wake us meanwhile
@@ -577,8 +576,10 @@ int srv_run(srv *s) {
   struct sched_param old_param;
   pthread_getschedparam(pthread_self(), &old_policy, &old_param);
   if (srv_realtime_thread(s) != 0) {
-    fprintf(stderr, "ccsimd: warning: real-time priority %d refused (needs CAP_SYS_NICE); "
-                    "running at normal priority\n", s->cfg.rt_priority);
+    fprintf(stderr,
+            "ccsimd: warning: real-time priority %d refused (needs CAP_SYS_NICE); "
+            "running at normal priority\n",
+            s->cfg.rt_priority);
   }
   if (srv_pool_start(s, err, sizeof err) != 0) {
     fprintf(stderr, "ccsimd: %s\n", err);

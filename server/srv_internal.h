@@ -15,8 +15,8 @@
 // leader runs it keeping the duty, because handing it over (a futex wake-up and a context
 // switch) costs more than the job; the pacer is the watchdog that passes the duty on when
 // such a job runs longer than its watch (srv_pool.c), so a session that turns slow delays
-// others by at most that. A session's jobs run one at a time in arrival order, never holding a lock while
-// stepping; the thread that ran a job sends its reply and stream message itself
+// others by at most that. A session's jobs run one at a time in arrival order, never holding a lock
+// while stepping; the thread that ran a job sends its reply and stream message itself
 // (srv_send_job). The pacer thread holds the replies of lockstep-paced steps until their
 // wall-clock time, sends them, and fires free-running ticks.
 //
@@ -64,7 +64,7 @@ typedef struct srv_member srv_member;
 typedef struct srv_deadline {
   uint64_t paced;         // steps with a deadline
   uint64_t misses;        // of them, late
-  uint64_t late_requests; // of the misses, requests received after their deadline
+  uint64_t late_requests;  // of the misses, requests received after their deadline
   double worst;           // largest lateness [s]
   double last;            // lateness of the last one [s] (negative: early)
 } srv_deadline;
@@ -96,11 +96,11 @@ struct srv_job {
 // the task under srv.mu, then posts go: the thread starts on the task without taking the
 // mutex or a condition variable's wake-up path.
 struct srv_member {
-  sem_t go;              // posted once per task (or to leave at srv.quit)
-  srv_member *next;      // in srv.idle
-  int lead;              // task: the I/O duty (srv.leader stays set: it passes directly);
-                         // 2: the ROUTER was just found empty, start by polling
-  srv_job *job;          // task: run this job (the member owns it once posted)
+  sem_t go;          // posted once per task (or to leave at srv.quit)
+  srv_member *next;  // in srv.idle
+  int lead;          // task: the I/O duty (srv.leader stays set: it passes directly);
+                     // 2: the ROUTER was just found empty, start by polling
+  srv_job *job;      // task: run this job (the member owns it once posted)
 };
 
 struct srv_session {
@@ -153,7 +153,7 @@ struct srv {
   pthread_mutex_t sock_mu;    // every call on router and pub
   int io_sleeping;            // the leader waits on router_fd (under sock_mu)
   atomic_int stop;
-  int threaded;               // the pool and the pacer run (srv_run)
+  int threaded;  // the pool and the pacer run (srv_run)
 
   pthread_mutex_t mu;
   pthread_cond_t pace_cv;     // the pacer waits here (CLOCK_MONOTONIC)
@@ -186,7 +186,7 @@ struct srv {
   pthread_t pacer;
   int pacer_started;
 
-  ccsim_arena io_arena;       // replies built by the leader or srv_handle
+  ccsim_arena io_arena;  // replies built by the leader or srv_handle
   atomic_ullong requests;
   uint64_t expired;           // sessions freed by the idle timeout (under mu)
   srv_deadline dl;            // totals over all sessions (under mu)

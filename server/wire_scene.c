@@ -248,8 +248,10 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
     }
     read_contact(pb->contact, &b->contact);
     if (pb->n_path && (pb->pose || pb->twist)) {
-      ccsim_set_err(err, err_sz, "%s: give a pose and velocity or a path, not both (the path "
-                    "places the body at time 0)", where);
+      ccsim_set_err(err, err_sz,
+                    "%s: give a pose and velocity or a path, not both (the path "
+                    "places the body at time 0)",
+                    where);
       goto done;
     }
     b->npath = (int)pb->n_path;

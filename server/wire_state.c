@@ -104,8 +104,10 @@ int wire_inputs_check(const sim_model *m, const Ccsim__Step *st, char *err, size
       return -1;
     }
     if ((in->pose || in->twist) && m->path_n[in->body] > 0) {
-      snprintf(err, err_sz, "step.inputs[%zu]: body %u (\"%s\") follows the path its scene "
-               "gives it and takes no pose or twist", i, in->body, name);
+      snprintf(err, err_sz,
+               "step.inputs[%zu]: body %u (\"%s\") follows the path its scene "
+               "gives it and takes no pose or twist",
+               i, in->body, name);
       return -1;
     }
     double f[3], t[3], q[4];

@@ -46,8 +46,12 @@ typedef struct figures {
 #define NCASE 4
 #define NRATIO 5
 #define MAX_ROUNDS 64
-static int case_rings(int c) { return c < 2 ? 1 : 16; }
-static double case_lift(int c) { return c % 2 ? BG_LIFT : 0.0; }
+static int case_rings(int c) {
+  return c < 2 ? 1 : 16;
+}
+static double case_lift(int c) {
+  return c % 2 ? BG_LIFT : 0.0;
+}
 
 // the FCL program's line for (rings, lift) in fp's text; 1 when found
 static int parse_fcl(FILE *fp, int rings, double lift, figures *f) {
@@ -216,10 +220,11 @@ static int measure(int npose, bench_ws *w, figures f[NCASE]) {
 }
 
 static void print_figures(const figures *f) {
-  printf("rings=%d lift=%g build_ms=%.3f min_us=%.2f min_cache_us=%.2f prox_us=%.2f "
-         "prox_cache_us=%.2f raw=%d merged=%d mind=%.9g leafsum=%ld cache_hits=%d\n",
-         f->rings, f->lift, f->build_ms, f->min_us, f->min_cache_us, f->prox_us,
-         f->prox_cache_us, f->raw, f->merged, f->mind, f->leafsum, f->cache_hits);
+  printf(
+      "rings=%d lift=%g build_ms=%.3f min_us=%.2f min_cache_us=%.2f prox_us=%.2f "
+      "prox_cache_us=%.2f raw=%d merged=%d mind=%.9g leafsum=%ld cache_hits=%d\n",
+      f->rings, f->lift, f->build_ms, f->min_us, f->min_cache_us, f->prox_us, f->prox_cache_us,
+      f->raw, f->merged, f->mind, f->leafsum, f->cache_hits);
 }
 
 // the ratios ccsim / FCL of one case: build, min, min(cache), prox, prox(cache)
@@ -264,8 +269,7 @@ int main(int argc, char **argv) {
                 cap};
   int ok = 1;
   printf("# ccsim geometry, Rock-N-Stack: medians over %d poses jittered < %.2g mm%s\n", npose,
-         BG_JITTER * 1e3,
-         fcl_exe ? "; FCL and ccsim measured in turn, ratios per round" : "");
+         BG_JITTER * 1e3, fcl_exe ? "; FCL and ccsim measured in turn, ratios per round" : "");
   // per round and case: ccsim's and FCL's figures and the ratios
   static figures f[MAX_ROUNDS][NCASE], g[MAX_ROUNDS][NCASE];
   static double r[NRATIO][NCASE][MAX_ROUNDS];
@@ -290,19 +294,19 @@ int main(int argc, char **argv) {
       }
       print_figures(&f[k][c]);
       if (have_fcl) {
-        printf("  ratio ccsim/FCL: build %.2f  min %.2f  min(cache) %.2f  prox %.2f  "
-               "prox(cache) %.2f   leaf pairs %ld vs %ld%s  min dist %.9g vs %.9g\n",
-               rr[0], rr[1], rr[2], rr[3], rr[4], f[k][c].leafsum, g[k][c].leafsum,
-               f[k][c].leafsum == g[k][c].leafsum ? " (same)" : " (DIFFERENT)", f[k][c].mind,
-               g[k][c].mind);
+        printf(
+            "  ratio ccsim/FCL: build %.2f  min %.2f  min(cache) %.2f  prox %.2f  "
+            "prox(cache) %.2f   leaf pairs %ld vs %ld%s  min dist %.9g vs %.9g\n",
+            rr[0], rr[1], rr[2], rr[3], rr[4], f[k][c].leafsum, g[k][c].leafsum,
+            f[k][c].leafsum == g[k][c].leafsum ? " (same)" : " (DIFFERENT)", f[k][c].mind,
+            g[k][c].mind);
       }
     }
     fflush(stdout);
   }
   if (have_fcl && rounds > 1) {
     static const char *name[NRATIO] = {"build", "min", "min(cache)", "prox", "prox(cache)"};
-    printf("# medians of the per-round ratios ccsim/FCL over %d rounds (lowest-highest)\n",
-           rounds);
+    printf("# medians of the per-round ratios ccsim/FCL over %d rounds (lowest-highest)\n", rounds);
     for (int c = 0; c < NCASE; c++) {
       printf("rings=%d lift=%g:", case_rings(c), case_lift(c));
       for (int q = 0; q < NRATIO; q++) {

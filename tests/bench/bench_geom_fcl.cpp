@@ -153,12 +153,13 @@ static std::vector<std::pair<int, int>> brute(const Model &a, const fcl::Transfo
 static int ab_run(int npose, int block) {
   char err[256];
   int ok = 1;
-  std::printf("# FCL %s and ccsim in turns of %d queries, Rock-N-Stack: medians over %d poses "
-              "jittered < %.2g mm\n",
-              FCL_VERSION, block, npose, BG_JITTER * 1e3);
+  std::printf(
+      "# FCL %s and ccsim in turns of %d queries, Rock-N-Stack: medians over %d poses "
+      "jittered < %.2g mm\n",
+      FCL_VERSION, block, npose, BG_JITTER * 1e3);
   for (int rings = 1; rings <= 16; rings += 15) {
-    geo_mesh *torus = geo_mesh_torus(BG_TORUS_R, BG_TORUS_r, BG_TORUS_NMAJOR, BG_TORUS_NMINOR,
-                                     err, sizeof err);
+    geo_mesh *torus =
+        geo_mesh_torus(BG_TORUS_R, BG_TORUS_r, BG_TORUS_NMAJOR, BG_TORUS_NMINOR, err, sizeof err);
     geo_mesh *cone = geo_mesh_cone(BG_CONE_R, BG_CONE_H, BG_CONE_SEG, rings, err, sizeof err);
     geo_bvh *bt = torus ? geo_bvh_new(torus, err, sizeof err) : nullptr;
     geo_bvh *bc = cone ? geo_bvh_new(cone, err, sizeof err) : nullptr;
@@ -224,10 +225,11 @@ static int ab_run(int npose, int block) {
           m[q][e] = 1e6 * median(t[q][e]);
         }
       }
-      std::printf("rings=%d lift=%g  min distance: ccsim %.2f us, FCL %.2f us, ratio %.2f  "
-                  "proximity cold: ccsim %.2f us, FCL %.2f us, ratio %.2f  leaf pairs %s\n",
-                  rings, lift, m[0][0], m[0][1], m[0][0] / m[0][1], m[1][0], m[1][1],
-                  m[1][0] / m[1][1], same ? "same at every pose" : "DIFFERENT");
+      std::printf(
+          "rings=%d lift=%g  min distance: ccsim %.2f us, FCL %.2f us, ratio %.2f  "
+          "proximity cold: ccsim %.2f us, FCL %.2f us, ratio %.2f  leaf pairs %s\n",
+          rings, lift, m[0][0], m[0][1], m[0][0] / m[0][1], m[1][0], m[1][1], m[1][0] / m[1][1],
+          same ? "same at every pose" : "DIFFERENT");
       std::fflush(stdout);
     }
     geo_query_ws_destroy(&ws);

@@ -90,12 +90,13 @@ int main(int argc, char **argv) {
       }
       if ((every > 0 && k % every == 0) || k == n) {
         const sim_stats *st = sim_data_stats(d);
-        printf("t %7.3f s  z %.6f m  vz %+.5f m/s  support %.5f N (weight %.5f N, %+.3f %%)  "
-               "contacts %d  max depth %.3g m  steps %llu  last step %.3g s  anchors %u  "
-               "restarts %llu\n",
-               sim_data_time(d), p[2], v[2], f[2], weight, 100 * (f[2] - weight) / weight, count,
-               st->max_depth, (unsigned long long)st->steps, st->last_step, st->anchors,
-               (unsigned long long)st->friction_restarts);
+        printf(
+            "t %7.3f s  z %.6f m  vz %+.5f m/s  support %.5f N (weight %.5f N, %+.3f %%)  "
+            "contacts %d  max depth %.3g m  steps %llu  last step %.3g s  anchors %u  "
+            "restarts %llu\n",
+            sim_data_time(d), p[2], v[2], f[2], weight, 100 * (f[2] - weight) / weight, count,
+            st->max_depth, (unsigned long long)st->steps, st->last_step, st->anchors,
+            (unsigned long long)st->friction_restarts);
         fflush(stdout);
       }
     }

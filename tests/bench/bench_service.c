@@ -178,7 +178,7 @@ static void *worker(void *p) {
 
 // round trips of one kind pooled over the rounds of a measurement
 typedef struct samples {
-  double *t;       // (cap) round trips [us]
+  double *t;  // (cap) round trips [us]
   size_t n, cap;
   double wall_us;  // summed over the rounds
   double phys_us;  // ccsim: server physics time summed over the round trips [us]
@@ -305,9 +305,9 @@ static void *busy(void *p) {
 }
 
 // The machine's own floor for pacing: a bare thread that only sleeps to the next
-// millisecond and notes how late it woke (with --rt at a priority above all of ours). A wake-up later than
-// the 1 ms period is a hiccup of the machine (a vCPU descheduled by the host, the kernel)
-// that would have made any 1 kHz loop miss, whatever the software.
+// millisecond and notes how late it woke (with --rt at a priority above all of ours). A wake-up
+// later than the 1 ms period is a hiccup of the machine (a vCPU descheduled by the host, the
+// kernel) that would have made any 1 kHz loop miss, whatever the software.
 typedef struct probe_arg {
   atomic_int *stop;
   int rt;
@@ -332,7 +332,8 @@ static void *probe(void *p) {
     clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    double late = 1e6 * (double)(now.tv_sec - next.tv_sec) + 1e-3 * (double)(now.tv_nsec - next.tv_nsec);
+    double late =
+        1e6 * (double)(now.tv_sec - next.tv_sec) + 1e-3 * (double)(now.tv_nsec - next.tv_nsec);
     a->wakes++;
     a->over_half += late > 500;
     a->over_period += late > 1000;
@@ -381,18 +382,19 @@ static void paced_run(const char *endpoint, const ccsim_scene *sc, double second
   }
   if (s) {
     const ccsim_deadline_stats *d = ccsim_session_deadline(s);
-    printf("paced 1 kHz lockstep over %s for %.1f s (%.3f s wall) beside 8 busy sessions "
-           "(%.0f steps/s together): %llu of %llu steps late, worst lateness %.1f us; of the "
-           "late steps %llu had their request received after the deadline, %llu were late "
-           "by the server\n",
-           endpoint, seconds, wall, (double)others / wall, (unsigned long long)d->misses,
-           (unsigned long long)d->paced_steps, 1e6 * d->worst_lateness,
-           (unsigned long long)d->late_requests,
-           (unsigned long long)(d->misses - d->late_requests));
-    printf("machine's own floor meanwhile: a bare 1 kHz timer thread (%s) woke > 0.5 ms late "
-           "%ld times, > 1 ms late %ld times of %ld, worst %.1f us\n",
-           pa.rt > 0 ? "SCHED_FIFO above all ours" : "normal priority", pa.over_half,
-           pa.over_period, pa.wakes, pa.worst);
+    printf(
+        "paced 1 kHz lockstep over %s for %.1f s (%.3f s wall) beside 8 busy sessions "
+        "(%.0f steps/s together): %llu of %llu steps late, worst lateness %.1f us; of the "
+        "late steps %llu had their request received after the deadline, %llu were late "
+        "by the server\n",
+        endpoint, seconds, wall, (double)others / wall, (unsigned long long)d->misses,
+        (unsigned long long)d->paced_steps, 1e6 * d->worst_lateness,
+        (unsigned long long)d->late_requests, (unsigned long long)(d->misses - d->late_requests));
+    printf(
+        "machine's own floor meanwhile: a bare 1 kHz timer thread (%s) woke > 0.5 ms late "
+        "%ld times, > 1 ms late %ld times of %ld, worst %.1f us\n",
+        pa.rt > 0 ? "SCHED_FIFO above all ours" : "normal priority", pa.over_half, pa.over_period,
+        pa.wakes, pa.worst);
   }
   ccsim_session_close(&s);
   ccsim_client_destroy(&c);
@@ -431,10 +433,11 @@ int main(int argc, char **argv) {
       want_floor = !strcmp(argv[i], "floor");
       want_svc = !strcmp(argv[i], "service");
     } else {
-      fprintf(stderr, "usage: bench_service [--steps N] [--paced SECONDS] [--paced-over tcp|ipc] "
-                      "[--rt PRIO] "
-                      "[--spin US] [--inline US] [--clients N] "
-                      "[--only shared|floor|service] [--rounds R]\n");
+      fprintf(stderr,
+              "usage: bench_service [--steps N] [--paced SECONDS] [--paced-over tcp|ipc] "
+              "[--rt PRIO] "
+              "[--spin US] [--inline US] [--clients N] "
+              "[--only shared|floor|service] [--rounds R]\n");
       return 2;
     }
   }
@@ -544,14 +547,15 @@ int main(int argc, char **argv) {
       // the server's physics_us is wall time in sim_step, which grows when its thread is
       // preempted under load; the core's uncontended median is the stricter allowance
       double goal = 1.3 * floor_r.median + core.median;
-      printf("        | goal median <= 1.3 x floor + core physics = %.1f us: %s (%+.1f us)%s\n",
-             goal, svc.median <= goal ? "met" : "NOT met", svc.median - goal,
-             counts[i] == 1 ? (svc.p99 < 1000 ? "; p99 < 1 ms: met" : "; p99 < 1 ms: NOT met")
-                            : "");
-      printf("        | CPU per round trip (whole process): floor %.1f us, %.2f context "
-             "switches; ccsim %.1f us, %.2f context switches\n",
-             fl.cpu_us / (double)fl.n, fl.csw / (double)fl.n, sv.cpu_us / (double)sv.n,
-             sv.csw / (double)sv.n);
+      printf(
+          "        | goal median <= 1.3 x floor + core physics = %.1f us: %s (%+.1f us)%s\n", goal,
+          svc.median <= goal ? "met" : "NOT met", svc.median - goal,
+          counts[i] == 1 ? (svc.p99 < 1000 ? "; p99 < 1 ms: met" : "; p99 < 1 ms: NOT met") : "");
+      printf(
+          "        | CPU per round trip (whole process): floor %.1f us, %.2f context "
+          "switches; ccsim %.1f us, %.2f context switches\n",
+          fl.cpu_us / (double)fl.n, fl.csw / (double)fl.n, sv.cpu_us / (double)sv.n,
+          sv.csw / (double)sv.n);
     }
     fflush(stdout);
   }

@@ -355,7 +355,7 @@ static void test_descends(void **state) {
   assert_int_equal(geo_mesh_descends(sq, diag, over0), 1);
   assert_int_equal(geo_mesh_descends(sq, diag, above), 0);  // straight above: the closest
   geo_feature face = {GEO_FEAT_FACE, 0};
-  assert_int_equal(geo_mesh_descends(sq, face, over0), 0);   // a face never descends
+  assert_int_equal(geo_mesh_descends(sq, face, over0), 0);  // a face never descends
   geo_feature v0 = {GEO_FEAT_VERTEX, 0};
   const double inside[3] = {0.1, 0.1, 1}, outside[3] = {-0.1, -0.1, 1}, zero[3] = {0};
   assert_int_equal(geo_mesh_descends(sq, v0, inside), 1);   // over the square, off v0

@@ -392,8 +392,8 @@ static void test_cache_small_steps(void **state) {
       XT.q[3] = 0.0;
       geo_prox_info ic, iw;
       for (int rep = 0; rep < 1 + (i % 5 == 0); rep++) {
-        assert_int_equal(
-            geo_proximity(s.bt, &XT, s.bc, &XC, 1e-3, s.ws, NULL, cold, 8192, &ic), GEO_QOK);
+        assert_int_equal(geo_proximity(s.bt, &XT, s.bc, &XC, 1e-3, s.ws, NULL, cold, 8192, &ic),
+                         GEO_QOK);
         assert_int_equal(geo_proximity(s.bt, &XT, s.bc, &XC, 1e-3, s.ws, c, warm, 8192, &iw),
                          GEO_QOK);
         assert_int_equal(ic.n, iw.n);
@@ -626,12 +626,16 @@ static void test_interference(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_parallel_faces),   cmocka_unit_test(test_interference),
-      cmocka_unit_test(test_random_meshes),    cmocka_unit_test(test_random_soups),
+      cmocka_unit_test(test_parallel_faces),
+      cmocka_unit_test(test_interference),
+      cmocka_unit_test(test_random_meshes),
+      cmocka_unit_test(test_random_soups),
       cmocka_unit_test(test_torus_over_cone),
       cmocka_unit_test(test_torus_lifted_over_cone),
-      cmocka_unit_test(test_cache_equals_cold), cmocka_unit_test(test_cache_random),
-      cmocka_unit_test(test_cache_small_steps), cmocka_unit_test(test_many_raw_pairs),
+      cmocka_unit_test(test_cache_equals_cold),
+      cmocka_unit_test(test_cache_random),
+      cmocka_unit_test(test_cache_small_steps),
+      cmocka_unit_test(test_many_raw_pairs),
       cmocka_unit_test(test_limits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -357,9 +357,11 @@ static void test_identity_over_fine_mesh(void **state) {
     most_pairs = pairs > most_pairs ? pairs : most_pairs;
     assert_int_equal(sim_friction_commit(m, c, &k), 0);  // stays stuck: no restart
   }
-  print_message("fine mesh: up to %d witness pairs of the corner, up to %d leads among them; "
-                "its spring stretched %.4g mm for %.4g mm of travel (largest error %.3g of "
-                "the travel)\n", most_pairs, most_leads, last * 1e3, D * 1e3, worst);
+  print_message(
+      "fine mesh: up to %d witness pairs of the corner, up to %d leads among them; "
+      "its spring stretched %.4g mm for %.4g mm of travel (largest error %.3g of "
+      "the travel)\n",
+      most_pairs, most_leads, last * 1e3, D * 1e3, worst);
   assert_true(most_pairs > 1);  // the crossings were seen from several triangles
   assert_int_equal(most_leads, 1);
   assert_true(worst < 1e-9);
@@ -456,9 +458,11 @@ static void test_identity_rolling(void **state) {
     most = carrying > most ? carrying : most;
     assert_int_equal(sim_friction_commit(m, c, &k), 0);
   }
-  print_message("rolling: up to %d contacts; %d checked at the patch's centre, %llu of them on "
-                "other features than their anchor's; stretch along the roll within [%.4g, "
-                "%.4g] mm (stuck with 0.2 mm)\n", most, checked, changed, lo * 1e3, hi * 1e3);
+  print_message(
+      "rolling: up to %d contacts; %d checked at the patch's centre, %llu of them on "
+      "other features than their anchor's; stretch along the roll within [%.4g, "
+      "%.4g] mm (stuck with 0.2 mm)\n",
+      most, checked, changed, lo * 1e3, hi * 1e3);
   assert_true(changed > 0);
   assert_true(lo > 0.9 * pre && hi < 1.1 * pre);
   sim_collider_destroy(&c);
@@ -467,12 +471,9 @@ static void test_identity_rolling(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_incline_sticks),
-      cmocka_unit_test(test_incline_slides),
-      cmocka_unit_test(test_oscillating_load),
-      cmocka_unit_test(test_stick_slip),
-      cmocka_unit_test(test_slide_to_rest_energy),
-      cmocka_unit_test(test_identity_over_fine_mesh),
+      cmocka_unit_test(test_incline_sticks),       cmocka_unit_test(test_incline_slides),
+      cmocka_unit_test(test_oscillating_load),     cmocka_unit_test(test_stick_slip),
+      cmocka_unit_test(test_slide_to_rest_energy), cmocka_unit_test(test_identity_over_fine_mesh),
       cmocka_unit_test(test_identity_rolling),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

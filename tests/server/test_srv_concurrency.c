@@ -54,21 +54,31 @@ static int start(void **state, int workers, int spin_us, int inline_us) {
 }
 
 // the default pool
-static int setup(void **state) { return start(state, 0, 0, 50); }
+static int setup(void **state) {
+  return start(state, 0, 0, 50);
+}
 
 // the smallest pool: srv_run's thread and one worker
-static int setup_two_threads(void **state) { return start(state, 1, 0, 50); }
+static int setup_two_threads(void **state) {
+  return start(state, 1, 0, 50);
+}
 
 // idle pool threads and the leader spin before they sleep: tasks are handed over to a
 // thread that is still spinning (no futex wake-up), a path the default pool never takes
-static int setup_spinning(void **state) { return start(state, 0, 200, 50); }
+static int setup_spinning(void **state) {
+  return start(state, 0, 200, 50);
+}
 
 // every request goes to another thread than the one that received it (the strict rule)
-static int setup_no_inline(void **state) { return start(state, 0, 0, 0); }
+static int setup_no_inline(void **state) {
+  return start(state, 0, 0, 0);
+}
 
 // the duty holder runs requests of sessions whose steps took < 2 ms itself (even under
 // the sanitizers, the short steps below are that short); the watchdog looks after 8 ms
-static int setup_inline_2ms(void **state) { return start(state, 0, 0, 2000); }
+static int setup_inline_2ms(void **state) {
+  return start(state, 0, 0, 2000);
+}
 
 static int teardown(void **state) {
   fixture *f = *state;
@@ -206,8 +216,7 @@ static void test_fast_session_turning_slow(void **state) {
   serve_beside_slow(f, &a, 1, "a long step after short ones");
   srv_inline_stats(f->s, &inline1, &passes1);
   print_message("requests run by the duty holder %llu, duty passed by the watchdog %llu times\n",
-                (unsigned long long)(inline1 - inline0),
-                (unsigned long long)(passes1 - passes0));
+                (unsigned long long)(inline1 - inline0), (unsigned long long)(passes1 - passes0));
   // the fast steps were run by the duty holder, so was the long one, and the watchdog
   // had to take the duty from it for the other client to be served meanwhile
   assert_true(inline1 - inline0 >= 9);
@@ -411,10 +420,8 @@ static void test_controller_and_observers(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_slow_session_delays_nobody, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_slow_session_delays_nobody, setup_no_inline,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_fast_session_turning_slow, setup_inline_2ms,
-                                      teardown),
+      cmocka_unit_test_setup_teardown(test_slow_session_delays_nobody, setup_no_inline, teardown),
+      cmocka_unit_test_setup_teardown(test_fast_session_turning_slow, setup_inline_2ms, teardown),
       cmocka_unit_test_setup_teardown(test_paced_not_behind_slow_session, setup_two_threads,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_sixteen_clients, setup, teardown),

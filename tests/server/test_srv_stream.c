@@ -211,9 +211,11 @@ static void test_lockstep_late_client(void **state) {
     sleep_s(3 * dt);  // the next request comes 3 steps' time later: 2 dt after its deadline
   }
   const ccsim_deadline_stats *d = ccsim_session_deadline(s);
-  print_message("late client: %llu of %llu steps late, %llu of them late requests, worst "
-                "%.3f ms\n", (unsigned long long)d->misses, (unsigned long long)d->paced_steps,
-                (unsigned long long)d->late_requests, 1e3 * d->worst_lateness);
+  print_message(
+      "late client: %llu of %llu steps late, %llu of them late requests, worst "
+      "%.3f ms\n",
+      (unsigned long long)d->misses, (unsigned long long)d->paced_steps,
+      (unsigned long long)d->late_requests, 1e3 * d->worst_lateness);
   assert_int_equal(d->paced_steps, N);
   assert_true(d->late_requests >= N - 1);  // all but the first (it sets the origin)
   assert_true(d->misses >= d->late_requests);

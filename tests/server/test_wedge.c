@@ -21,12 +21,12 @@
 static const double kPi = 3.14159265358979323846;
 
 typedef struct wedge_run {
-  double n_push;      // normal force cone -> torus at the end of the press (t = 0.6 s) [N]
-  double z_push;      // torus height then [m]
-  double z_top;       // its highest point after that [m]
-  double n_hold;      // normal force once the ring has lifted away (t = 0.7 s) [N]
-  double z_hold;      // torus height then [m]
-  double z_lo, z_hi;  // its lowest and highest points from then on [m]
+  double n_push;        // normal force cone -> torus at the end of the press (t = 0.6 s) [N]
+  double z_push;        // torus height then [m]
+  double z_top;         // its highest point after that [m]
+  double n_hold;        // normal force once the ring has lifted away (t = 0.7 s) [N]
+  double z_hold;        // torus height then [m]
+  double z_lo, z_hi;    // its lowest and highest points from then on [m]
   double n_end, z_end;  // normal force and height 2 s later (t = 2.7 s)
 } wedge_run;
 
@@ -93,12 +93,13 @@ static void run_wedge(double mu, double t_end, wedge_run *out) {
   out->n_end = normal_force(m, d, cone, torus);
   out->z_end = p[2];
   const sim_stats *st = sim_data_stats(d);
-  print_message("mu %.4f: pressed with %.1f N at z %.6f m, then up to %+.3g m; released "
-                "(0.7 s) %.1f N at z %.6f m, then within [%+.3g, %+.3g] m; at %.2f s %.2f N at "
-                "z %.6f m; %llu CVODE steps, %u anchors\n",
-                mu, out->n_push, out->z_push, out->z_top - out->z_push, out->n_hold,
-                out->z_hold, out->z_lo - out->z_hold, out->z_hi - out->z_hold, t_end,
-                out->n_end, out->z_end, (unsigned long long)st->steps, st->anchors);
+  print_message(
+      "mu %.4f: pressed with %.1f N at z %.6f m, then up to %+.3g m; released "
+      "(0.7 s) %.1f N at z %.6f m, then within [%+.3g, %+.3g] m; at %.2f s %.2f N at "
+      "z %.6f m; %llu CVODE steps, %u anchors\n",
+      mu, out->n_push, out->z_push, out->z_top - out->z_push, out->n_hold, out->z_hold,
+      out->z_lo - out->z_hold, out->z_hi - out->z_hold, t_end, out->n_end, out->z_end,
+      (unsigned long long)st->steps, st->anchors);
   sim_data_destroy(&d);
   sim_model_destroy(&m);
 }
@@ -115,8 +116,10 @@ static void test_wedge_threshold(void **state) {
   wedge_run ref, hi, lo;
   run_wedge(0.4, 0.7, &ref);
   double mu_star = tan(b) - g_weight / (ref.n_hold * g_cos_b);
-  print_message("prediction: mu* = tan b - m g / (N cos b) = %.4f - %.4f / (%.1f x %.4f) = "
-                "%.4f\n", tan(b), g_weight, ref.n_hold, g_cos_b, mu_star);
+  print_message(
+      "prediction: mu* = tan b - m g / (N cos b) = %.4f - %.4f / (%.1f x %.4f) = "
+      "%.4f\n",
+      tan(b), g_weight, ref.n_hold, g_cos_b, mu_star);
   assert_true(ref.n_hold > 50 * g_weight);  // squeezed hard: mu* is about tan b
 
   run_wedge(1.1 * mu_star, 2.7, &hi);
