@@ -140,14 +140,15 @@ static Ccsim__DeadlineStats *deadline_msg(ccsim_arena *a, const srv_deadline *dl
   return m;
 }
 
-// under mu: a session's pacing statistics for its replies and stream messages: NULL and 0
-// for an unpaced session (nothing to report), -1 when out of memory
-static int session_deadline(ccsim_arena *a, const srv_session *ss, Ccsim__DeadlineStats **out) {
+// a session's pacing statistics dl for its replies and stream messages: NULL and 0 for an
+// unpaced session (pacing mode none: nothing to report), -1 when out of memory
+static int session_deadline(ccsim_arena *a, int pacing, const srv_deadline *dl,
+                            Ccsim__DeadlineStats **out) {
   *out = NULL;
-  if (ss->pacing == CCSIM__PACING_MODE__PACING_NONE) {
+  if (pacing == CCSIM__PACING_MODE__PACING_NONE) {
     return 0;
   }
-  *out = deadline_msg(a, &ss->dl);
+  *out = deadline_msg(a, dl);
   return *out ? 0 : -1;
 }
 
@@ -343,7 +344,7 @@ static Ccsim__CreateSessionReply *session_reply(rctx *rc, const srv_session *ss,
 static int state_from_view(rctx *rc, const srv_session *ss) {
   Ccsim__StateReply *sr = NEW(rc, Ccsim__StateReply, ccsim__state_reply__init);
   if (!sr || bodies_from_view(rc->a, ss->m->nbody, ss->view, &sr->bodies, &sr->n_bodies) != 0 ||
-      session_deadline(rc->a, ss, &sr->deadline) != 0) {
+      session_deadline(rc->a, ss->pacing, &ss->dl, &sr->deadline) != 0) {
     return fail(rc, CCSIM_ENOMEM, "get_state: out of memory for the reply");
   }
   sr->has_time = 1;
@@ -543,7 +544,7 @@ static void state_changed(rctx *rc, srv_job *j, srv_session *ss, Ccsim__BodyStat
   m.bodies = bodies;
   m.n_bodies = nbodies;
   m.stats = stats;
-  m.deadline = ss->pacing != CCSIM__PACING_MODE__PACING_NONE ? deadline_msg(rc->a, &dl) : NULL;
+  session_deadline(rc->a, ss->pacing, &dl, &m.deadline);  // out of memory: left out
   if (closed) {
     m.has_closed = 1;
     m.closed = 1;
@@ -726,7 +727,7 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
                 sim_data_time(ss->d));
   }
   pthread_mutex_lock(&s->mu);
-  session_deadline(rc->a, ss, &sr->deadline);  // out of memory: left out
+  session_deadline(rc->a, ss->pacing, &ss->dl, &sr->deadline);  // out of memory: left out
   pthread_mutex_unlock(&s->mu);
   sr->has_time = 1;
   sr->time = sim_data_time(ss->d);
@@ -826,7 +827,7 @@ static void run_free_step(rctx *rc, srv_job *j, srv_session *ss) {
       fail(rc, CCSIM_ENOMEM, "step: out of memory");
     } else {
       pthread_mutex_lock(&rc->s->mu);
-      session_deadline(rc->a, ss, &sr->deadline);  // out of memory: left out
+      session_deadline(rc->a, ss->pacing, &ss->dl, &sr->deadline);  // out of memory: left out
       pthread_mutex_unlock(&rc->s->mu);
       sr->has_time = 1;
       sr->time = sim_data_time(ss->d);
@@ -956,7 +957,7 @@ static int do_checkpoint(rctx *rc, srv_session *ss) {
   sr->checkpoint.data = copy;
   sr->checkpoint.len = len;
   pthread_mutex_lock(&rc->s->mu);
-  session_deadline(rc->a, ss, &sr->deadline);  // out of memory: left out
+  session_deadline(rc->a, ss->pacing, &ss->dl, &sr->deadline);  // out of memory: left out
   pthread_mutex_unlock(&rc->s->mu);
   rc->reply.body_case = CCSIM__REPLY__BODY_STATE;
   rc->reply.state = sr;
