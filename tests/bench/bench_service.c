@@ -282,6 +282,25 @@ static void *serve(void *arg) {
   return NULL;
 }
 
+// a server from cfg serving on *th, or NULL with the reason on stderr
+static srv *server_start(const srv_config *cfg, pthread_t *th) {
+  char err[512];
+  srv *s = srv_new(cfg, err, sizeof err);
+  if (!s) {
+    fprintf(stderr, "bench: %s\n", err);
+    return NULL;
+  }
+  pthread_create(th, NULL, serve, s);
+  return s;
+}
+
+// stop the server started on th, join it and free it
+static void server_stop(srv **s, pthread_t th) {
+  srv_stop(*s);
+  pthread_join(th, NULL);
+  srv_destroy(s);
+}
+
 // ---- paced session next to busy ones ------------------------------------------------------
 
 typedef struct busy_arg {
@@ -434,10 +453,9 @@ int main(int argc, char **argv) {
       want_svc = !strcmp(argv[i], "service");
     } else {
       fprintf(stderr,
-              "usage: bench_service [--steps N] [--paced SECONDS] [--paced-over tcp|ipc] "
-              "[--rt PRIO] "
-              "[--spin US] [--inline US] [--clients N] "
-              "[--only shared|floor|service] [--rounds R]\n");
+              "usage: bench_service [--steps N] [--paced SECONDS] [--paced-over tcp|ipc]\n"
+              "                     [--rt PRIO] [--spin US] [--inline US] [--clients N]\n"
+              "                     [--only shared|floor|service] [--rounds R]\n");
       return 2;
     }
   }
@@ -491,13 +509,11 @@ int main(int argc, char **argv) {
   if (inline_us >= 0) {
     cfg.inline_us = inline_us;
   }
-  srv *s = srv_new(&cfg, err, sizeof err);
+  pthread_t sth;
+  srv *s = server_start(&cfg, &sth);
   if (!s) {
-    fprintf(stderr, "bench: %s\n", err);
     return 1;
   }
-  pthread_t sth;
-  pthread_create(&sth, NULL, serve, s);
   int counts[3] = {1, 8, 16}, ncounts = 3;
   if (only_clients > 0) {
     counts[0] = only_clients;
@@ -568,23 +584,16 @@ int main(int argc, char **argv) {
       srv_config pc = cfg;
       snprintf(ipc, sizeof ipc, "ipc://@ccsim-bench-%d", (int)getpid());
       pc.bind = ipc;
-      ps = srv_new(&pc, err, sizeof err);
-      if (!ps) {
-        fprintf(stderr, "bench: %s\n", err);
+      if (!(ps = server_start(&pc, &pth))) {
         return 1;
       }
-      pthread_create(&pth, NULL, serve, ps);
     }
     paced_run(srv_endpoint(ps), sc, paced, cfg.rt_priority);
     if (ps != s) {
-      srv_stop(ps);
-      pthread_join(pth, NULL);
-      srv_destroy(&ps);
+      server_stop(&ps, pth);
     }
   }
-  srv_stop(s);
-  pthread_join(sth, NULL);
-  srv_destroy(&s);
+  server_stop(&s, sth);
   atomic_store(&e.stop, 1);
   pthread_join(e.th, NULL);
   int linger = 0;
