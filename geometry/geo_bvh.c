@@ -447,7 +447,6 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
   b->tri = malloc((size_t)m->ntri * 3 * sizeof *b->tri);
   b->tri_normal = malloc((size_t)m->ntri * 3 * sizeof *b->tri_normal);
   b->tri_edge = malloc((size_t)m->ntri * 3 * sizeof *b->tri_edge);
-  b->tri_side = malloc((size_t)m->ntri * 9 * sizeof *b->tri_side);
   b->tri_side_off = malloc((size_t)m->ntri * 6 * sizeof *b->tri_side_off);
   b->tri_data = malloc((size_t)m->ntri * sizeof *b->tri_data);
   b->node = calloc((size_t)b->nnode, sizeof *b->node);
@@ -457,7 +456,7 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
   cx.key = malloc((size_t)m->ntri * sizeof *cx.key);
   cx.hull_tmp = malloc((size_t)m->ntri * 3 * sizeof *cx.hull_tmp + 16);
   cx.vmark = calloc((size_t)m->nvert, sizeof *cx.vmark);
-  if (!b->vert || !b->tri || !b->tri_normal || !b->tri_edge || !b->tri_side || !b->tri_side_off ||
+  if (!b->vert || !b->tri || !b->tri_normal || !b->tri_edge || !b->tri_side_off ||
       !b->tri_data || !b->node || !b->tri_order || !cen || !area || !cx.key || !cx.hull_tmp ||
       !cx.vmark) {
     goto oom;
@@ -485,18 +484,15 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
     geo_v3_cross(n, e1, e2);
     area[t] = 0.5 * geo_v3_norm(n);
     b->tri_order[t] = t;
-    // side normals by the very operations the query's triangle kernel would apply to B's
-    // (untransformed) triangles, so the kernel may read them instead, bit for bit
+    // the kernel data by the very operations the query's triangle kernel would apply to
+    // B's (untransformed) triangles, so the kernel may read it instead, bit for bit
     const double *v[3] = {v0, v1, v2};
+    geo_tri_data *td = &b->tri_data[t];
+    geo_bvh_tri_data_fill(v, tv, b->tri_normal + 3 * t, 1, td);
     for (int k = 0; k < 3; k++) {
-      double e[3], *mk = b->tri_side + 9 * t + 3 * k;
-      geo_v3_sub(e, v[k == 2 ? 0 : k + 1], v[k]);
-      geo_v3_cross(mk, b->tri_normal + 3 * t, e);
-      b->tri_side_off[6 * t + 2 * k] = geo_v3_dot(mk, v[k]);
-      double len = geo_v3_norm(mk);
-      b->tri_side_off[6 * t + 2 * k + 1] = len > 0.0 ? 1.0 / len : 0.0;
+      b->tri_side_off[6 * t + 2 * k] = geo_v3_dot(td->m + 3 * k, v[k]);
+      b->tri_side_off[6 * t + 2 * k + 1] = td->mn2[k] > 0.0 ? 1.0 / sqrt(td->mn2[k]) : 0.0;
     }
-    geo_bvh_tri_data_fill(v, tv, b->tri_normal + 3 * t, 1, &b->tri_data[t]);
   }
   cx.b = b;
   cx.cen = cen;
@@ -541,7 +537,6 @@ void geo_bvh_destroy(geo_bvh **pb) {
   free(b->tri);
   free(b->tri_normal);
   free(b->tri_edge);
-  free(b->tri_side);
   free(b->tri_side_off);
   free(b->tri_data);
   free(b);

@@ -29,8 +29,8 @@
 //    7-9 % of the node pairs the box passed, while scanning large hulls cost far more than
 //    the box test; against one of the 1-ring cone's long triangles the four planes of the
 //    triangle prune about a third of the small subtrees the box passes.
-//    Per triangle the hierarchy also keeps its side normals (tri_side), so neither test
-//    nor the triangle kernel recomputes them for B.
+//    Per triangle the hierarchy also keeps its side normals (tri_data.m) and their offsets
+//    (tri_side_off), so neither test nor the triangle kernel recomputes them for B.
 // Leaf pairs are then decided by the exact triangle-triangle kernel (geo_query.c), whose
 // first step is the two plane tests, i.e. the box test's face axes for single triangles.
 //
@@ -89,9 +89,8 @@ typedef struct geo_bvh {
   int *tri;              // (ntri x 3) vertex ids, counter-clockwise from outside
   double *tri_normal;    // (ntri x 3) unit outward normals
   int *tri_edge;         // (ntri x 3) edge id of side k = (tri[3t+k], tri[3t+(k+1)%3])
-  double *tri_side;      // (ntri x 3 x 3) side k's in-plane normal m_k = n x (v_k+1 - v_k),
-                         // pointing into the triangle, unnormalised (|m_k| = side length) [m]
-  double *tri_side_off;  // (ntri x 3 x 2) per side k: m_k . v_k [m^2] and 1 / |m_k| [1/m]
+  double *tri_side_off;  // (ntri x 3 x 2) per side k, with m_k = tri_data.m (side k's inward
+                         // normal, |m_k| = side length): m_k . v_k [m^2] and 1 / |m_k| [1/m]
                          // (0 for a side of length 0); the triangle lies in m_k . x >= m_k . v_k
   geo_tri_data *tri_data;  // (ntri) kernel data of each triangle (body frame)
   int closed;            // mesh was closed (watertight, consistently oriented)

@@ -62,10 +62,8 @@ struct geo_query_ws {
   geo_xform xa, xb;    // body -> world of A and B
   double slack;        // [m] rounding allowance of the lower bounds
   double lb_tol;       // [m] allowance of a measured leaf distance kept as a lower bound
-                       // (rounding, feature naming, closest_ok's tolerance)
+                       // (rounding, and feature naming's move onto the named feature)
   int n_leaf, n_node;  // counters of the current query
-  double near2;        // [m^2] squared distance from B's box within which geo_q_node_lb
-                       // passes a pair on A's centre alone (proximity); < 0: never
   q_leaf lc;           // the last leaf pair evaluated
 };
 
@@ -152,7 +150,7 @@ geo_query_ws *geo_query_ws_new(const geo_bvh *a, const geo_bvh *b, int raw_cap, 
   }
   ws->cap_vert = a->nvert > b->nvert ? a->nvert : b->nvert;
   ws->cap_node = a->nnode > b->nnode ? a->nnode : b->nnode;
-  ws->cap_tri = (ws->cap_node + 1) / 2;
+  ws->cap_tri = a->ntri > b->ntri ? a->ntri : b->ntri;
   // a descent pushes at most 4 and pops 1 per level of either tree
   ws->cap_stack = 3 * 2 * GEO_BVH_DEPTH_MAX + 16;
   ws->cap_raw = raw_cap;
@@ -283,7 +281,7 @@ static int geo_q_begin(geo_query_ws *ws, const geo_bvh *a, const geo_pose *xa, c
   if (ws == NULL || a == NULL || b == NULL || !geo_pose_valid(xa) || !geo_pose_valid(xb)) {
     return GEO_QEINVAL;
   }
-  if (a->nvert > ws->cap_vert || a->nnode > ws->cap_node ||
+  if (a->nvert > ws->cap_vert || a->nnode > ws->cap_node || a->ntri > ws->cap_tri ||
       a->depth + b->depth > 2 * GEO_BVH_DEPTH_MAX) {
     return GEO_QEINVAL;
   }
@@ -300,10 +298,9 @@ static int geo_q_begin(geo_query_ws *ws, const geo_bvh *a, const geo_pose *xa, c
   ws->slack = 1e-12 * (a->scale + b->scale + geo_v3_norm(rel.t));
   // a point named by a feature moves up to GEO_FEAT_BARY_TOL times a triangle's size
   // (< 2 scale) onto it, so a canonical distance may differ from the exact one by that much
-  ws->lb_tol = 4e-9 * (a->scale + b->scale) + ws->slack;
+  ws->lb_tol = 4.0 * GEO_FEAT_BARY_TOL * (a->scale + b->scale) + ws->slack;
   ws->n_leaf = 0;
   ws->n_node = 0;
-  ws->near2 = -1.0;
   ws->key_ib = id_bits(b);
   ws->key_bits = id_bits(a) + ws->key_ib + 4;
   // new stamp; on wrap-around clear every stamp so none is stale
@@ -409,7 +406,7 @@ static inline double sphere_lb(const geo_bvh_node *A, const geo_bvh_node *B, con
 static inline double hull_tri_lb(geo_query_ws *ws, const geo_bvh_node *A, int tb, double lb) {
   const geo_bvh *b = ws->b;
   const double *nb = b->tri_normal + 3 * tb, *q0 = b->vert + 3 * b->tri[3 * tb];
-  const double *m = b->tri_side + 9 * tb, *mo = b->tri_side_off + 6 * tb;
+  const double *m = b->tri_data[tb].m, *mo = b->tri_side_off + 6 * tb;
   const int *hv = ws->a->hull_vert + A->hull_first;
   double lo = INFINITY, hi = -INFINITY, s0 = -INFINITY, s1 = -INFINITY, s2 = -INFINITY;
   for (int k = 0; k < A->hull_n; k++) {
@@ -442,14 +439,15 @@ static inline double hull_tri_lb(geo_query_ws *ws, const geo_bvh_node *A, int tb
 // soon as it exceeds thr (the caller prunes). The sphere bounds (sphere_lb), then the 6 face
 // axes of the two boxes (value), then the 9 edge-edge axes (prune only), then, when B is a
 // single triangle and A's hull small, the triangle's planes against that hull (value).
-// A negative return passes the pair untested (ws->near2, set by the proximity traversal).
-static inline double geo_q_node_lb(geo_query_ws *ws, int ia, int ib, double thr) {
+// near2 >= 0 (the proximity traversal): a pair whose A centre lies within sqrt(near2) of
+// B's box passes untested, with a negative return; < 0: every pair is tested.
+static inline double geo_q_node_lb(geo_query_ws *ws, int ia, int ib, double thr, double near2) {
   const geo_bvh_node *A = &ws->a->node[ia], *B = &ws->b->node[ib];
   ws->n_node++;
   const double *ca = a_centre(ws, ia);
   double d[3];
   geo_v3_sub(d, B->c, ca);
-  double lb = sphere_lb(A, B, d, thr, ws->near2);
+  double lb = sphere_lb(A, B, d, thr, near2);
   if (lb > thr || lb < 0.0) {
     return lb;
   }
@@ -1219,7 +1217,7 @@ static void traverse_prox(geo_query_ws *ws, double thr, double ds, q_cand *cand,
   // skipping a test never drops a pair, it only leaves the pruning to the children (the
   // minimum distance keeps every test: it orders by their values) (Rock-N-Stack contact
   // proximity -5 % instructions, separated -1 to -2 %)
-  ws->near2 = 4.0 * lim * lim;
+  const double near2 = 4.0 * lim * lim;
   while (sp > 0) {
     sp--;
     int ia = ws->stack[sp].a, ib = ws->stack[sp].b;
@@ -1255,7 +1253,7 @@ static void traverse_prox(geo_query_ws *ws, double thr, double ds, q_cand *cand,
       }
       continue;
     }
-    if (geo_q_node_lb(ws, ia, ib, lim) > lim) {
+    if (geo_q_node_lb(ws, ia, ib, lim, near2) > lim) {
       continue;
     }
     if (A->tri < 0 && B->tri < 0 && A->r < 2.0 * B->r && B->r < 2.0 * A->r) {
@@ -1284,7 +1282,6 @@ static void traverse_prox(geo_query_ws *ws, double thr, double ds, q_cand *cand,
     }
     sp = push_split(ws, sp, ia, ib, A, B);
   }
-  ws->near2 = -1.0;
 }
 
 // total order of raw pairs i, j: merge key, then distance, then leaf pair
@@ -1586,7 +1583,7 @@ static void geo_q_min_traverse(geo_query_ws *ws, double *best, int *bta, int *bt
                         double pb[3]) {
   const geo_bvh *a = ws->a, *b = ws->b;
   int sp = 0;
-  double lb0 = geo_q_node_lb(ws, 0, 0, *best + ws->slack);
+  double lb0 = geo_q_node_lb(ws, 0, 0, *best + ws->slack, -1.0);
   ws->stack[sp].a = 0;
   ws->stack[sp].b = 0;
   ws->stack[sp].lb = lb0;
@@ -1645,7 +1642,7 @@ static void geo_q_min_traverse(geo_query_ws *ws, double *best, int *bta, int *bt
     double lim = *best + ws->slack, l[GEO_Q_DESC_MAX];
     int o[GEO_Q_DESC_MAX];
     for (int k = 0; k < nc; k++) {
-      l[k] = geo_q_node_lb(ws, c[k][0], c[k][1], lim);
+      l[k] = geo_q_node_lb(ws, c[k][0], c[k][1], lim, -1.0);
       o[k] = k;
     }
     // push the farther first so the nearer is explored first (insertion sort, ties by index)
@@ -1776,7 +1773,7 @@ static int traverse_touch(geo_query_ws *ws) {
   while (sp > 0) {
     sp--;
     int ia = ws->stack[sp].a, ib = ws->stack[sp].b;
-    if (geo_q_node_lb(ws, ia, ib, ws->slack) > ws->slack) {
+    if (geo_q_node_lb(ws, ia, ib, ws->slack, -1.0) > ws->slack) {
       continue;
     }
     const geo_bvh_node *A = &a->node[ia], *B = &b->node[ib];

@@ -258,7 +258,7 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
     b->path = paths ? paths + used : NULL;
     for (size_t k = 0; k < pb->n_path; k++, used += SIM_PATH_STRIDE) {
       const Ccsim__Waypoint *wp = pb->path[k];
-      paths[used] = wp->has_t ? wp->t : NAN;
+      paths[used] = wp->t;
       if (!wp->pose || wire_vec3_get(wp->pose->p, paths + used + 1, zero) != 0 ||
           wire_quat_get(wp->pose->q, paths + used + 4) != 0 || !wp->has_t) {
         ccsim_set_err(err, err_sz, "%s.path[%zu]: needs a finite time t and pose", where, k);

@@ -34,10 +34,13 @@ static void check_tri_data(const geo_mesh *m, const geo_bvh *b) {
                       n[0] * e[1] - n[1] * e[0]};
       for (int i = 0; i < 3; i++) {
         assert_true(td->m[3 * k + i] == mk[i]);
-        assert_true(td->m[3 * k + i] == b->tri_side[9 * t + 3 * k + i]);
         assert_true(td->mid[3 * k + i] == u[i] + 0.5 * (v[i] - u[i]));
       }
       assert_true(td->mn2[k] == mk[0] * mk[0] + mk[1] * mk[1] + mk[2] * mk[2]);
+      // the side's offset and inverse length, as the hull test reads them
+      double len = sqrt(mk[0] * mk[0] + mk[1] * mk[1] + mk[2] * mk[2]);
+      assert_true(b->tri_side_off[6 * t + 2 * k] == mk[0] * u[0] + mk[1] * u[1] + mk[2] * u[2]);
+      assert_true(b->tri_side_off[6 * t + 2 * k + 1] == (len > 0.0 ? 1.0 / len : 0.0));
       // side k from its lower vertex id
       const double *lo = id[k] < id[k1] ? u : v, *hi = id[k] < id[k1] ? v : u;
       double d[3] = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
