@@ -398,7 +398,8 @@ static void match_anchors(const sim_model *m, sim_collider *c, const geo_xform *
     c->claimed[j] = 0;
   }
   for (int i = i0; i < i1; i++) c->contacts[i].anchor = -1;
-  for (int rule = MATCH_SAME_FEATURES; rule <= MATCH_ANY; rule++) {
+  // with no anchors every contact stays without one (and nothing needs measuring)
+  for (int rule = MATCH_SAME_FEATURES; rule <= MATCH_ANY && j1 > j0; rule++) {
     for (int i = i0; i < i1; i++) {
       sim_contact *ct = &c->contacts[i];
       if (ct->anchor != -1 || ct->lead != i) continue;
