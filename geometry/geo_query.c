@@ -691,6 +691,16 @@ static inline int side_gap(const double *const X[3], const double *const T[3],
   return 0;
 }
 
+// side k of triangle T (ids tid, kernel data td) from its lower vertex id: returns the
+// origin, with the direction in *d and its squared length in *d2
+static inline const double *side(const double *const T[3], const int tid[3], const geo_tri_data *td,
+                                 int k, const double **d, double *d2) {
+  int k1 = k == 2 ? 0 : k + 1;
+  *d = td->ed + 3 * k;
+  *d2 = td->en2[k];
+  return T[tid[k] > tid[k1] ? k1 : k];
+}
+
 // Distance between triangles P (ids pid, unit normal np, kernel data tp) and Q (qid, nq,
 // tq), all in one frame; witness points in pa, pb. Edges are taken from the lower vertex id
 // to the higher so the same edge gives bit-identical results from either adjacent triangle.
@@ -770,21 +780,18 @@ static double geo_q_tri_dist(const double *const P[3], const int pid[3], const d
   const double *qo[3], *qd[3];
   double ql[3];
   for (int n = 0; n < 3; n++) {
-    int j = oq[n];
-    qo[n] = Q[qid[j] > qid[nx[j]] ? nx[j] : j];
-    qd[n] = tq->ed + 3 * j;
-    ql[n] = tq->en2[j];
+    qo[n] = side(Q, qid, tq, oq[n], &qd[n], &ql[n]);
   }
   for (int m = 0; m < 3; m++) {
-    int i = op[m], i0 = pid[i] > pid[nx[i]] ? nx[i] : i;
-    const double *pd = tp->ed + 3 * i;
-    double pl = tp->en2[i];
+    const double *pd;
+    double pl;
+    const double *p0 = side(P, pid, tp, op[m], &pd, &pl);
     for (int j = 0; j < 3; j++) {
       double ss, tt;
-      double d2 = seg_seg(P[i0], pd, pl, qo[j], qd[j], ql[j], &ss, &tt);
+      double d2 = seg_seg(p0, pd, pl, qo[j], qd[j], ql[j], &ss, &tt);
       if (d2 < best) {
         best = d2;
-        geo_v3_madd(pa, P[i0], ss, pd);
+        geo_v3_madd(pa, p0, ss, pd);
         geo_v3_madd(pb, qo[j], tt, qd[j]);
         if (closest_ok(P, Q, pa, pb)) {
           return sqrt(best);
@@ -875,16 +882,6 @@ static inline geo_feature feat_of(int code, const int tid[3], int t, const int *
   f.type = code >> 2;
   f.id = f.type == GEO_FEAT_FACE ? t : (f.type == GEO_FEAT_EDGE ? te[code & 3] : tid[code & 3]);
   return f;
-}
-
-// side k of triangle T (ids tid, kernel data td) from its lower vertex id: returns the
-// origin, with the direction in *d and its squared length in *d2
-static inline const double *side(const double *const T[3], const int tid[3], const geo_tri_data *td,
-                                 int k, const double **d, double *d2) {
-  int k1 = k == 2 ? 0 : k + 1;
-  *d = td->ed + 3 * k;
-  *d2 = td->en2[k];
-  return T[tid[k] > tid[k1] ? k1 : k];
 }
 
 // Canonical witness points of the leaf pair for the feature pair (ca, cb): vertex-vertex,
