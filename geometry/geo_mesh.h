@@ -108,6 +108,7 @@ geo_mesh *geo_mesh_parse_stl(const unsigned char *buf, size_t len, const char *n
 // beyond a rounding allowance; else 0 (always 0 for a face or d = 0). With d pointing from
 // a witness point on f to the other body's witness point, 1 says the surface comes closer
 // just off f: the pair is not a closest point of m's surface, only of one triangle.
+// m and d are borrowed for the call; f must be a feature of m (not checked). Pure.
 int geo_mesh_descends(const geo_mesh *m, geo_feature f, const double d[3]);
 
 #endif
