@@ -12,6 +12,7 @@
 #define SIM_CACHE_PAIRS 2048  // collidable pairs up to which each gets a coherence cache
 #endif
 #define SIM_CACHE_CAP 8192    // candidate leaf pairs one cache keeps
+#define SIM_CONTACTS_FIRST 256   // contacts the arrays hold before they first grow
 #define SIM_PARALLEL_ANGLE 0.05  // [rad] faces closer to parallel meet at overlap corners
 
 // A friction anchor: the tangential spring of one physical contact, committed after an
@@ -27,21 +28,23 @@ typedef struct sim_anchor {
 } sim_anchor;
 
 struct sim_collider {
-  geo_query_ws *ws;      // one workspace sized for the two largest hierarchies
-  geo_query_cache **cache; // (nbody (nbody - 1) / 2) per body pair, NULL entries for pairs
-                           // that cannot collide; NULL when the model has too many pairs
-  geo_pair *pairs;       // (cap) proximity output of one body pair
-  sim_contact *contacts; // (cap) contacts of the last sim_collide
-  size_t nslots;         // entries of cache
-  int cap, n;
-  double max_depth;      // [m]
+  geo_query_ws *ws;         // one workspace sized for the two largest hierarchies
+  geo_query_cache **cache;  // (nbody (nbody - 1) / 2) per body pair, NULL entries for pairs
+                            // that cannot collide; NULL when the model has too many pairs
+  geo_pair *pairs;          // (size) proximity output of one body pair
+  sim_contact *contacts;    // (size) contacts of the last sim_collide
+  size_t nslots;            // entries of cache
+  int cap;                  // the limit: more contacts at once are CCSIM_ELIMIT
+  int size;                 // entries of the arrays marked (size), grown on demand up to cap
+  int n;
+  double max_depth;  // [m]
   uint64_t geometry_ns;
   // friction
-  int friction;          // some collidable pair has mu > 0
-  sim_anchor *anc;       // (cap) committed anchors, sorted by body pair like the contacts
-  sim_anchor *anc_next;  // (cap) the table being committed
-  double *anc_world;     // (cap x 6) an evaluation's anchor points A(ra), B(rb) (world)
-  unsigned char *claimed;// (cap) anchors taken by a contact in this evaluation
+  int friction;            // some collidable pair has mu > 0
+  sim_anchor *anc;         // (size) committed anchors, sorted by body pair like the contacts
+  sim_anchor *anc_next;    // (size) the table being committed
+  double *anc_world;       // (size x 6) an evaluation's anchor points A(ra), B(rb) (world)
+  unsigned char *claimed;  // (size) anchors taken by a contact in this evaluation
   int nanc;
   // the lead contact of each vertex in one body pair's evaluation (find_leads)
   int nvert;             // entries of each table below: the largest mesh's vertex count
@@ -68,6 +71,32 @@ static size_t pair_slot(const sim_model *m, int a, int b) {
   return (size_t)a * (size_t)(2 * m->nbody - a - 1) / 2 + (size_t)(b - a - 1);
 }
 
+// Room for need contacts (and as many anchors, which come from contacts): the arrays grow
+// by doubling, never past cap, and keep their contents. A session pays for the contacts
+// its scene makes, not for the limit (16384 contacts are about 12 MB). Returns 0, or -1
+// with the arrays as they were (those already enlarged stay valid) when memory runs out.
+static int collider_reserve(sim_collider *c, int need) {
+  if (need <= c->size) return 0;
+  int n = c->size > 0 ? c->size : 1;
+  while (n < need) n = n > c->cap / 2 ? c->cap : 2 * n;
+  if (n < need) return -1;
+#define GROW(field, per)                                               \
+  do {                                                                 \
+    void *p = realloc(c->field, (size_t)n * (per) * sizeof *c->field); \
+    if (!p) return -1;                                                 \
+    c->field = p;                                                      \
+  } while (0)
+  GROW(pairs, 1);
+  GROW(contacts, 1);
+  GROW(anc, 1);
+  GROW(anc_next, 1);
+  GROW(anc_world, 6);
+  GROW(claimed, 1);
+#undef GROW
+  c->size = n;
+  return 0;
+}
+
 sim_collider *sim_collider_new(const sim_model *m, int cap, char *err, size_t err_sz) {
   sim_collider *c = calloc(1, sizeof *c);
   if (!c) {
@@ -75,20 +104,14 @@ sim_collider *sim_collider_new(const sim_model *m, int cap, char *err, size_t er
     return NULL;
   }
   c->cap = cap > 0 ? cap : 16384;
-  c->pairs = calloc((size_t)c->cap, sizeof *c->pairs);
-  c->contacts = calloc((size_t)c->cap, sizeof *c->contacts);
-  c->anc = calloc((size_t)c->cap, sizeof *c->anc);
-  c->anc_next = calloc((size_t)c->cap, sizeof *c->anc_next);
-  c->anc_world = calloc((size_t)c->cap * 6, sizeof *c->anc_world);
-  c->claimed = calloc((size_t)c->cap, 1);
   for (int i = 0; i < m->nbody; i++) {
     if (m->mesh[i] && m->mesh[i]->nvert > c->nvert) c->nvert = m->mesh[i]->nvert;
   }
   c->lead_stamp = calloc(2 * (size_t)c->nvert + 1, sizeof *c->lead_stamp);
   c->lead_of = calloc(2 * (size_t)c->nvert + 1, sizeof *c->lead_of);
-  if (!c->pairs || !c->contacts || !c->anc || !c->anc_next || !c->anc_world || !c->claimed ||
+  if (collider_reserve(c, c->cap < SIM_CONTACTS_FIRST ? c->cap : SIM_CONTACTS_FIRST) != 0 ||
       !c->lead_stamp || !c->lead_of) {
-    if (err) snprintf(err, err_sz, "out of memory for %d contacts", c->cap);
+    if (err) snprintf(err, err_sz, "out of memory for %d contacts", c->size);
     sim_collider_destroy(&c);
     return NULL;
   }
@@ -595,6 +618,9 @@ ccsim_status sim_friction_snapshot_set(const sim_model *m, sim_collider *c, cons
     ok = ok && isfinite(in[19]) && in[19] >= 0;
     if (!ok) return CCSIM_EINVAL;
   }
+  if (c && collider_reserve(c, na) != 0) {
+    return CCSIM_ENOMEM;
+  }
   in = buf + 1;
   for (int j = 0; j < na; j++, in += SIM_ANCHOR_DOUBLES) {
     sim_anchor *an = &c->anc[j];
@@ -631,13 +657,26 @@ ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinemati
       geo_prox_info info;
       uint64_t t0 = now_ns();
       geo_query_cache *cache = c->cache ? c->cache[pair_slot(m, a, b)] : NULL;
-      int rc = geo_proximity(m->bvh[a], &xa, m->bvh[b], &xb, cp.standoff, c->ws, cache,
-                             c->pairs, c->cap - c->n, &info);
+      int rc = geo_proximity(m->bvh[a], &xa, m->bvh[b], &xb, cp.standoff, c->ws, cache, c->pairs,
+                             c->size - c->n, &info);
+      if (rc == GEO_QELIMIT && info.n > c->size - c->n && c->n + info.n <= c->cap) {
+        // more contacts than ever before: make room and ask again (the cache answers as
+        // a cold query would, so the second answer is the one the first would have been)
+        if (collider_reserve(c, c->n + info.n) != 0) {
+          snprintf(c->err, sizeof c->err, "out of memory for %d contacts", c->n + info.n);
+          return CCSIM_ENOMEM;
+        }
+        rc = geo_proximity(m->bvh[a], &xa, m->bvh[b], &xb, cp.standoff, c->ws, cache, c->pairs,
+                           c->size - c->n, &info);
+      }
       c->geometry_ns += now_ns() - t0;
       if (rc == GEO_QELIMIT) {
+        // either the merged pairs or, before merging, the workspace's raw ones overflowed
         snprintf(c->err, sizeof c->err,
-                 "more than %d contacts (bodies \"%s\" and \"%s\" alone have %d)", c->cap,
-                 m->name[a], m->name[b], info.n);
+                 info.n > 0 ? "more than %d contacts (bodies \"%s\" and \"%s\" alone have %d)"
+                            : "more than %d contacts (bodies \"%s\" and \"%s\" alone have %d "
+                              "witness pairs before merging)",
+                 c->cap, m->name[a], m->name[b], info.n > 0 ? info.n : info.n_raw);
         return CCSIM_ELIMIT;
       }
       if (rc != GEO_QOK) {

@@ -5,7 +5,8 @@
 //
 // acting along the pair's normal at its witness points, equal and opposite on the two
 // bodies. The collider owns the per-session scratch of the geometry queries; it is
-// created once (sim_collider_new) and allocation-free afterwards.
+// created once (sim_collider_new) and allocates afterwards only when a state has more
+// contacts than any before it (its arrays double, up to the limit).
 //
 // Parameters of a body pair: each body's value is its override or the scene's; then
 //   k          harmonic mean 2 k_a k_b / (k_a + k_b) (springs in series, scaled so two
@@ -124,10 +125,11 @@ sim_collider *sim_collider_new(const sim_model *m, int cap, char *err, size_t er
 void sim_collider_destroy(sim_collider **c);
 
 // Find every contact at the placement k and add the contact wrenches to wrench (nbody x 6:
-// force [N] and torque about the COM [N m], world frame; caller zeroes it). Allocation-free.
-// Returns CCSIM_OK; CCSIM_ESOLVER when a pair is past the standoff (distance 0: the
-// geometry cannot see the depth) — recoverable, a smaller step avoids it; CCSIM_ELIMIT
-// when more than cap contacts exist. sim_collider_errmsg explains.
+// force [N] and torque about the COM [N m], world frame; caller zeroes it). Allocates only
+// when there are more contacts than ever before. Returns CCSIM_OK; CCSIM_ESOLVER when a
+// pair is past the standoff (distance 0: the geometry cannot see the depth) — recoverable,
+// a smaller step avoids it; CCSIM_ELIMIT when more than cap contacts exist; CCSIM_ENOMEM.
+// sim_collider_errmsg explains.
 ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinematics *k,
                          double *wrench);
 
@@ -167,7 +169,7 @@ size_t sim_friction_snapshot_size(const sim_collider *c);
 void sim_friction_snapshot_get(const sim_collider *c, double *buf);
 
 // Read anchors written by sim_friction_snapshot_get for model m from buf (n doubles);
-// CCSIM_EINVAL (nothing changed) when malformed or bodies are out of range.
+// CCSIM_EINVAL (nothing changed) when malformed or bodies are out of range; CCSIM_ENOMEM.
 ccsim_status sim_friction_snapshot_set(const sim_model *m, sim_collider *c, const double *buf,
                                        size_t n);
 

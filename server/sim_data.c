@@ -140,6 +140,8 @@ static int eval_contacts(const sim_model *m, sim_data *d, double t, const double
     return ++d->touches > SIM_MAX_TOUCH_RETRIES ? -1 : 1;
   }
   if (st != CCSIM_OK) {
+    // the step's error message says why it stopped
+    snprintf(d->err, sizeof d->err, "contacts: %s", sim_collider_errmsg(d->col));
     return -1;
   }
   d->contact_time = t;
@@ -1196,10 +1198,16 @@ ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf
     snprintf(d->err, sizeof d->err, "snapshot: negative time");
     return CCSIM_EINVAL;
   }
-  if (n > base && sim_friction_snapshot_set(m, d->col, buf + base, n - base) != CCSIM_OK) {
-    snprintf(d->err, sizeof d->err,
-             "snapshot: the friction anchors (values %zu..%zu) are malformed", base, n - 1);
-    return CCSIM_EINVAL;
+  ccsim_status fs =
+      n > base ? sim_friction_snapshot_set(m, d->col, buf + base, n - base) : CCSIM_OK;
+  if (fs != CCSIM_OK) {
+    if (fs == CCSIM_ENOMEM) {
+      snprintf(d->err, sizeof d->err, "snapshot: out of memory for the friction anchors");
+    } else {
+      snprintf(d->err, sizeof d->err,
+               "snapshot: the friction anchors (values %zu..%zu) are malformed", base, n - 1);
+    }
+    return fs;
   }
   if (n == base && d->col) sim_friction_clear(d->col, -1);
   const double *in = buf;

@@ -369,6 +369,98 @@ static void test_identity_over_fine_mesh(void **state) {
   sim_model_destroy(&m);
 }
 
+// A cube lies flat 0.5 mm above a grid of 0.4 mm squares, inside the 1 mm standoff: the
+// grid's vertices under its face make more contacts than the collider's arrays first hold.
+// They grow while the query runs; the contacts must be those of a second evaluation that
+// finds the arrays large enough, the limit must still hold (cap one short is CCSIM_ELIMIT,
+// a cap above the count is not), and the anchors of those contacts must restore into a
+// collider that has never held that many.
+static void test_contacts_outgrow_first_arrays(void **state) {
+  (void)state;
+  enum { N = 40 };
+  const double h = 0.4e-3, edge = 0.01;
+  static double vert[(N + 1) * (N + 1) * 3];
+  static unsigned tri[N * N * 6];
+  sim_body_desc b[2];
+  fine_grid(&b[0], N, h, vert, tri);
+  memset(&b[1], 0, sizeof b[1]);
+  b[1].name = "cube";
+  b[1].mass = 1;
+  b[1].shape.type = SIM_SHAPE_BOX;
+  geo_v3_set(b[1].shape.size, edge, edge, edge);
+  b[1].quat[0] = 1;
+  sim_model *m = compile(b, 2, 1, 1, 1e-6);
+  assert_non_null(m);
+  double pos[6] = {0, 0, 0, 0.13e-3, 0.07e-3, 0.5e-3 + edge / 2};
+  double quat[8] = {1, 0, 0, 0, 1, 0, 0, 0}, zero[6] = {0}, wrench[12];
+  sim_kinematics k = {pos, quat, pos, zero, zero};
+  char err[256] = "";
+  sim_collider *c = sim_collider_new(m, 0, err, sizeof err);
+  assert_non_null(c);
+  memset(wrench, 0, sizeof wrench);
+  assert_int_equal(sim_collide(m, c, &k, wrench), CCSIM_OK);
+  int n = 0;
+  const sim_contact *ct = sim_collider_contacts(c, &n);
+  print_message("flat cube on the grid: %d contacts\n", n);
+  assert_true(n > 4 * 256);  // past the first arrays, and past two doublings
+  sim_contact *first = malloc((size_t)n * sizeof *first);
+  assert_non_null(first);
+  memcpy(first, ct, (size_t)n * sizeof *first);
+  double w1[12];
+  memcpy(w1, wrench, sizeof w1);
+  memset(wrench, 0, sizeof wrench);
+  assert_int_equal(sim_collide(m, c, &k, wrench), CCSIM_OK);
+  int n2 = 0;
+  ct = sim_collider_contacts(c, &n2);
+  assert_int_equal(n2, n);
+  assert_memory_equal(ct, first, (size_t)n * sizeof *first);
+  assert_memory_equal(wrench, w1, sizeof w1);
+  // the anchors of all of them, restored where the arrays are still small
+  assert_int_equal(sim_friction_commit(m, c, &k), 0);
+  assert_true(sim_friction_anchors(c) > 256);
+  size_t sz = sim_friction_snapshot_size(c);
+  double *snap = malloc(sz * sizeof *snap), *again = malloc(sz * sizeof *again);
+  assert_non_null(snap);
+  assert_non_null(again);
+  sim_friction_snapshot_get(c, snap);
+  sim_collider *r = sim_collider_new(m, 0, err, sizeof err);
+  assert_non_null(r);
+  assert_int_equal(sim_friction_snapshot_set(m, r, snap, sz), CCSIM_OK);
+  assert_int_equal(sim_friction_snapshot_size(r), sz);
+  sim_friction_snapshot_get(r, again);
+  assert_memory_equal(again, snap, sz * sizeof *snap);
+  sim_collider_destroy(&r);
+  // the limit: one contact short fails with a message, exactly enough passes
+  sim_collider *lim = sim_collider_new(m, n - 1, err, sizeof err);
+  assert_non_null(lim);
+  memset(wrench, 0, sizeof wrench);
+  assert_int_equal(sim_collide(m, lim, &k, wrench), CCSIM_ELIMIT);
+  print_message("cap %d: %s\n", n - 1, sim_collider_errmsg(lim));
+  assert_non_null(strstr(sim_collider_errmsg(lim), "more than"));
+  sim_collider_destroy(&lim);
+  int na = sim_friction_anchors(c);
+  lim = sim_collider_new(m, na - 1, err, sizeof err);
+  assert_non_null(lim);
+  assert_int_equal(sim_friction_snapshot_set(m, lim, snap, sz), CCSIM_EINVAL);
+  assert_int_equal(sim_friction_anchors(lim), 0);
+  sim_collider_destroy(&lim);
+  // a limit the doubling cannot land on (256, 512, 1024, then 1700); the workspace's raw
+  // pairs (4 per contact of the limit) must hold this contact set's 6490 too
+  lim = sim_collider_new(m, 1700, err, sizeof err);
+  assert_non_null(lim);
+  memset(wrench, 0, sizeof wrench);
+  assert_int_equal(sim_collide(m, lim, &k, wrench), CCSIM_OK);
+  ct = sim_collider_contacts(lim, &n2);
+  assert_int_equal(n2, n);
+  assert_memory_equal(ct, first, (size_t)n * sizeof *first);
+  sim_collider_destroy(&lim);
+  free(snap);
+  free(again);
+  free(first);
+  sim_collider_destroy(&c);
+  sim_model_destroy(&m);
+}
+
 // A ball (radius 2 cm, 64 x 32 facets) 0.05 mm into a standoff of 0.1 mm over the same
 // kind of grid is first carried 0.2 mm sideways, so its contacts stick with 0.2 mm of
 // stretch, then rolled without slip by 0.5 mm: the witness points of the contacts at the
@@ -471,10 +563,14 @@ static void test_identity_rolling(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_incline_sticks),       cmocka_unit_test(test_incline_slides),
-      cmocka_unit_test(test_oscillating_load),     cmocka_unit_test(test_stick_slip),
-      cmocka_unit_test(test_slide_to_rest_energy), cmocka_unit_test(test_identity_over_fine_mesh),
+      cmocka_unit_test(test_incline_sticks),
+      cmocka_unit_test(test_incline_slides),
+      cmocka_unit_test(test_oscillating_load),
+      cmocka_unit_test(test_stick_slip),
+      cmocka_unit_test(test_slide_to_rest_energy),
+      cmocka_unit_test(test_identity_over_fine_mesh),
       cmocka_unit_test(test_identity_rolling),
+      cmocka_unit_test(test_contacts_outgrow_first_arrays),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
