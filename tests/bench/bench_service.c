@@ -13,6 +13,10 @@
 // server's context, so one ZeroMQ I/O thread serves both ends of every connection - a
 // topology no separate client can have, printed for comparison with older figures.
 //
+// CPU per round trip is given for the whole process and split by thread: the server's own
+// (the echo's in the floor), the clients' (libccsim's or raw libzmq calls) and the ZeroMQ
+// I/O threads' of both ends, which carry the same messages in both.
+//
 // The goal line checks median <= 1.3 x floor + physics with the core's own median step
 // time as the physics allowance; the "physics" column is the server's StepStats.physics_us
 // per request, wall time in sim_step truncated to whole microseconds per step, which grows
@@ -27,6 +31,7 @@
 //   --clients N measures only N clients instead of 1, 8 and 16; --only shared, floor or
 //   service measures only that one, for profiling it; the floors and the service alternate
 //   in R rounds (default 5) whose samples are pooled)
+#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -34,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,6 +92,7 @@ typedef struct echo_server {
 
 static void *echo_main(void *p) {
   echo_server *e = p;
+  prctl(PR_SET_NAME, "bench-echo", 0, 0, 0);  // its CPU apart from the clients' in perf
   uint8_t *reply = calloc(1, e->reply_len);
   while (!atomic_load(&e->stop)) {
     zmq_pollitem_t it = {.socket = e->router, .events = ZMQ_POLLIN};
@@ -115,11 +122,14 @@ typedef struct worker_arg {
   double *t;            // (n) round trips [us]
   uint64_t physics_us;  // ccsim: physics time reported by the server
   int status;
-  pthread_barrier_t *go;
+  pthread_barrier_t *go;    // all warmed up: the measurement starts
+  pthread_barrier_t *done;  // twice: all measured; then the CPU times are taken (every
+                            // thread, ZeroMQ's too, alive until then)
 } worker_arg;
 
 static void *worker(void *p) {
   worker_arg *a = p;
+  prctl(PR_SET_NAME, "bench-client", 0, 0, 0);
   a->status = 0;
   if (a->raw) {
     void *own = a->ctx ? NULL : zmq_ctx_new();
@@ -142,6 +152,8 @@ static void *worker(void *p) {
       zmq_msg_close(&m);
       a->t[k] = now_us() - t0;
     }
+    pthread_barrier_wait(a->done);
+    pthread_barrier_wait(a->done);
     free(req);
     int linger = 0;
     zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
@@ -171,9 +183,60 @@ static void *worker(void *p) {
     a->t[k] = now_us() - t0;
     a->physics_us += ccsim_session_stats(s)->physics_us;
   }
+  pthread_barrier_wait(a->done);
+  pthread_barrier_wait(a->done);
   ccsim_session_close(&s);
   ccsim_client_destroy(&c);
   return NULL;
+}
+
+// The process's threads by what they are, told apart by the names they give themselves
+enum { G_SERVER, G_CLIENT, G_ECHO, G_ZMQ_SERVER, G_ZMQ_CLIENT, NGROUP };
+
+// ZeroMQ's threads all have one name: those of the server's and the echo's contexts are
+// the ones that exist before a measurement's clients start (the earlier ones' are gone)
+static long server_zmq[8];
+static int nserver_zmq;
+
+// CPU time [us] each group of this process's threads has run so far, from the scheduler's
+// per-thread nanosecond account (getrusage has no per-thread split, /proc's stat ticks
+// are 10 ms); threads of no group (main, ZeroMQ's reaper) are left out
+static void group_cpu(double out[NGROUP], int note_server_zmq) {
+  memset(out, 0, NGROUP * sizeof out[0]);
+  DIR *d = opendir("/proc/self/task");
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (e->d_name[0] == '.') {
+      continue;
+    }
+    char path[300], comm[32] = "";
+    unsigned long long ns = 0;
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    FILE *f = fopen(path, "r");
+    int ok = f && fgets(comm, sizeof comm, f);
+    comm[strcspn(comm, "\n")] = 0;
+    if (f) fclose(f);
+    snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+    f = ok ? fopen(path, "r") : NULL;
+    ok = f && fscanf(f, "%llu", &ns) == 1;
+    if (f) fclose(f);
+    long tid = atol(e->d_name);
+    int g = !strncmp(comm, "ccsim-", 6)          ? G_SERVER
+            : !strncmp(comm, "bench-client", 12) ? G_CLIENT
+            : !strncmp(comm, "bench-echo", 10)   ? G_ECHO
+            : !strncmp(comm, "ZMQbg/IO", 8)      ? G_ZMQ_CLIENT
+                                                 : -1;
+    if (g == G_ZMQ_CLIENT && note_server_zmq && nserver_zmq < 8) {
+      server_zmq[nserver_zmq++] = tid;
+    }
+    for (int k = 0; g == G_ZMQ_CLIENT && k < nserver_zmq; k++) {
+      g = server_zmq[k] == tid ? G_ZMQ_SERVER : g;
+    }
+    if (ok && g >= 0) {
+      out[g] += 1e-3 * (double)ns;
+    }
+  }
+  if (d) closedir(d);
 }
 
 // round trips of one kind pooled over the rounds of a measurement
@@ -184,6 +247,7 @@ typedef struct samples {
   double phys_us;  // ccsim: server physics time summed over the round trips [us]
   double cpu_us;   // the whole process's CPU time (user + system) over the rounds [us]
   double csw;      // the whole process's context switches over the rounds
+  double grp_us[NGROUP];  // CPU time of each group of threads over the rounds [us]
 } samples;
 
 // CPU time [us] and context switches of the whole process so far: the server, the echo
@@ -203,17 +267,33 @@ static int run_clients(const char *endpoint, const ccsim_scene *sc, int raw, voi
   worker_arg *a = calloc((size_t)nclients, sizeof *a);
   pthread_t *th = calloc((size_t)nclients, sizeof *th);
   double *all = out->t + out->n;
-  pthread_barrier_t go;
+  pthread_barrier_t go, done;
   pthread_barrier_init(&go, NULL, (unsigned)nclients + 1);
+  pthread_barrier_init(&done, NULL, (unsigned)nclients + 1);
+  double g0[NGROUP], g1[NGROUP];
+  nserver_zmq = 0;
+  group_cpu(g0, 1);  // only to note the ZeroMQ threads of the servers; taken again below
   for (int i = 0; i < nclients; i++) {
-    a[i] = (worker_arg){.endpoint = endpoint, .scene = sc, .raw = raw, .ctx = ctx,
-                        .req_len = req_len, .n = n, .t = all + (size_t)i * (size_t)n,
-                        .go = &go};
+    a[i] = (worker_arg){.endpoint = endpoint,
+                        .scene = sc,
+                        .raw = raw,
+                        .ctx = ctx,
+                        .req_len = req_len,
+                        .n = n,
+                        .t = all + (size_t)i * (size_t)n,
+                        .go = &go,
+                        .done = &done};
     pthread_create(&th[i], NULL, worker, &a[i]);
   }
   pthread_barrier_wait(&go);
   double t0 = now_us(), cpu0, csw0, cpu1, csw1;
   process_usage(&cpu0, &csw0);
+  group_cpu(g0, 0);
+  pthread_barrier_wait(&done);
+  out->wall_us += now_us() - t0;
+  process_usage(&cpu1, &csw1);
+  group_cpu(g1, 0);
+  pthread_barrier_wait(&done);
   int rc = 0;
   uint64_t phys = 0;
   for (int i = 0; i < nclients; i++) {
@@ -221,13 +301,15 @@ static int run_clients(const char *endpoint, const ccsim_scene *sc, int raw, voi
     rc |= a[i].status;
     phys += a[i].physics_us;
   }
-  out->wall_us += now_us() - t0;
-  process_usage(&cpu1, &csw1);
   out->cpu_us += cpu1 - cpu0;
   out->csw += csw1 - csw0;
+  for (int g = 0; g < NGROUP; g++) {
+    out->grp_us[g] += g1[g] - g0[g];
+  }
   out->n += (size_t)nclients * (size_t)n;
   out->phys_us += (double)phys;
   pthread_barrier_destroy(&go);
+  pthread_barrier_destroy(&done);
   free(th);
   free(a);
   return rc;
@@ -572,6 +654,14 @@ int main(int argc, char **argv) {
           "switches; ccsim %.1f us, %.2f context switches\n",
           fl.cpu_us / (double)fl.n, fl.csw / (double)fl.n, sv.cpu_us / (double)sv.n,
           sv.csw / (double)sv.n);
+      double fn = (double)fl.n, sn = (double)sv.n;
+      printf(
+          "        | CPU per round trip by thread, floor -> ccsim: server %.1f -> %.1f us "
+          "(its ZeroMQ I/O %.1f -> %.1f), clients %.1f -> %.1f us (their ZeroMQ I/O %.1f -> "
+          "%.1f)\n",
+          fl.grp_us[G_ECHO] / fn, sv.grp_us[G_SERVER] / sn, fl.grp_us[G_ZMQ_SERVER] / fn,
+          sv.grp_us[G_ZMQ_SERVER] / sn, fl.grp_us[G_CLIENT] / fn, sv.grp_us[G_CLIENT] / sn,
+          fl.grp_us[G_ZMQ_CLIENT] / fn, sv.grp_us[G_ZMQ_CLIENT] / sn);
     }
     fflush(stdout);
   }
