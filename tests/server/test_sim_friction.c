@@ -290,6 +290,21 @@ static void fine_grid(sim_body_desc *b, int n, double h, double *vert, unsigned 
   b->quat[0] = 1;
 }
 
+// A fixed grid of n x n cells of h (vert and tri sized for it) and a free cube of the
+// given edge; the caller places the cube. mu is static and sliding friction alike.
+static sim_model *cube_on_grid(int n, double h, double edge, double mu, double *vert,
+                               unsigned *tri) {
+  sim_body_desc b[2];
+  fine_grid(&b[0], n, h, vert, tri);
+  memset(&b[1], 0, sizeof b[1]);
+  b[1].name = "cube";
+  b[1].mass = 1;
+  b[1].shape.type = SIM_SHAPE_BOX;
+  geo_v3_set(b[1].shape.size, edge, edge, edge);
+  b[1].quat[0] = 1;
+  return compile(b, 2, mu, mu, 1e-6);
+}
+
 // A cube stands on one corner 0.5 mm above a flat grid of 1 mm squares (two triangles
 // each) and is carried 2 mm along it in 40 commits while mu = 10 keeps the corner stuck.
 // The corner crosses cell edges and diagonals, where the engine reports it against
@@ -305,15 +320,7 @@ static void test_identity_over_fine_mesh(void **state) {
   const double h = 1e-3, d0 = 0.5e-3, D = 2e-3, edge = 0.01;
   static double vert[(N + 1) * (N + 1) * 3];
   static unsigned tri[N * N * 6];
-  sim_body_desc b[2];
-  fine_grid(&b[0], N, h, vert, tri);
-  memset(&b[1], 0, sizeof b[1]);
-  b[1].name = "cube";
-  b[1].mass = 1;
-  b[1].shape.type = SIM_SHAPE_BOX;
-  geo_v3_set(b[1].shape.size, edge, edge, edge);
-  b[1].quat[0] = 1;
-  sim_model *m = compile(b, 2, 10, 10, 1e-6);
+  sim_model *m = cube_on_grid(N, h, edge, 10, vert, tri);
   assert_non_null(m);
   char err[256] = "";
   sim_collider *c = sim_collider_new(m, 0, err, sizeof err);
@@ -381,15 +388,7 @@ static void test_contacts_outgrow_first_arrays(void **state) {
   const double h = 0.4e-3, edge = 0.01;
   static double vert[(N + 1) * (N + 1) * 3];
   static unsigned tri[N * N * 6];
-  sim_body_desc b[2];
-  fine_grid(&b[0], N, h, vert, tri);
-  memset(&b[1], 0, sizeof b[1]);
-  b[1].name = "cube";
-  b[1].mass = 1;
-  b[1].shape.type = SIM_SHAPE_BOX;
-  geo_v3_set(b[1].shape.size, edge, edge, edge);
-  b[1].quat[0] = 1;
-  sim_model *m = compile(b, 2, 1, 1, 1e-6);
+  sim_model *m = cube_on_grid(N, h, edge, 1, vert, tri);
   assert_non_null(m);
   double pos[6] = {0, 0, 0, 0.13e-3, 0.07e-3, 0.5e-3 + edge / 2};
   double quat[8] = {1, 0, 0, 0, 1, 0, 0, 0}, zero[6] = {0}, wrench[12];
