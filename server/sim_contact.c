@@ -74,12 +74,12 @@ static size_t pair_slot(const sim_model *m, int a, int b) {
 // Room for need contacts (and as many anchors, which come from contacts): the arrays grow
 // by doubling, never past cap, and keep their contents. A session pays for the contacts
 // its scene makes, not for the limit (16384 contacts are about 12 MB). Returns 0, or -1
-// with the arrays as they were (those already enlarged stay valid) when memory runs out.
+// past cap or when memory runs out (the arrays already enlarged stay valid).
 static int collider_reserve(sim_collider *c, int need) {
   if (need <= c->size) return 0;
+  if (need > c->cap) return -1;
   int n = c->size > 0 ? c->size : 1;
   while (n < need) n = n > c->cap / 2 ? c->cap : 2 * n;
-  if (n < need) return -1;
 #define GROW(field, per)                                               \
   do {                                                                 \
     void *p = realloc(c->field, (size_t)n * (per) * sizeof *c->field); \
