@@ -68,6 +68,28 @@ static ccsim_scene *balls(int n) {
   return sc;
 }
 
+// one ball, a client and a session paced as asked: what each pacing test starts from
+typedef struct paced {
+  ccsim_scene *sc;
+  ccsim_client *c;
+  ccsim_session *s;
+} paced;
+
+static void paced_open(const fixture *f, paced *p, ccsim_pacing pacing, double period) {
+  char err[256];
+  p->sc = balls(1);
+  p->c = ccsim_client_new(f->endpoint, err, sizeof err);
+  assert_non_null(p->c);
+  p->s = ccsim_session_create_paced(p->c, p->sc, pacing, period);
+  assert_non_null(p->s);
+}
+
+static void paced_close(paced *p) {
+  ccsim_session_close(&p->s);
+  ccsim_client_destroy(&p->c);
+  ccsim_scene_destroy(&p->sc);
+}
+
 static void test_stream_sequence(void **state) {
   fixture *f = *state;
   char err[256];
@@ -198,12 +220,9 @@ static void test_stalled_subscriber_loses_not_blocks(void **state) {
 // step's deadline (the wall-clock time of the step's end) has passed already. Those misses
 // are counted as the client's (late_requests), with the lateness they had.
 static void test_lockstep_late_client(void **state) {
-  fixture *f = *state;
-  char err[256];
-  ccsim_scene *sc = balls(1);
-  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
-  ccsim_session *s = ccsim_session_create_paced(c, sc, CCSIM_PACING_LOCKSTEP, 0);
-  assert_non_null(s);
+  paced p;
+  paced_open(*state, &p, CCSIM_PACING_LOCKSTEP, 0);
+  ccsim_session *s = p.s;
   enum { N = 20 };
   const double dt = 1e-3;
   for (int k = 1; k <= N; k++) {
@@ -220,18 +239,14 @@ static void test_lockstep_late_client(void **state) {
   assert_true(d->late_requests >= N - 1);  // all but the first (it sets the origin)
   assert_true(d->misses >= d->late_requests);
   assert_true(d->worst_lateness >= 2 * dt);  // the lateness grows by 2 dt per step
-  ccsim_session_close(&s);
-  ccsim_client_destroy(&c);
-  ccsim_scene_destroy(&sc);
+  paced_close(&p);
 }
 
 static void test_lockstep_pacing(void **state) {
-  fixture *f = *state;
-  char err[256];
-  ccsim_scene *sc = balls(1);
-  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
-  ccsim_session *s = ccsim_session_create_paced(c, sc, CCSIM_PACING_LOCKSTEP, 0);
-  assert_non_null(s);
+  paced p;
+  paced_open(*state, &p, CCSIM_PACING_LOCKSTEP, 0);
+  ccsim_client *c = p.c;
+  ccsim_session *s = p.s;
   enum { N = 200 };
   const double dt = 2e-3;
   double t0 = now_s();
@@ -254,25 +269,22 @@ static void test_lockstep_pacing(void **state) {
   assert_int_equal(info.deadline.paced_steps, N);
   assert_int_equal(info.deadline.late_requests, d->late_requests);
   // an unpaced session on the same server is not held back
-  ccsim_session *fast = ccsim_session_create(c, sc);
+  ccsim_session *fast = ccsim_session_create(c, p.sc);
   t0 = now_s();
   for (int k = 0; k < N; k++) {
     assert_int_equal(ccsim_session_step(fast, dt, NULL, 0), CCSIM_OK);
   }
   assert_true(now_s() - t0 < N * dt);
   ccsim_session_close(&fast);
-  ccsim_session_close(&s);
-  ccsim_client_destroy(&c);
-  ccsim_scene_destroy(&sc);
+  paced_close(&p);
 }
 
 static void test_free_running(void **state) {
   fixture *f = *state;
   char err[256];
-  ccsim_scene *sc = balls(1);
-  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
-  ccsim_session *s = ccsim_session_create_paced(c, sc, CCSIM_PACING_FREE_RUNNING, 2e-3);
-  assert_non_null(s);
+  paced p;
+  paced_open(f, &p, CCSIM_PACING_FREE_RUNNING, 2e-3);
+  ccsim_session *s = p.s;
   ccsim_watch *w = ccsim_watch_new(f->stream, ccsim_session_id(s), NULL, err, sizeof err);
   assert_non_null(w);
   double t0 = now_s();
@@ -303,9 +315,7 @@ static void test_free_running(void **state) {
   assert_int_equal(seen, 50);
   assert_true(vz < -2);
   ccsim_watch_destroy(&w);
-  ccsim_session_close(&s);
-  ccsim_client_destroy(&c);
-  ccsim_scene_destroy(&sc);
+  paced_close(&p);
 }
 
 int main(void) {
