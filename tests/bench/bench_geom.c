@@ -121,9 +121,8 @@ static int measure(int npose, bench_ws *w, figures f[NCASE]) {
   int cap = w->cap;
   for (int ri = 0; ri < 2; ri++) {
     int rings = case_rings(2 * ri);
-    geo_mesh *torus = geo_mesh_torus(BG_TORUS_R, BG_TORUS_r, BG_TORUS_NMAJOR, BG_TORUS_NMINOR,
-                                     err, sizeof err);
-    geo_mesh *cone = geo_mesh_cone(BG_CONE_R, BG_CONE_H, BG_CONE_SEG, rings, err, sizeof err);
+    geo_mesh *torus, *cone;
+    bg_meshes(rings, &torus, &cone, err, sizeof err);
     if (torus == NULL || cone == NULL) {
       fprintf(stderr, "mesh: %s\n", err);
       exit(1);

@@ -158,9 +158,8 @@ static int ab_run(int npose, int block) {
       "jittered < %.2g mm\n",
       FCL_VERSION, block, npose, BG_JITTER * 1e3);
   for (int rings = 1; rings <= 16; rings += 15) {
-    geo_mesh *torus =
-        geo_mesh_torus(BG_TORUS_R, BG_TORUS_r, BG_TORUS_NMAJOR, BG_TORUS_NMINOR, err, sizeof err);
-    geo_mesh *cone = geo_mesh_cone(BG_CONE_R, BG_CONE_H, BG_CONE_SEG, rings, err, sizeof err);
+    geo_mesh *torus, *cone;
+    bg_meshes(rings, &torus, &cone, err, sizeof err);
     geo_bvh *bt = torus ? geo_bvh_new(torus, err, sizeof err) : nullptr;
     geo_bvh *bc = cone ? geo_bvh_new(cone, err, sizeof err) : nullptr;
     const int cap = 1 << 15;
@@ -263,9 +262,8 @@ int main(int argc, char **argv) {
   std::printf("# FCL %s, Rock-N-Stack: medians over %d poses jittered < %.2g mm\n",
               FCL_VERSION, npose, BG_JITTER * 1e3);
   for (int rings = 1; rings <= 16; rings += 15) {
-    geo_mesh *torus = geo_mesh_torus(BG_TORUS_R, BG_TORUS_r, BG_TORUS_NMAJOR, BG_TORUS_NMINOR,
-                                     err, sizeof err);
-    geo_mesh *cone = geo_mesh_cone(BG_CONE_R, BG_CONE_H, BG_CONE_SEG, rings, err, sizeof err);
+    geo_mesh *torus, *cone;
+    bg_meshes(rings, &torus, &cone, err, sizeof err);
     if (!torus || !cone) {
       std::fprintf(stderr, "mesh: %s\n", err);
       return 1;

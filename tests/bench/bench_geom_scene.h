@@ -9,6 +9,8 @@
 
 #include <math.h>
 
+#include "geo_prim.h"
+
 #define BG_TORUS_R 0.05
 #define BG_TORUS_r 0.015
 #define BG_TORUS_NMAJOR 48
@@ -27,6 +29,15 @@ static inline double bg_torus_height(double lift) {
   double nrm = sqrt(BG_CONE_H * BG_CONE_H + BG_CONE_R * BG_CONE_R);
   return ((BG_TORUS_r + BG_GAP) * nrm - BG_CONE_H * BG_TORUS_R + BG_CONE_R * BG_CONE_H) /
              BG_CONE_R + lift;
+}
+
+// The torus and the cone with `rings` rings on its side (caller owns both; either NULL
+// with the reason in err when it cannot be built): the one place both programs take the
+// scene's meshes from
+static inline void bg_meshes(int rings, geo_mesh **torus, geo_mesh **cone, char *err,
+                             size_t err_sz) {
+  *torus = geo_mesh_torus(BG_TORUS_R, BG_TORUS_r, BG_TORUS_NMAJOR, BG_TORUS_NMINOR, err, err_sz);
+  *cone = geo_mesh_cone(BG_CONE_R, BG_CONE_H, BG_CONE_SEG, rings, err, err_sz);
 }
 
 // deterministic generator shared by both programs
