@@ -249,7 +249,7 @@ uint8_t *srv_handle(srv *s, const uint8_t *req, size_t len, size_t *reply_len) {
   return out;
 }
 
-// ---- the I/O duty ---------------------------------------------------------------------
+// ---- the I/O duty -------------------------------------------------------------------
 
 // sock_mu is held for one send or receive, a few microseconds, typically by the thread
 // that just passed on the I/O duty (sending its reply) against the new leader (taking the

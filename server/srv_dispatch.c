@@ -1,7 +1,7 @@
 // Requests to replies. srv_accept (the leader) decodes, checks roles and answers what
-// needs no physics; srv_execute (a pool thread) runs the rest: CreateSession, Step, SetState,
-// CloseSession, checkpoints, free-running ticks and saves. Every rejected request leaves
-// the session unchanged.
+// needs no physics; srv_execute (a pool thread) runs the rest: CreateSession, Step,
+// SetState, CloseSession, checkpoints, free-running ticks and saves. Every rejected
+// request leaves the session unchanged.
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -238,7 +238,7 @@ static int token_ok(const srv_session *ss, const char *t) {
   return diff == 0;
 }
 
-// ---- answered by the leader -------------------------------------------------------
+// ---- answered by the leader ---------------------------------------------------------
 
 static int do_hello(rctx *rc, const Ccsim__Hello *h) {
   if (!h->has_protocol_version ||
@@ -521,7 +521,7 @@ void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a) {
   si->expired = s->expired;
 }
 
-// ---- run by a pool thread ------------------------------------------------------------------
+// ---- run by a pool thread -----------------------------------------------------------
 
 // After the state changed: publish the view, count the step and build the stream message.
 static void state_changed(rctx *rc, srv_job *j, srv_session *ss, Ccsim__BodyState **bodies,

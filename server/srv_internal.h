@@ -15,10 +15,10 @@
 // leader runs it keeping the duty, because handing it over (a futex wake-up and a context
 // switch) costs more than the job; the pacer is the watchdog that passes the duty on when
 // such a job runs longer than its watch (srv_pool.c), so a session that turns slow delays
-// others by at most that. A session's jobs run one at a time in arrival order, never holding a lock
-// while stepping; the thread that ran a job sends its reply and stream message itself
-// (srv_send_job). The pacer thread holds the replies of lockstep-paced steps until their
-// wall-clock time, sends them, and fires free-running ticks.
+// others by at most that. A session's jobs run one at a time in arrival order, never
+// holding a lock while stepping; the thread that ran a job sends its reply and stream
+// message itself (srv_send_job). The pacer thread holds the replies of lockstep-paced
+// steps until their wall-clock time, sends them, and fires free-running ticks.
 //
 // The ROUTER and the PUB are the two sockets more than one thread uses. ZeroMQ allows that
 // when every use is fenced, so every call on them is made under srv.sock_mu. The leader
@@ -153,7 +153,7 @@ struct srv {
   pthread_mutex_t sock_mu;    // every call on router and pub
   int io_sleeping;            // the leader waits on router_fd (under sock_mu)
   atomic_int stop;
-  int threaded;  // the pool and the pacer run (srv_run)
+  int threaded;               // the pool and the pacer run (srv_run)
 
   pthread_mutex_t mu;
   pthread_cond_t pace_cv;     // the pacer waits here (CLOCK_MONOTONIC)
@@ -178,7 +178,7 @@ struct srv {
 
   srv_job *rhead, *rtail;     // ready queue
   srv_job *phead, *ptail;     // ready queue of paced sessions, served first
-  atomic_int nready;          // jobs in the ready queue (read without mu by spinning workers)
+  atomic_int nready;          // jobs in the ready queue (read without mu by the leader)
   srv_job *delayed;           // pacer: replies held until send_at (sorted)
 
   pthread_t *workers;
@@ -186,7 +186,7 @@ struct srv {
   pthread_t pacer;
   int pacer_started;
 
-  ccsim_arena io_arena;  // replies built by the leader or srv_handle
+  ccsim_arena io_arena;       // replies built by the leader or srv_handle
   atomic_ullong requests;
   uint64_t expired;           // sessions freed by the idle timeout (under mu)
   srv_deadline dl;            // totals over all sessions (under mu)
@@ -200,7 +200,7 @@ struct srv {
   int nallow;
 };
 
-// ---- clock and small helpers (srv_store.c) ----------------------------------------
+// ---- clock and small helpers (srv_store.c) ------------------------------------------
 
 // CLOCK_MONOTONIC [s].
 double srv_now(void);
