@@ -13,6 +13,9 @@
 #endif
 #define SIM_CACHE_CAP 8192    // candidate leaf pairs one cache keeps
 #define SIM_CONTACTS_FIRST 256   // contacts the arrays hold before they first grow
+#define SIM_RAW_PER_CONTACT \
+  4                              // workspace room for witness pairs before merging, per
+                                 // contact of the limit
 #define SIM_PARALLEL_ANGLE 0.05  // [rad] faces closer to parallel meet at overlap corners
 
 // A friction anchor: the tangential spring of one physical contact, committed after an
@@ -49,7 +52,7 @@ struct sim_collider {
   // the lead contact of each vertex in one body pair's evaluation (find_leads)
   int nvert;             // entries of each table below: the largest mesh's vertex count
   unsigned stamp;        // current pair evaluation; a table entry is valid if it matches
-  unsigned *lead_stamp;  // (2 x nvert) for A's vertices, then B's
+  unsigned *lead_stamp;  // (2 x nvert) for A's vertices, then B's; NULL without friction
   int *lead_of;          // (2 x nvert) contact index of the vertex's deepest lead
   char err[256];
 };
@@ -104,14 +107,9 @@ sim_collider *sim_collider_new(const sim_model *m, int cap, char *err, size_t er
     return NULL;
   }
   c->cap = cap > 0 ? cap : 16384;
-  for (int i = 0; i < m->nbody; i++) {
-    if (m->mesh[i] && m->mesh[i]->nvert > c->nvert) c->nvert = m->mesh[i]->nvert;
-  }
-  c->lead_stamp = calloc(2 * (size_t)c->nvert + 1, sizeof *c->lead_stamp);
-  c->lead_of = calloc(2 * (size_t)c->nvert + 1, sizeof *c->lead_of);
-  if (collider_reserve(c, c->cap < SIM_CONTACTS_FIRST ? c->cap : SIM_CONTACTS_FIRST) != 0 ||
-      !c->lead_stamp || !c->lead_of) {
-    if (err) snprintf(err, err_sz, "out of memory for %d contacts", c->size);
+  int first = c->cap < SIM_CONTACTS_FIRST ? c->cap : SIM_CONTACTS_FIRST;
+  if (collider_reserve(c, first) != 0) {
+    if (err) snprintf(err, err_sz, "out of memory for %d contacts", first);
     sim_collider_destroy(&c);
     return NULL;
   }
@@ -128,7 +126,8 @@ sim_collider *sim_collider_new(const sim_model *m, int cap, char *err, size_t er
   }
   if (big >= 0 && second >= 0) {
     char gerr[256] = "";
-    c->ws = geo_query_ws_new(m->bvh[big], m->bvh[second], 4 * c->cap, gerr, sizeof gerr);
+    c->ws = geo_query_ws_new(m->bvh[big], m->bvh[second], SIM_RAW_PER_CONTACT * c->cap, gerr,
+                             sizeof gerr);
     if (!c->ws) {
       if (err) snprintf(err, err_sz, "contact workspace: %s", gerr);
       sim_collider_destroy(&c);
@@ -152,6 +151,20 @@ sim_collider *sim_collider_new(const sim_model *m, int cap, char *err, size_t er
       sim_contact_params cp;
       sim_pair_params(m, a, b, &cp);
       if (cp.mu > 0 || cp.mu_dynamic > 0) c->friction = 1;
+    }
+  }
+  if (c->friction) {
+    // find_leads' tables, for friction pairs only
+    for (int i = 0; i < m->nbody; i++) {
+      if (m->mesh[i] && m->mesh[i]->nvert > c->nvert) c->nvert = m->mesh[i]->nvert;
+    }
+    c->lead_stamp = calloc(2 * (size_t)c->nvert + 1, sizeof *c->lead_stamp);
+    c->lead_of = calloc(2 * (size_t)c->nvert + 1, sizeof *c->lead_of);
+    if (!c->lead_stamp || !c->lead_of) {
+      if (err)
+        snprintf(err, err_sz, "out of memory for the friction tables of %d vertices", c->nvert);
+      sim_collider_destroy(&c);
+      return NULL;
     }
   }
   if (c->ws && npairs <= SIM_CACHE_PAIRS) {
@@ -672,11 +685,16 @@ ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinemati
       c->geometry_ns += now_ns() - t0;
       if (rc == GEO_QELIMIT) {
         // either the merged pairs or, before merging, the workspace's raw ones overflowed
-        snprintf(c->err, sizeof c->err,
-                 info.n > 0 ? "more than %d contacts (bodies \"%s\" and \"%s\" alone have %d)"
-                            : "more than %d contacts (bodies \"%s\" and \"%s\" alone have %d "
-                              "witness pairs before merging)",
-                 c->cap, m->name[a], m->name[b], info.n > 0 ? info.n : info.n_raw);
+        if (info.n > 0) {
+          snprintf(c->err, sizeof c->err,
+                   "more than %d contacts (bodies \"%s\" and \"%s\" alone have %d)", c->cap,
+                   m->name[a], m->name[b], info.n);
+        } else {
+          snprintf(c->err, sizeof c->err,
+                   "more than %d witness pairs before merging, the room of a limit of %d "
+                   "contacts (bodies \"%s\" and \"%s\" alone have %d)",
+                   SIM_RAW_PER_CONTACT * c->cap, c->cap, m->name[a], m->name[b], info.n_raw);
+        }
         return CCSIM_ELIMIT;
       }
       if (rc != GEO_QOK) {

@@ -45,6 +45,8 @@ struct sim_data {
   sim_rigid *rigid;    // rigid mode stepper; NULL in compliant mode
   double contact_time; // time of the contacts held by col (NAN: none evaluated)
   int touches;         // evaluations past the standoff during the current sim_step
+  ccsim_status contact_status;  // why the last evaluation that failed for good failed
+                                // (CCSIM_OK: none since the step began); message in col
   SUNContext ctx;      // one per session: SUNDIALS contexts are not thread-safe
   void *cvode;
   N_Vector y;          // (nstate) the integrated state, SIM_NQ per free body
@@ -124,7 +126,8 @@ static void fill_kinematics(const sim_model *m, sim_data *d, double t, const dou
   k->vel = d->x_vel, k->omega = d->x_omega;
 }
 
-// Contacts at (t, y) into d->wrench. Returns 0, 1 (recoverable: retry smaller) or -1.
+// Contacts at (t, y) into d->wrench. Returns 0, 1 (recoverable: retry smaller) or -1
+// (d->contact_status says why; the collider's message explains).
 static int eval_contacts(const sim_model *m, sim_data *d, double t, const double *y,
                          sim_kinematics *k) {
   fill_kinematics(m, d, t, y, k);
@@ -137,11 +140,10 @@ static int eval_contacts(const sim_model *m, sim_data *d, double t, const double
     d->stats.penetrations++;
     // CVODE retries smaller; when hundreds of retries do not help, the contact is too soft
     // for the load and more retries would only burn time: stop the step
-    return ++d->touches > SIM_MAX_TOUCH_RETRIES ? -1 : 1;
+    if (++d->touches <= SIM_MAX_TOUCH_RETRIES) return 1;
   }
   if (st != CCSIM_OK) {
-    // the step's error message says why it stopped
-    snprintf(d->err, sizeof d->err, "contacts: %s", sim_collider_errmsg(d->col));
+    d->contact_status = st;
     return -1;
   }
   d->contact_time = t;
@@ -643,7 +645,9 @@ static int cvode_setup(const sim_model *m, sim_data *d, char *err, size_t err_sz
   if (flag < 0) {
     // the collider's message names the bodies when they start inside each other
     ccsim_set_err(err, err_sz, "the initial state cannot be integrated: %s",
-                  d->col && d->stats.penetrations ? sim_collider_errmsg(d->col) : d->err);
+                  d->col && (d->stats.penetrations || d->contact_status != CCSIM_OK)
+                      ? sim_collider_errmsg(d->col)
+                      : d->err);
     return -1;
   }
   if (CVodeReInit(d->cvode, 0.0, d->y) != CV_SUCCESS) {
@@ -937,6 +941,7 @@ ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out) {
   read_base(d, base);
   uint64_t pen0 = d->stats.penetrations;
   d->touches = 0;
+  d->contact_status = CCSIM_OK;
   double t = d->time, tret = d->time;
   int flag = CV_SUCCESS;
   int commit = sim_friction_active(d->col);
@@ -967,7 +972,7 @@ ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out) {
   if (flag < 0) {
     // CVODE leaves y at its last accepted step (tret); restart from there next time
     char why[160];
-    if (d->stats.penetrations > pen0 && d->col) {
+    if (d->col && (d->stats.penetrations > pen0 || d->contact_status != CCSIM_OK)) {
       snprintf(why, sizeof why, "%s", sim_collider_errmsg(d->col));
     } else {
       memcpy(why, d->err, sizeof why - 1);
@@ -1039,10 +1044,11 @@ ccsim_status sim_eval_contacts(const sim_model *m, sim_data *d) {
   }
   sim_kinematics k;
   const double *y = d->nstate ? N_VGetArrayPointer(d->y) : NULL;
+  d->contact_status = CCSIM_OK;
   int rc = eval_contacts(m, d, d->time, y, &k);
   if (rc != 0) {
     snprintf(d->err, sizeof d->err, "contacts: %s", sim_collider_errmsg(d->col));
-    return rc > 0 ? CCSIM_ESOLVER : CCSIM_ELIMIT;
+    return rc > 0 ? CCSIM_ESOLVER : d->contact_status;
   }
   return CCSIM_OK;
 }
@@ -1257,6 +1263,7 @@ ccsim_status sim_eval_derivatives(const sim_model *m, sim_data *d, const double 
     if (fv) N_VDestroy(fv);
     return CCSIM_ENOMEM;
   }
+  d->contact_status = CCSIM_OK;
   int rc = rhs(d->time, yv, fv, d);
   if (rc == 0 && jac) {
     rc = jac_fn(d->time, yv, fv, d->J, d, NULL, NULL, NULL);
@@ -1277,6 +1284,7 @@ ccsim_status sim_eval_derivatives(const sim_model *m, sim_data *d, const double 
   }
   N_VDestroy(yv);
   N_VDestroy(fv);
+  if (rc < 0 && d->contact_status != CCSIM_OK) return d->contact_status;
   return rc == 0 ? CCSIM_OK : rc > 0 ? CCSIM_ESOLVER : CCSIM_ELIMIT;
 }
 

@@ -291,8 +291,8 @@ static void fine_grid(sim_body_desc *b, int n, double h, double *vert, unsigned 
 }
 
 // A fixed grid of n x n cells of h (vert and tri sized for it) and a free cube of the
-// given edge; the caller places the cube. mu is static and sliding friction alike.
-static sim_model *cube_on_grid(int n, double h, double edge, double mu, double *vert,
+// given edge, its centre at height z. mu is static and sliding friction alike.
+static sim_model *cube_on_grid(int n, double h, double edge, double mu, double z, double *vert,
                                unsigned *tri) {
   sim_body_desc b[2];
   fine_grid(&b[0], n, h, vert, tri);
@@ -302,6 +302,7 @@ static sim_model *cube_on_grid(int n, double h, double edge, double mu, double *
   b[1].shape.type = SIM_SHAPE_BOX;
   geo_v3_set(b[1].shape.size, edge, edge, edge);
   b[1].quat[0] = 1;
+  b[1].pos[2] = z;
   return compile(b, 2, mu, mu, 1e-6);
 }
 
@@ -320,7 +321,7 @@ static void test_identity_over_fine_mesh(void **state) {
   const double h = 1e-3, d0 = 0.5e-3, D = 2e-3, edge = 0.01;
   static double vert[(N + 1) * (N + 1) * 3];
   static unsigned tri[N * N * 6];
-  sim_model *m = cube_on_grid(N, h, edge, 10, vert, tri);
+  sim_model *m = cube_on_grid(N, h, edge, 10, 0, vert, tri);
   assert_non_null(m);
   char err[256] = "";
   sim_collider *c = sim_collider_new(m, 0, err, sizeof err);
@@ -388,7 +389,7 @@ static void test_contacts_outgrow_first_arrays(void **state) {
   const double h = 0.4e-3, edge = 0.01;
   static double vert[(N + 1) * (N + 1) * 3];
   static unsigned tri[N * N * 6];
-  sim_model *m = cube_on_grid(N, h, edge, 1, vert, tri);
+  sim_model *m = cube_on_grid(N, h, edge, 1, 0, vert, tri);
   assert_non_null(m);
   double pos[6] = {0, 0, 0, 0.13e-3, 0.07e-3, 0.5e-3 + edge / 2};
   double quat[8] = {1, 0, 0, 0, 1, 0, 0, 0}, zero[6] = {0}, wrench[12];
@@ -457,6 +458,27 @@ static void test_contacts_outgrow_first_arrays(void **state) {
   free(again);
   free(first);
   sim_collider_destroy(&c);
+  sim_model_destroy(&m);
+}
+
+// A cube of 8.5 cm lies 0.5 mm above a grid of 0.5 mm squares, inside the 1 mm standoff:
+// about 29 000 grid vertices under its face, more than a session's limit of 16 384
+// contacts. The session cannot start, and the error says so and names the bodies instead
+// of CVODE's "right-hand side failed"; evaluating the contacts alone says the same.
+static void test_contact_limit_named(void **state) {
+  (void)state;
+  enum { N = 180 };
+  const double h = 0.5e-3, edge = 0.085;
+  static double vert[(N + 1) * (N + 1) * 3];
+  static unsigned tri[N * N * 6];
+  sim_model *m = cube_on_grid(N, h, edge, 0, 0.5e-3 + edge / 2, vert, tri);
+  assert_non_null(m);
+  char err[512] = "";
+  sim_data *d = sim_data_new(m, err, sizeof err);
+  print_message("%s\n", err);
+  assert_null(d);
+  assert_non_null(strstr(err, "more than"));
+  assert_non_null(strstr(err, "\"cube\""));
   sim_model_destroy(&m);
 }
 
@@ -570,6 +592,7 @@ int main(void) {
       cmocka_unit_test(test_identity_over_fine_mesh),
       cmocka_unit_test(test_identity_rolling),
       cmocka_unit_test(test_contacts_outgrow_first_arrays),
+      cmocka_unit_test(test_contact_limit_named),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
