@@ -285,7 +285,7 @@ int main(int argc, char **argv) {
         for (int q = 0; q < NRATIO; q++) {
           r[q][c][k] = rr[q];
         }
-        // the same leaf pairs over all poses and the same minimum distance
+        // the same leaf pairs over all poses
         ok &= f[k][c].leafsum == g[k][c].leafsum;
       }
       if (rounds > 1) {
