@@ -1304,64 +1304,59 @@ static inline int raw_less(const geo_query_ws *ws, int i, int j) {
 // ws->idx = the raw pairs 0..n-1 in raw_less order. Few pairs: insertion sort. Else a
 // least-significant-digit radix sort on the merge keys (8-bit digits below 2048 pairs, whose
 // 256 counters cost less to clear and sum than 2048 do; 11-bit above; only the key's
-// key_bits, and of those the digits that vary), then each run of equal keys by insertion
-// sort on (dist, tri_a, tri_b).
+// key_bits, and of those the digits that vary) first, so that the insertion pass only
+// orders each run of equal keys by (dist, tri_a, tri_b).
 // Linear in n, allocation-free.
 static void sort_raw(geo_query_ws *ws, int n) {
-  if (n <= GEO_Q_SORT_SMALL) {
-    int *idx = ws->idx;
-    for (int i = 0; i < n; i++) {
-      int j = i;
-      while (j > 0 && raw_less(ws, i, idx[j - 1])) {
-        idx[j] = idx[j - 1];
-        j--;
-      }
-      idx[j] = i;
-    }
-    return;
-  }
-  unsigned long long *k0 = ws->skey, *k1 = ws->skey2;
-  int *i0 = ws->idx, *i1 = ws->idx2;
-  for (int i = 0; i < n; i++) {
-    k0[i] = ws->key[i];
-    i0[i] = i;
-  }
-  unsigned cnt[2048];
-  int bits = n < 2048 ? 8 : 11;
-  unsigned nd = 1u << bits, mask = nd - 1u;
-  for (int shift = 0; shift < ws->key_bits; shift += bits) {
-    memset(cnt, 0, nd * sizeof *cnt);
-    for (int i = 0; i < n; i++) {
-      cnt[(k0[i] >> shift) & mask]++;
-    }
-    if (n == 0 || cnt[(k0[0] >> shift) & mask] == (unsigned)n) {
-      continue;
-    }
-    unsigned sum = 0;
-    for (unsigned d = 0; d < nd; d++) {
-      unsigned c = cnt[d];
-      cnt[d] = sum;
-      sum += c;
-    }
-    for (int i = 0; i < n; i++) {
-      unsigned pos = cnt[(k0[i] >> shift) & mask]++;
-      k1[pos] = k0[i];
-      i1[pos] = i0[i];
-    }
-    unsigned long long *tk = k0;
-    k0 = k1;
-    k1 = tk;
-    int *ti = i0;
-    i0 = i1;
-    i1 = ti;
-  }
-  if (i0 != ws->idx) {
-    memcpy(ws->idx, i0, (size_t)n * sizeof *i0);
-  }
   int *idx = ws->idx;
+  if (n <= GEO_Q_SORT_SMALL) {
+    for (int i = 0; i < n; i++) {
+      idx[i] = i;
+    }
+  } else {
+    unsigned long long *k0 = ws->skey, *k1 = ws->skey2;
+    int *i0 = ws->idx, *i1 = ws->idx2;
+    for (int i = 0; i < n; i++) {
+      k0[i] = ws->key[i];
+      i0[i] = i;
+    }
+    unsigned cnt[2048];
+    int bits = n < 2048 ? 8 : 11;
+    unsigned nd = 1u << bits, mask = nd - 1u;
+    for (int shift = 0; shift < ws->key_bits; shift += bits) {
+      memset(cnt, 0, nd * sizeof *cnt);
+      for (int i = 0; i < n; i++) {
+        cnt[(k0[i] >> shift) & mask]++;
+      }
+      if (cnt[(k0[0] >> shift) & mask] == (unsigned)n) {
+        continue;
+      }
+      unsigned sum = 0;
+      for (unsigned d = 0; d < nd; d++) {
+        unsigned c = cnt[d];
+        cnt[d] = sum;
+        sum += c;
+      }
+      for (int i = 0; i < n; i++) {
+        unsigned pos = cnt[(k0[i] >> shift) & mask]++;
+        k1[pos] = k0[i];
+        i1[pos] = i0[i];
+      }
+      unsigned long long *tk = k0;
+      k0 = k1;
+      k1 = tk;
+      int *ti = i0;
+      i0 = i1;
+      i1 = ti;
+    }
+    if (i0 != idx) {
+      memcpy(idx, i0, (size_t)n * sizeof *i0);
+    }
+  }
+  // raw_less compares the keys first: after the radix sort nothing moves across a key
   for (int i = 1; i < n; i++) {
     int v = idx[i], j = i - 1;
-    while (j >= 0 && ws->key[idx[j]] == ws->key[v] && raw_less(ws, v, idx[j])) {
+    while (j >= 0 && raw_less(ws, v, idx[j])) {
       idx[j + 1] = idx[j];
       j--;
     }
@@ -1496,17 +1491,12 @@ int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const 
     int i = 0;
     for (; i < cache->n; i++) {
       q_cand *c = &cache->cand[i];
-      double lb = c->d - delta;
-      if (lb >= skip) {
+      if (c->d - delta >= skip) {
         break;
       }
-      if (i < cache->nlb) {
-        double lb1 = c->lb - delta1;
-        lb = lb1 > lb ? lb1 : lb;
-        if (lb >= skip) {
-          c->lb = lb;
-          continue;
-        }
+      if (i < cache->nlb && c->lb - delta1 >= skip) {
+        c->lb -= delta1;  // still out of range by the bound the last query left
+        continue;
       }
       // the last closest features first (a proof of separation confirms them), else the
       // kernel; both give what the cold query gives
