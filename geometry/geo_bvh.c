@@ -475,20 +475,18 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
       }
     }
     const double *v0 = b->vert + 3 * tv[0], *v1 = b->vert + 3 * tv[1], *v2 = b->vert + 3 * tv[2];
-    double e1[3], e2[3], n[3];
     for (int k = 0; k < 3; k++) {
       cen[3 * t + k] = (v0[k] + v1[k] + v2[k]) / 3.0;
     }
-    geo_v3_sub(e1, v1, v0);
-    geo_v3_sub(e2, v2, v0);
-    geo_v3_cross(n, e1, e2);
-    area[t] = 0.5 * geo_v3_norm(n);
-    b->tri_order[t] = t;
     // the kernel data by the very operations the query's triangle kernel would apply to
     // B's (untransformed) triangles, so the kernel may read it instead, bit for bit
     const double *v[3] = {v0, v1, v2};
     geo_tri_data *td = &b->tri_data[t];
     geo_bvh_tri_data_fill(v, tv, b->tri_normal + 3 * t, 1, td);
+    double n[3];
+    geo_v3_cross(n, td->e1, td->e2);  // e1 = v1 - v0, e2 = v2 - v0
+    area[t] = 0.5 * geo_v3_norm(n);
+    b->tri_order[t] = t;
     for (int k = 0; k < 3; k++) {
       b->tri_side_off[6 * t + 2 * k] = geo_v3_dot(td->m + 3 * k, v[k]);
       b->tri_side_off[6 * t + 2 * k + 1] = td->mn2[k] > 0.0 ? 1.0 / sqrt(td->mn2[k]) : 0.0;

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "geo_vec.h"
+
 static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
   if (!err || err_sz == 0) return;
   va_list ap;
@@ -483,7 +485,7 @@ geo_mesh *geo_mesh_load(const char *path, char *err, size_t err_sz) {
 // closest point, no direction along the surface does (a face's only such direction is
 // its normal).
 int geo_mesh_descends(const geo_mesh *m, geo_feature f, const double d[3]) {
-  double dn = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+  double dn = geo_v3_norm(d);
   if (!(dn > 0.0)) {
     return 0;  // touching: no direction to go
   }
@@ -492,17 +494,18 @@ int geo_mesh_descends(const geo_mesh *m, geo_feature f, const double d[3]) {
     for (int k = m->vert_edge_start[f.id]; k < m->vert_edge_start[f.id + 1]; k++) {
       const int *e = m->edge + 2 * m->vert_edge[k];
       const double *u = m->vert + 3 * (e[0] == f.id ? e[1] : e[0]);
-      double t[3] = {u[0] - v[0], u[1] - v[1], u[2] - v[2]};
-      double tn = sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
-      if (t[0] * d[0] + t[1] * d[1] + t[2] * d[2] > GEO_MESH_DESCEND_TOL * dn * tn) {
+      double t[3];
+      geo_v3_sub(t, u, v);
+      if (geo_v3_dot(t, d) > GEO_MESH_DESCEND_TOL * dn * geo_v3_norm(t)) {
         return 1;
       }
     }
   } else if (f.type == GEO_FEAT_EDGE) {
     const int *e = m->edge + 2 * f.id;
     const double *a = m->vert + 3 * e[0], *b = m->vert + 3 * e[1];
-    double ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-    double l2 = ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2];
+    double ab[3];
+    geo_v3_sub(ab, b, a);
+    double l2 = geo_v3_norm2(ab);
     for (int s = 0; s < 2; s++) {
       int t = m->edge_tri[2 * f.id + s];
       if (t < 0) {
@@ -512,11 +515,10 @@ int geo_mesh_descends(const geo_mesh *m, geo_feature f, const double d[3]) {
       int w = c[0] != e[0] && c[0] != e[1] ? c[0] : c[1] != e[0] && c[1] != e[1] ? c[1] : c[2];
       // the face's inward direction: its third corner minus that corner's foot on the edge
       const double *x = m->vert + 3 * w;
-      double aw[3] = {x[0] - a[0], x[1] - a[1], x[2] - a[2]};
-      double along = (aw[0] * ab[0] + aw[1] * ab[1] + aw[2] * ab[2]) / l2;
-      double in[3] = {aw[0] - along * ab[0], aw[1] - along * ab[1], aw[2] - along * ab[2]};
-      double inn = sqrt(in[0] * in[0] + in[1] * in[1] + in[2] * in[2]);
-      if (in[0] * d[0] + in[1] * d[1] + in[2] * d[2] > GEO_MESH_DESCEND_TOL * dn * inn) {
+      double aw[3], in[3];
+      geo_v3_sub(aw, x, a);
+      geo_v3_madd(in, aw, -(geo_v3_dot(aw, ab) / l2), ab);
+      if (geo_v3_dot(in, d) > GEO_MESH_DESCEND_TOL * dn * geo_v3_norm(in)) {
         return 1;
       }
     }

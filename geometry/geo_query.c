@@ -1043,10 +1043,8 @@ static int parallel_corners(geo_query_ws *ws, double ds) {
     geo_v3_cross(c, e1, e2);
     area2 += geo_v3_dot(c, nq);
   }
-  double e1[3], e2[3], c[3];
-  geo_v3_sub(e1, P[1], P[0]);
-  geo_v3_sub(e2, P[2], P[0]);
-  geo_v3_cross(c, e1, e2);
+  double c[3];
+  geo_v3_cross(c, lc->tp->e1, lc->tp->e2);  // A's triangle: P1 - P0, P2 - P0
   int emitted = 0;
   if (n >= 3 && fabs(area2) > 1e-9 * geo_v3_norm(c)) {
     for (int i = 0; i < n; i++) {
