@@ -701,13 +701,14 @@ static inline const double *side(const double *const T[3], const int tid[3], con
   return T[tid[k] > tid[k1] ? k1 : k];
 }
 
-// Distance between triangles P (ids pid, unit normal np, kernel data tp) and Q (qid, nq,
-// tq), all in one frame; witness points in pa, pb. Edges are taken from the lower vertex id
-// to the higher so the same edge gives bit-identical results from either adjacent triangle.
-static double geo_q_tri_dist(const double *const P[3], const int pid[3], const double np[3],
-                             const geo_tri_data *tp, const double *const Q[3], const int qid[3],
-                             const double nq[3], const geo_tri_data *tq, double thr, double pa[3],
-                             double pb[3]) {
+// Distance between the leaf's triangles P (ids pid, unit normal np, kernel data tp) and Q
+// (qid, nq, tq), all in one frame; witness points in pa, pb. Edges are taken from the lower
+// vertex id to the higher so the same edge gives bit-identical results from either
+// adjacent triangle.
+static double geo_q_tri_dist(const q_leaf *lc, double thr, double pa[3], double pb[3]) {
+  const double *const *P = lc->P, *const *Q = lc->Q, *np = lc->np, *nq = lc->nq;
+  const int *pid = lc->pid, *qid = lc->qid;
+  const geo_tri_data *tp = lc->tp, *tq = lc->tq;
   double sp[3], sq[3], w[3];
   for (int k = 0; k < 3; k++) {
     geo_v3_sub(w, P[k], Q[0]);
@@ -836,9 +837,7 @@ static double geo_q_leaf(geo_query_ws *ws, int ta, int tb, double thr, double pa
                          double pb[3]) {
   leaf_setup(ws, ta, tb);
   ws->n_leaf++;
-  const q_leaf *lc = &ws->lc;
-  return geo_q_tri_dist(lc->P, lc->pid, lc->np, lc->tp, lc->Q, lc->qid, lc->nq, lc->tq, thr, pa,
-                        pb);
+  return geo_q_tri_dist(&ws->lc, thr, pa, pb);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1502,10 +1501,8 @@ int geo_proximity(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b, const 
       ws->n_leaf++;
       double d;
       if (!try_hint(ws, c->hint, ds, &d)) {
-        const q_leaf *lc = &ws->lc;
         double pa[3], pb[3], lim = ds + ws->slack;
-        d = geo_q_tri_dist(lc->P, lc->pid, lc->np, lc->tp, lc->Q, lc->qid, lc->nq, lc->tq, lim, pa,
-                           pb);
+        d = geo_q_tri_dist(&ws->lc, lim, pa, pb);
         if (d < lim) {
           c->hint = close_pair(ws, d, pa, pb, ds);
         }
