@@ -464,7 +464,7 @@ static void test_contacts_outgrow_first_arrays(void **state) {
 // A cube of 8.5 cm lies 0.5 mm above a grid of 0.5 mm squares, inside the 1 mm standoff:
 // about 29 000 grid vertices under its face, more than a session's limit of 16 384
 // contacts. The session cannot start, and the error says so and names the bodies instead
-// of CVODE's "right-hand side failed"; evaluating the contacts alone says the same.
+// of CVODE's "right-hand side failed".
 static void test_contact_limit_named(void **state) {
   (void)state;
   enum { N = 180 };
@@ -482,6 +482,12 @@ static void test_contact_limit_named(void **state) {
   sim_model_destroy(&m);
 }
 
+// a contact's witness features as one number
+static long long feature_key(const sim_contact *ct) {
+  return (((long long)ct->fa.type * 4 + ct->fb.type) << 50) | ((long long)ct->fa.id << 25) |
+         ct->fb.id;
+}
+
 // A ball (radius 2 cm, 64 x 32 facets) 0.05 mm into a standoff of 0.1 mm over the same
 // kind of grid is first carried 0.2 mm sideways, so its contacts stick with 0.2 mm of
 // stretch, then rolled without slip by 0.5 mm: the witness points of the contacts at the
@@ -492,12 +498,6 @@ static void test_contact_limit_named(void **state) {
 // place) shows as one with much less. The rim is not checked: its contacts are shallow,
 // weakly held by mu F_n and slip, and rolling a whole patch length rolls the stretch out
 // (a rolling contact without creep carries no tangential force, as in Carter's theory).
-// a contact's witness features as one number
-static long long feature_key(const sim_contact *ct) {
-  return (((long long)ct->fa.type * 4 + ct->fb.type) << 50) | ((long long)ct->fa.id << 25) |
-         ct->fb.id;
-}
-
 static void test_identity_rolling(void **state) {
   (void)state;
   enum { N = 24 };

@@ -411,11 +411,9 @@ static void test_kinematic_platform_carries_box(void **state) {
   s.contact.standoff = DS, s.contact.mu = mu;
   s.contact.set = SIM_CP_STANDOFF | SIM_CP_MU;
   s.mode = SIM_MODE_RIGID;
-  s.nbody = 2;
-  s.bodies = b;
   char err[256] = "";
   fixture f = {0};
-  f.m = sim_model_compile(&s, err, sizeof err);
+  f.m = test_compile(&s, b, 2);
   assert_non_null(f.m);
   f.d = sim_data_new(f.m, err, sizeof err);
   assert_non_null(f.d);
@@ -488,11 +486,9 @@ static void test_stack_of_two(void **state) {
   s.contact.standoff = DS, s.contact.mu = 0.5;
   s.contact.set = SIM_CP_STANDOFF | SIM_CP_MU;
   s.mode = SIM_MODE_RIGID;
-  s.nbody = 3;
-  s.bodies = b;
   char err[256] = "";
   fixture f = {0};
-  f.m = sim_model_compile(&s, err, sizeof err);
+  f.m = test_compile(&s, b, 3);
   assert_non_null(f.m);
   f.d = sim_data_new(f.m, err, sizeof err);
   f.r = sim_rigid_new(f.m, err, sizeof err);
