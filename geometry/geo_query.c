@@ -1651,7 +1651,13 @@ static void geo_q_min_traverse(geo_query_ws *ws, double *best, int *bta, int *bt
 int geo_min_distance(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
                      const geo_pose *xb, geo_query_ws *ws, geo_query_cache *cache,
                      geo_pair *out) {
-  if (out == NULL) {
+  return geo_min_distance_below(a, xa, b, xb, INFINITY, ws, cache, out);
+}
+
+int geo_min_distance_below(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
+                           const geo_pose *xb, double below, geo_query_ws *ws,
+                           geo_query_cache *cache, geo_pair *out) {
+  if (out == NULL || isnan(below)) {
     return GEO_QEINVAL;
   }
   int rc = geo_q_begin(ws, a, xa, b, xb);
@@ -1669,6 +1675,12 @@ int geo_min_distance(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
     bta = cache->best_ta;
     btb = cache->best_tb;
     best = geo_q_leaf(ws, bta, btb, INFINITY, pa, pb);
+  }
+  if (!(best < below)) {
+    // no pair yet: a leaf pair must beat the bound (a tie does not, by better()), and
+    // every node pair farther than it is pruned - the whole saving for a far pair
+    best = below;
+    bta = btb = -1;
   }
   int done = 0;
   if (cache != NULL && cache->valid) {
@@ -1703,8 +1715,9 @@ int geo_min_distance(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
   if (!done) {
     geo_q_min_traverse(ws, &best, &bta, &btb, pa, pb);
     // when consecutive queries are coherent (moved less than half the margin), collect the
-    // candidates within best + margin for the next ones
-    if (cache != NULL && cache->last_valid &&
+    // candidates within best + margin for the next ones (not past the bound: a pair that
+    // far is not asked for its exact distance, and collecting is most of a query's cost)
+    if (bta >= 0 && cache != NULL && cache->last_valid &&
         motion_bound(a, cache->lastR, cache->lastt, ws->R, ws->t) < 0.5 * cache->margin) {
       int ncand = 0;
       double thr = best + cache->margin;
@@ -1717,9 +1730,17 @@ int geo_min_distance(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
     cache->last_valid = 1;
     memcpy(cache->lastR, ws->R, sizeof cache->lastR);
     memcpy(cache->lastt, ws->t, sizeof cache->lastt);
-    cache->best_valid = 1;
-    cache->best_ta = bta;
-    cache->best_tb = btb;
+    if (bta >= 0) {
+      cache->best_valid = 1;
+      cache->best_ta = bta;
+      cache->best_tb = btb;
+    }
+  }
+  if (bta < 0) {
+    memset(out, 0, sizeof *out);
+    out->dist = INFINITY;
+    out->tri_a = out->tri_b = -1;
+    return GEO_QOK;
   }
   // describe the pair: features, canonical points, normal (B frame), then world
   leaf_setup(ws, bta, btb);

@@ -137,6 +137,16 @@ int geo_min_distance(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
                      const geo_pose *xb, geo_query_ws *ws, geo_query_cache *cache,
                      geo_pair *out);
 
+// geo_min_distance when some leaf pair is closer than below [m] (then *out is exactly what
+// geo_min_distance gives); otherwise out->dist = INFINITY, tri_a = tri_b = -1, the rest
+// zero. A far pair costs only the node pairs its bound does not prune. The reported dist
+// comes from the pair's canonical points and may differ from the leaf kernel's by rounding:
+// compare it with a threshold a little below `below`. below may be
+// INFINITY; NaN gives GEO_QEINVAL. Allocation-free. Returns GEO_QOK or GEO_QEINVAL.
+int geo_min_distance_below(const geo_bvh *a, const geo_pose *xa, const geo_bvh *b,
+                           const geo_pose *xb, double below, geo_query_ws *ws,
+                           geo_query_cache *cache, geo_pair *out);
+
 // Every leaf pair closer than ds [m] (ds >= 0), merged by the rule above, in out[0..n)
 // (cap entries, caller owns), n in info->n. cache nullable; info nullable.
 // Allocation-free. Returns GEO_QOK, GEO_QEINVAL, or GEO_QELIMIT when cap or the

@@ -465,6 +465,69 @@ static void test_cache_random(void **state) {
   }
 }
 
+// geo_min_distance_below on random meshes approaching, touching and leaving: the pair of
+// geo_min_distance whenever it is closer than the bound, "far" (INFINITY, no triangles)
+// whenever it is not; with one cache shared by proximity and bounded queries, as the
+// simulator's time bound shares it, every answer equals the cold one
+static void test_min_distance_below(void **state) {
+  (void)state;
+  char err[256];
+  int near = 0, far = 0;
+  for (int trial = 0; trial < N_RANDOM / 4 + 1; trial++) {
+    geo_mesh *A = bumpy_sphere(0.5, 16, 10, 0.05), *B = bumpy_sphere(0.4, 14, 9, 0.05);
+    geo_bvh *ba = geo_bvh_new(A, err, sizeof err), *bb = geo_bvh_new(B, err, sizeof err);
+    geo_query_ws *ws = geo_query_ws_new(ba, bb, 0, err, sizeof err);
+    geo_query_cache *c = geo_query_cache_new(0, 0.01, err, sizeof err);
+    assert_non_null(c);
+    static geo_pair cold[4096], warm[4096];
+    geo_pose XA = geo_pose_identity(), XB;
+    random_quat(XB.q);
+    double dir[3] = {srand1(), srand1(), srand1()}, dn = sqrt(bf_dot(dir, dir));
+    for (int step = 0; step < 40; step++) {
+      // from 0.25 m of gap into contact and out again, turning a little
+      double r = 0.9 + 0.25 * fabs(1.0 - step / 20.0);
+      for (int k = 0; k < 3; k++) XB.p[k] = r * dir[k] / dn;
+      for (int k = 1; k < 4; k++) XB.q[k] += 0.002 * srand1();
+      geo_pair full, cb, wb;
+      assert_int_equal(geo_min_distance(ba, &XA, bb, &XB, ws, NULL, &full), GEO_QOK);
+      // bounds on both sides of the distance, near and far from it
+      const double f[] = {0.5, 1.0 - 1e-6, 1.0 + 1e-6, 2.0};
+      double below = full.dist * f[step % 4];
+      assert_int_equal(geo_min_distance_below(ba, &XA, bb, &XB, below, ws, NULL, &cb), GEO_QOK);
+      if (full.dist < below) {
+        assert_memory_equal(&cb, &full, sizeof cb);
+        near++;
+      } else {
+        assert_true(isinf(cb.dist));
+        assert_int_equal(cb.tri_a, -1);
+        assert_int_equal(cb.tri_b, -1);
+        far++;
+      }
+      // the proximity query and the bounded one share c, in the simulator's order
+      geo_prox_info ic, iw;
+      assert_int_equal(geo_proximity(ba, &XA, bb, &XB, 0.03, ws, NULL, cold, 4096, &ic), GEO_QOK);
+      assert_int_equal(geo_proximity(ba, &XA, bb, &XB, 0.03, ws, c, warm, 4096, &iw), GEO_QOK);
+      assert_int_equal(ic.n, iw.n);
+      assert_memory_equal(cold, warm, (size_t)ic.n * sizeof *cold);
+      assert_int_equal(geo_min_distance_below(ba, &XA, bb, &XB, below, ws, c, &wb), GEO_QOK);
+      assert_memory_equal(&wb, &cb, sizeof wb);
+    }
+    geo_pair p;
+    assert_int_equal(geo_min_distance_below(ba, &XA, bb, &XB, NAN, ws, c, &p), GEO_QEINVAL);
+    assert_int_equal(geo_min_distance_below(ba, &XA, bb, &XB, INFINITY, ws, c, &p), GEO_QOK);
+    assert_int_equal(geo_min_distance(ba, &XA, bb, &XB, ws, NULL, &cold[0]), GEO_QOK);
+    assert_memory_equal(&p, &cold[0], sizeof p);
+    geo_query_cache_destroy(&c);
+    geo_query_ws_destroy(&ws);
+    geo_bvh_destroy(&ba);
+    geo_bvh_destroy(&bb);
+    geo_mesh_destroy(&A);
+    geo_mesh_destroy(&B);
+  }
+  assert_true(near > 0);
+  assert_true(far > 0);
+}
+
 // a small box resting 0.5 mm above a big box: the four bottom corners, each once
 static void test_parallel_faces(void **state) {
   (void)state;
@@ -626,17 +689,12 @@ static void test_interference(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_parallel_faces),
-      cmocka_unit_test(test_interference),
-      cmocka_unit_test(test_random_meshes),
-      cmocka_unit_test(test_random_soups),
-      cmocka_unit_test(test_torus_over_cone),
-      cmocka_unit_test(test_torus_lifted_over_cone),
-      cmocka_unit_test(test_cache_equals_cold),
-      cmocka_unit_test(test_cache_random),
-      cmocka_unit_test(test_cache_small_steps),
-      cmocka_unit_test(test_many_raw_pairs),
-      cmocka_unit_test(test_limits),
+      cmocka_unit_test(test_parallel_faces),    cmocka_unit_test(test_interference),
+      cmocka_unit_test(test_random_meshes),     cmocka_unit_test(test_random_soups),
+      cmocka_unit_test(test_torus_over_cone),   cmocka_unit_test(test_torus_lifted_over_cone),
+      cmocka_unit_test(test_cache_equals_cold), cmocka_unit_test(test_cache_random),
+      cmocka_unit_test(test_cache_small_steps), cmocka_unit_test(test_min_distance_below),
+      cmocka_unit_test(test_many_raw_pairs),    cmocka_unit_test(test_limits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
