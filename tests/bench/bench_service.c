@@ -20,7 +20,9 @@
 // The goal line checks median <= 1.3 x floor + physics with the core's own median step
 // time as the physics allowance; the "physics" column is the server's StepStats.physics_us
 // per request, wall time in sim_step truncated to whole microseconds per step, which grows
-// when the server's thread loses its CPU.
+// when the server's thread loses its CPU. With more clients than cores a second line
+// allows N / cores core steps instead of one: a saturated server runs that much other
+// sessions' physics ahead of each request (the goal's text counts one step).
 //
 //   bench_service [--steps N] [--paced S] [--paced-over tcp|ipc] [--rt PRIO] [--spin US]
 //                 [--inline US] [--clients N] [--only W] [--rounds R]
@@ -597,6 +599,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   int counts[3] = {1, 8, 16}, ncounts = 3;
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  if (ncpu < 1) ncpu = 1;
   if (only_clients > 0) {
     counts[0] = only_clients;
     ncounts = 1;
@@ -649,6 +653,17 @@ int main(int argc, char **argv) {
           "        | goal median <= 1.3 x floor + core physics = %.1f us: %s (%+.1f us)%s\n", goal,
           svc.median <= goal ? "met" : "NOT met", svc.median - goal,
           counts[i] == 1 ? (svc.p99 < 1000 ? "; p99 < 1 ms: met" : "; p99 < 1 ms: NOT met") : "");
+      if (counts[i] > ncpu) {
+        // more clients than cores: every request waits behind about N / cores others' steps,
+        // physics the literal allowance (one step) does not count; shown beside it, for
+        // the goal's owner to choose between the two readings
+        double queued = 1.3 * floor_r.median + core.median * counts[i] / (double)ncpu;
+        printf(
+            "        | allowing the N / cores = %.1f steps of physics queued under "
+            "saturation: goal %.1f us: %s (%+.1f us)\n",
+            (double)counts[i] / ncpu, queued, svc.median <= queued ? "met" : "NOT met",
+            svc.median - queued);
+      }
       printf(
           "        | CPU per round trip (whole process): floor %.1f us, %.2f context "
           "switches; ccsim %.1f us, %.2f context switches\n",
