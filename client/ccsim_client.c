@@ -298,7 +298,14 @@ ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opt
   Ccsim__Reply *r = NULL;
   int st = roundtrip(c, &rq, &r);
   if (st != CCSIM_OK) {
-    if (err) snprintf(err, err_sz, "%s: %s", endpoint, c->err);
+    if (err) {
+      // a timeout's message names the endpoint already
+      if (strstr(c->err, endpoint)) {
+        snprintf(err, err_sz, "%s", c->err);
+      } else {
+        snprintf(err, err_sz, "%s: %s", endpoint, c->err);
+      }
+    }
     ccsim_client_destroy(&c);
     return NULL;
   }

@@ -13,6 +13,9 @@
 #include "ccsim_client.h"
 
 #define CLI_DEFAULT_SERVER "tcp://127.0.0.1:5555"
+// one attempt of 5 s for the queries of sessions and watch: a person at a terminal reruns
+// the command sooner than the library's default three attempts of 10 s would give up
+#define CLI_QUERY_TIMEOUT_MS 5000
 
 void cli_service_usage(FILE *f) {
   fprintf(f,
@@ -72,12 +75,11 @@ int cli_sessions_main(int argc, char **argv) {
     }
   }
   char err[512] = "";
-  ccsim_client *c = ccsim_client_new(server, err, sizeof err);
+  ccsim_client *c = ccsim_client_connect(server, CLI_QUERY_TIMEOUT_MS, 0, err, sizeof err);
   if (!c) {
     fprintf(stderr, "ccsim %s: %s\n", argv[0], err);
     return 1;
   }
-  ccsim_client_set_timeout(c, 5000);
   ccsim_session_info *info = NULL;
   size_t n = 0;
   if (ccsim_client_list_sessions(c, &info, &n) != CCSIM_OK) {
@@ -176,12 +178,11 @@ int cli_watch_main(int argc, char **argv) {
     return 2;
   }
   char err[512] = "";
-  ccsim_client *c = ccsim_client_new(server, err, sizeof err);
+  ccsim_client *c = ccsim_client_connect(server, CLI_QUERY_TIMEOUT_MS, 0, err, sizeof err);
   if (!c) {
     fprintf(stderr, "ccsim %s: %s\n", argv[0], err);
     return 1;
   }
-  ccsim_client_set_timeout(c, 5000);
   int rc = 1;
   ccsim_watch *w = NULL;
   ccsim_server_info info;
@@ -295,9 +296,14 @@ int cli_keygen_main(int argc, char **argv) {
       return 2;
     }
   }
-  if (!name || !name[0] || strchr(name, '/')) {
+  if (!name || !name[0]) {
     fprintf(stderr, "ccsim %s: give a NAME for the key pair (e.g. ccsim keygen server)\n",
             argv[0]);
+    return 2;
+  }
+  if (strchr(name, '/')) {
+    fprintf(stderr, "ccsim %s: '%s': NAME is a file name without '/'; --dir DIR says where\n",
+            argv[0], name);
     return 2;
   }
   char pub[41], sec[41];
@@ -311,13 +317,14 @@ int cli_keygen_main(int argc, char **argv) {
   snprintf(spath, sizeof spath, "%s/%s.secret", dir, name);
   snprintf(line, sizeof line, "%s\n", sec);
   if (write_new(spath, line, 0600) != 0) {
-    fprintf(stderr, "ccsim %s: cannot create %s (%s)\n", argv[0], spath,
-            errno == EEXIST ? "it exists; keys are never overwritten" : "check the directory");
+    fprintf(stderr, "ccsim %s: cannot create %s: %s\n", argv[0], spath,
+            errno == EEXIST ? "it exists; keys are never overwritten" : strerror(errno));
     return 1;
   }
   snprintf(line, sizeof line, "%s\n", pub);
   if (write_new(ppath, line, 0644) != 0) {
-    fprintf(stderr, "ccsim %s: cannot create %s\n", argv[0], ppath);
+    fprintf(stderr, "ccsim %s: cannot create %s: %s\n", argv[0], ppath,
+            errno == EEXIST ? "it exists; keys are never overwritten" : strerror(errno));
     unlink(spath);
     return 1;
   }

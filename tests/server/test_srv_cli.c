@@ -122,6 +122,15 @@ static void test_keygen(void **state) {
   assert_string_equal(derived, sec);
   char *bad[] = {"keygen", NULL};
   assert_int_equal(run(f, cli_keygen_main, bad, out, sizeof out), 2);
+  // a path for NAME is refused (--dir says where), a missing directory fails: no files
+  char *slash[] = {"keygen", "sub/k2", "--dir", f->dir, NULL};
+  assert_int_equal(run(f, cli_keygen_main, slash, out, sizeof out), 2);
+  char missing[128];
+  snprintf(missing, sizeof missing, "%s/no-such-dir", f->dir);
+  char *nodir[] = {"keygen", "k3", "--dir", missing, NULL};
+  assert_int_equal(run(f, cli_keygen_main, nodir, out, sizeof out), 1);
+  snprintf(p, sizeof p, "%s/no-such-dir", f->dir);
+  assert_int_not_equal(stat(p, &st), 0);
 }
 
 typedef struct stepper {
