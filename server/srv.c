@@ -101,7 +101,8 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
     srv_config_defaults(&def);
     c = &def;
   }
-  if (check_config(c, err, err_sz) != 0) {
+  if (check_config(c, err, err_sz) != 0 ||
+      (c->state_dir && srv_state_dir_ready(c->state_dir, err, err_sz) != 0)) {
     return NULL;
   }
   srv *s = calloc(1, sizeof *s);

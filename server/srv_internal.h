@@ -274,6 +274,10 @@ int srv_save_session(srv *s, srv_session *ss);
 // --state-dir: delete ss's file (its session closed or expired).
 void srv_unlink_session(srv *s, const char *id);
 
+// --state-dir: create dir when missing; -1 + message when it is not a directory this
+// process can write into (a server that could not save its sessions would lose them).
+int srv_state_dir_ready(const char *dir, char *err, size_t err_sz);
+
 // --state-dir: load every saved session into the table (from srv_new). Returns the
 // number restored; problems go to stderr and leave the file in place.
 int srv_restore_all(srv *s);

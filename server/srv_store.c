@@ -429,15 +429,31 @@ static int hex_id(const char *id) {
   return 1;
 }
 
+int srv_state_dir_ready(const char *dir, char *err, size_t err_sz) {
+  if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+    ccsim_set_err(err, err_sz, "cannot create the state dir %s: %s", dir, strerror(errno));
+    return -1;
+  }
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    ccsim_set_err(err, err_sz, "the state dir %s is not a directory", dir);
+    return -1;
+  }
+  if (access(dir, W_OK | X_OK) != 0) {
+    ccsim_set_err(err, err_sz, "cannot write into the state dir %s: %s", dir, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
 int srv_restore_all(srv *s) {
   if (!s->cfg.state_dir) {
     return 0;
   }
   DIR *dir = opendir(s->cfg.state_dir);
   if (!dir) {
-    if (mkdir(s->cfg.state_dir, 0700) != 0 && errno != EEXIST) {
-      fprintf(stderr, "ccsimd: cannot create the state dir %s\n", s->cfg.state_dir);
-    }
+    fprintf(stderr, "ccsimd: cannot read the state dir %s: %s\n", s->cfg.state_dir,
+            strerror(errno));
     return 0;
   }
   int restored = 0;

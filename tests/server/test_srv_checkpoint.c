@@ -365,11 +365,46 @@ static void test_periodic_checkpoints(void **state) {
   (void)token;
 }
 
+// a state dir the server could not save into is refused at start, not at the stop that
+// would lose the sessions; a missing one is created
+static void test_state_dir_unusable(void **state) {
+  fixture *f = *state;
+  snprintf(f->dir, sizeof f->dir, "ccsim-state-XXXXXX");
+  assert_non_null(mkdtemp(f->dir));
+  char file[128], below[160], fresh[128];
+  snprintf(file, sizeof file, "%s/state", f->dir);
+  FILE *out = fopen(file, "w");
+  assert_non_null(out);
+  fclose(out);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = NULL;
+  char err[512] = "";
+  cfg.state_dir = file;
+  assert_null(srv_new(&cfg, err, sizeof err));
+  assert_non_null(strstr(err, "not a directory"));
+  snprintf(below, sizeof below, "%s/sub", file);
+  cfg.state_dir = below;
+  err[0] = 0;
+  assert_null(srv_new(&cfg, err, sizeof err));
+  assert_non_null(strstr(err, "cannot create the state dir"));
+  assert_int_equal(unlink(file), 0);
+  snprintf(fresh, sizeof fresh, "%s/state", f->dir);
+  cfg.state_dir = fresh;
+  srv *s = srv_new(&cfg, err, sizeof err);
+  assert_non_null(s);
+  struct stat st;
+  assert_int_equal(stat(fresh, &st), 0);
+  assert_true(S_ISDIR(st.st_mode));
+  srv_destroy(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_batching_equals_single_steps, setup, teardown),
       cmocka_unit_test_setup_teardown(test_checkpoint_resume_bit_exact, setup, teardown),
       cmocka_unit_test_setup_teardown(test_state_dir_survives_sigterm, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_state_dir_unusable, setup, teardown),
       cmocka_unit_test_setup_teardown(test_periodic_checkpoints, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
