@@ -117,6 +117,9 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_mutex_init(&s->mu, NULL);
   pthread_mutex_init(&s->sock_mu, NULL);
+  pthread_mutex_init(&s->subs_mu, NULL);
+  s->pub_fd = -1;
+  atomic_init(&s->published, 0);
   pthread_cond_init(&s->pace_cv, &ca);
   pthread_condattr_destroy(&ca);
   ccsim_arena_init(&s->io_arena, 64 * 1024, 0);
@@ -188,7 +191,7 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
     } else {
       snprintf(ep, sizeof ep, "%s", c->stream_bind);
     }
-    s->pub = zmq_socket(s->zctx, ZMQ_PUB);
+    s->pub = zmq_socket(s->zctx, ZMQ_XPUB);
     int hwm = 1000;  // per subscriber: a slow one loses messages, never slows stepping
     if (s->pub) {
       zmq_setsockopt(s->pub, ZMQ_LINGER, &linger, sizeof linger);
@@ -205,6 +208,12 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
     }
     n = sizeof s->stream_endpoint;
     zmq_getsockopt(s->pub, ZMQ_LAST_ENDPOINT, s->stream_endpoint, &n);
+    size_t pfl = sizeof s->pub_fd;
+    if (zmq_getsockopt(s->pub, ZMQ_FD, &s->pub_fd, &pfl) != 0) {
+      ccsim_set_err(err, err_sz, "cannot poll the stream socket: %s", zmq_strerror(zmq_errno()));
+      srv_destroy(&s);
+      return NULL;
+    }
   }
   int restored = srv_restore_all(s);
   if (restored > 0) {
@@ -285,14 +294,67 @@ static void send_reply_locked(srv *s, const srv_job *j) {
   zmq_send(s->router, j->reply, j->reply_len, ZMQ_DONTWAIT);
 }
 
+uint64_t srv_stream_published(srv *s) {
+  return atomic_load(&s->published);
+}
+
+int srv_stream_watched(srv *s, const char *id) {
+  if (!s->pub) {
+    return 0;
+  }
+  pthread_mutex_lock(&s->subs_mu);
+  int hit = s->subs_more > 0;
+  for (int i = 0; i < s->nsubs && !hit; i++) {
+    hit = memcmp(s->subs[i].p, id, s->subs[i].len) == 0;
+  }
+  pthread_mutex_unlock(&s->subs_mu);
+  return hit;
+}
+
+// under sock_mu: take the XPUB's (un)subscriptions until none is left (which also re-arms
+// pub_fd). A topic longer than an id matches no session and is not kept.
+static void drain_subs_locked(srv *s) {
+  unsigned char m[2 + SRV_ID_LEN];
+  int n;
+  while ((n = zmq_recv(s->pub, m, sizeof m, ZMQ_DONTWAIT)) >= 0) {
+    int len = n - 1;
+    if (n < 1 || m[0] > 1 || len > SRV_ID_LEN) {
+      continue;  // not a subscription, or a topic no id has
+    }
+    pthread_mutex_lock(&s->subs_mu);
+    int i = 0;
+    while (i < s->nsubs && !(s->subs[i].len == len && !memcmp(s->subs[i].p, m + 1, len))) {
+      i++;
+    }
+    if (m[0] == 1) {
+      if (s->nsubs < SRV_SUBS_MAX) {
+        s->subs[s->nsubs].len = (unsigned char)len;
+        memcpy(s->subs[s->nsubs].p, m + 1, (size_t)len);
+        s->nsubs++;
+      } else {
+        s->subs_more++;
+      }
+    } else if (i < s->nsubs) {
+      s->subs[i] = s->subs[--s->nsubs];
+    } else if (s->subs_more > 0) {
+      s->subs_more--;  // one that did not fit in the table
+    }
+    pthread_mutex_unlock(&s->subs_mu);
+  }
+}
+
 // under sock_mu
 static void publish_locked(srv *s, const char *topic, const uint8_t *msg, size_t len) {
   if (!s->pub) {
     return;
   }
-  if (zmq_send(s->pub, topic, strlen(topic), ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0) {
-    zmq_send(s->pub, msg, len, ZMQ_DONTWAIT);
+  if (zmq_send(s->pub, topic, strlen(topic), ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0 &&
+      zmq_send(s->pub, msg, len, ZMQ_DONTWAIT) >= 0) {
+    atomic_fetch_add(&s->published, 1);
   }
+  // the sends took the XPUB's commands, and with them the signal on pub_fd the leader
+  // waits for: (un)subscriptions that came with them are taken here
+  drain_subs_locked(s);
 }
 
 void *srv_wake_open(srv *s) {
@@ -505,12 +567,13 @@ srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
     // ZMQ_EVENTS and poll once more without waiting, system calls on every round trip.
     // Each descriptor signals only what arrived after that socket last took its commands:
     // serve_one, drain_wake and srv_zap_serve each receive until none is left.
-    struct pollfd it[3] = {
+    struct pollfd it[4] = {
         {.fd = s->router_fd, .events = POLLIN},
         {.fd = s->wake_fd, .events = POLLIN},
+        {.fd = s->pub_fd, .events = POLLIN},  // -1 (ignored by poll) without a stream
         {.fd = s->zap_fd, .events = POLLIN},
     };
-    nfds_t nit = s->zap ? 3 : 2;
+    nfds_t nit = s->zap ? 4 : 3;
     int r = 0;
     if (idle && s->cfg.spin_us > 0) {
       // the next request often follows soon: poll without sleeping for a moment first
@@ -536,7 +599,12 @@ srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
     if (r > 0 && (it[1].revents & POLLIN)) {
       drain_wake(s);
     }
-    if (r > 0 && s->zap && (it[2].revents & POLLIN)) {
+    if (r > 0 && (it[2].revents & POLLIN)) {
+      sock_lock(s);
+      drain_subs_locked(s);
+      pthread_mutex_unlock(&s->sock_mu);
+    }
+    if (r > 0 && s->zap && (it[3].revents & POLLIN)) {
       while (srv_zap_serve(s)) {
       }
     }
@@ -645,6 +713,7 @@ void srv_destroy(srv **ps) {
   ccsim_arena_fini(&s->io_arena);
   pthread_mutex_destroy(&s->mu);
   pthread_mutex_destroy(&s->sock_mu);
+  pthread_mutex_destroy(&s->subs_mu);
   pthread_cond_destroy(&s->pace_cv);
   free(s);
   *ps = NULL;

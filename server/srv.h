@@ -77,6 +77,10 @@ uint8_t *srv_handle(srv *s, const uint8_t *req, size_t len, size_t *reply_len);
 // Number of open sessions. Thread-safe.
 int srv_session_count(srv *s);
 
+// Stream messages published since start: only sessions someone subscribes to publish.
+// Thread-safe.
+uint64_t srv_stream_published(srv *s);
+
 // How many requests the thread holding the I/O duty ran itself (cfg.inline_us), and how
 // often the pacer's watchdog passed the duty on because one of them ran long.
 // Thread-safe; for tests and tuning.

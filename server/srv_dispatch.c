@@ -523,7 +523,8 @@ void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a) {
 
 // ---- run by a pool thread -----------------------------------------------------------
 
-// After the state changed: publish the view, count the step and build the stream message.
+// After the state changed: publish the view, count the step and build the stream message
+// when someone subscribes to the session (packing it for nobody cost as much as the reply).
 static void state_changed(rctx *rc, srv_job *j, srv_session *ss, Ccsim__BodyState **bodies,
                           size_t nbodies, Ccsim__StepStats *stats, int closed) {
   srv *s = rc->s;
@@ -532,7 +533,7 @@ static void state_changed(rctx *rc, srv_job *j, srv_session *ss, Ccsim__BodyStat
   uint64_t seq = ++ss->steps;
   srv_deadline dl = ss->dl;
   pthread_mutex_unlock(&s->mu);
-  if (!s->pub) {
+  if (!srv_stream_watched(s, ss->id)) {
     return;
   }
   Ccsim__StreamState m;

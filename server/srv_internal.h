@@ -20,13 +20,14 @@
 // message itself (srv_send_job). The pacer thread holds the replies of lockstep-paced
 // steps until their wall-clock time, sends them, and fires free-running ticks.
 //
-// The ROUTER and the PUB are the two sockets more than one thread uses. ZeroMQ allows that
-// when every use is fenced, so every call on them is made under srv.sock_mu. The leader
-// waits for requests on the ROUTER's ZMQ_FD outside the lock; a sender whose call may have
-// taken that wake-up from it (the ROUTER processes its commands during any call) looks at
-// ZMQ_EVENTS and, when a request waits while the leader sleeps, wakes it over inproc. The
-// wake PULL and the ZAP socket pass from leader to leader under srv.mu (the fence ZeroMQ
-// asks for when a socket changes threads).
+// The ROUTER and the stream's XPUB are the two sockets more than one thread uses. ZeroMQ allows
+// that when every use is fenced, so every call on them is made under srv.sock_mu. The leader waits
+// for requests on the ROUTER's ZMQ_FD outside the lock; a sender whose call may have taken that
+// wake-up from it (the ROUTER processes its commands during any call) looks at ZMQ_EVENTS and, when
+// a request waits while the leader sleeps, wakes it over inproc. The stream socket (an XPUB)
+// reports subscriptions: the leader polls its ZMQ_FD too, and every publisher takes what came in
+// right after its send, under the same lock. The wake PULL and the ZAP socket pass from leader to
+// leader under srv.mu (the fence ZeroMQ asks for when a socket changes threads).
 //
 // One mutex (srv.mu) guards the session table, every session's queue, busy/dead flags,
 // view and counters, the ready queue, the leader flag, the idle list and the pacer's list.
@@ -50,6 +51,7 @@
 #include "srv.h"
 
 #define SRV_ID_LEN 32        // hex characters of a session id and of a controller token
+#define SRV_SUBS_MAX 256     // distinct stream topics tracked one by one
 #define SRV_MAX_DT 3600.0    // longest simulated span of one Step request [s]
 #define SRV_TOMBS 1024       // closed/expired session ids remembered for EEXPIRED replies
 #define SRV_VIEW 13          // doubles per body in a view: p(3) q(4) v(3) w(3)
@@ -145,11 +147,23 @@ struct srv {
   char endpoint[256];
   char stream_endpoint[256];
   void *zctx;                 // owned ZeroMQ context (NULL without sockets)
-  void *router, *pub;         // any thread, under sock_mu
+  void *router, *pub;         // any thread, under sock_mu; pub is an XPUB: it also tells
+                              // which topics (session id prefixes) someone subscribes to
   void *wake, *zap;           // the leader only
   char wake_ep[64];
   int router_fd, wake_fd;     // the ROUTER's and the wake PULL's ZMQ_FD (the leader polls)
   int zap_fd;                 // the ZAP socket's ZMQ_FD (-1: no CURVE)
+  int pub_fd;                 // the stream XPUB's ZMQ_FD (-1: no stream)
+  // the topics subscribed on the stream, as the XPUB reports them (each once, while at
+  // least one subscriber holds it): only sessions a topic is a prefix of publish. Topics
+  // past the table's room are counted in subs_more and make every session publish.
+  pthread_mutex_t subs_mu;  // a leaf lock: nothing else is taken while it is held
+  struct {
+    unsigned char len;
+    char p[SRV_ID_LEN];
+  } subs[SRV_SUBS_MAX];
+  int nsubs, subs_more;       // under subs_mu
+  atomic_ullong published;    // stream messages sent
   pthread_mutex_t sock_mu;    // every call on router and pub
   int io_sleeping;            // the leader waits on router_fd (under sock_mu)
   atomic_int stop;
@@ -209,6 +223,9 @@ double srv_now(void);
 int srv_new_id(srv *s, char out[SRV_ID_LEN + 1]);
 
 // ---- sending (srv.c) ----------------------------------------------------------------
+
+// 1 when a stream subscriber's topic covers session id (takes subs_mu).
+int srv_stream_watched(srv *s, const char *id);
 
 // Send j's reply to its client and publish its stream message, then free j (any thread;
 // takes sock_mu). wake: the calling thread's PUSH to the leader's wake socket (see

@@ -588,6 +588,7 @@ int main(int argc, char **argv) {
   srv_config cfg;
   srv_config_defaults(&cfg);
   cfg.bind = "tcp://127.0.0.1:*";
+  cfg.stream_bind = "auto";  // as ccsimd runs by default (nobody subscribes here)
   cfg.rt_priority = rt > 0 && rt < 100 ? rt : 0;
   cfg.spin_us = spin > 0 ? spin : 0;
   if (inline_us >= 0) {

@@ -150,6 +150,146 @@ static void test_stream_sequence(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+// the server's count of stream messages once the last reply's publication is done: a
+// step's reply and its stream message leave under one hold of the socket lock, which the
+// next request's receive takes too
+static uint64_t published_after(ccsim_client *c, srv *s) {
+  ccsim_server_info info;
+  assert_int_equal(ccsim_client_server_info(c, &info, NULL), CCSIM_OK);
+  return srv_stream_published(s);
+}
+
+static void step_both(ccsim_session *a, ccsim_session *b, int n) {
+  for (int k = 0; k < n; k++) {
+    if (a) assert_int_equal(ccsim_session_step(a, 1e-3, NULL, 0), CCSIM_OK);
+    if (b) assert_int_equal(ccsim_session_step(b, 1e-3, NULL, 0), CCSIM_OK);
+  }
+}
+
+// Stream messages are built and sent only for sessions someone subscribes to: none without
+// a subscriber, the watched session's only with one, every session's with the empty topic,
+// none again once the subscribers are gone. The sequence numbers count every step.
+static void test_stream_only_when_watched(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = balls(1);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc), *other = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  assert_non_null(other);
+  uint64_t p0 = published_after(c, f->s);
+  step_both(s, other, 20);
+  assert_true(published_after(c, f->s) == p0);
+  ccsim_watch *w = ccsim_watch_new(f->stream, ccsim_session_id(s), NULL, err, sizeof err);
+  assert_non_null(w);
+  ccsim_stream_msg m;
+  uint64_t first = 0;
+  for (int k = 0; k < 500 && !first; k++) {
+    step_both(s, NULL, 1);
+    if (ccsim_watch_next(w, 5, &m) == CCSIM_OK) {
+      first = m.seq;
+    }
+  }
+  assert_true(first > 20);  // the unwatched steps were counted
+  uint64_t p1 = published_after(c, f->s);
+  step_both(NULL, other, 20);
+  assert_true(published_after(c, f->s) == p1);
+  step_both(s, NULL, 20);
+  assert_true(published_after(c, f->s) == p1 + 20);
+  // a subscriber to every topic: the other session publishes too
+  void *ctx = zmq_ctx_new();
+  void *sub = zmq_socket(ctx, ZMQ_SUB);
+  int linger = 0;
+  zmq_setsockopt(sub, ZMQ_LINGER, &linger, sizeof linger);
+  assert_int_equal(zmq_connect(sub, f->stream), 0);
+  assert_int_equal(zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "", 0), 0);
+  int all = 0;
+  for (int k = 0; k < 500 && !all; k++) {
+    uint64_t p = published_after(c, f->s);
+    step_both(NULL, other, 1);
+    all = published_after(c, f->s) == p + 1;
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  assert_true(all);
+  // both gone: the unsubscriptions reach the server a moment later, then nothing is sent
+  zmq_close(sub);
+  zmq_ctx_term(ctx);
+  ccsim_watch_destroy(&w);
+  int quiet = 0;
+  for (int k = 0; k < 500 && quiet < 20; k++) {
+    uint64_t p = published_after(c, f->s);
+    step_both(s, other, 1);
+    quiet = published_after(c, f->s) == p ? quiet + 1 : 0;
+    if (!quiet) {
+      struct timespec ts = {0, 1000000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  assert_true(quiet >= 20);
+  ccsim_session_close(&s);
+  ccsim_session_close(&other);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
+// waits (bounded) until n steps of s are all published (want 1) or none is (want 0)
+static int publishes(ccsim_client *c, srv *srv_, ccsim_session *s, int want) {
+  for (int k = 0; k < 500; k++) {
+    uint64_t p = published_after(c, srv_);
+    step_both(s, NULL, 3);
+    if ((published_after(c, srv_) - p == 3) == want) {
+      return 1;
+    }
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  return 0;
+}
+
+// topics that match no session do not make it publish; more distinct topics than the
+// server tracks one by one make every session publish, until they are gone again
+static void test_stream_many_topics(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = balls(1);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  void *ctx = zmq_ctx_new();
+  void *sub = zmq_socket(ctx, ZMQ_SUB);
+  int linger = 0;
+  zmq_setsockopt(sub, ZMQ_LINGER, &linger, sizeof linger);
+  assert_int_equal(zmq_connect(sub, f->stream), 0);
+  char topic[16];
+  for (int k = 0; k < 100; k++) {  // session ids are hex: a 'z' matches none
+    snprintf(topic, sizeof topic, "z%03d", k);
+    assert_int_equal(zmq_setsockopt(sub, ZMQ_SUBSCRIBE, topic, strlen(topic)), 0);
+  }
+  // the session's own topic after them: once it publishes, the hundred have arrived too;
+  // without it, they alone do not make it publish
+  const char *id = ccsim_session_id(s);
+  assert_int_equal(zmq_setsockopt(sub, ZMQ_SUBSCRIBE, id, strlen(id)), 0);
+  assert_true(publishes(c, f->s, s, 1));
+  assert_int_equal(zmq_setsockopt(sub, ZMQ_UNSUBSCRIBE, id, strlen(id)), 0);
+  assert_true(publishes(c, f->s, s, 0));
+  for (int k = 100; k < 300; k++) {
+    snprintf(topic, sizeof topic, "z%03d", k);
+    assert_int_equal(zmq_setsockopt(sub, ZMQ_SUBSCRIBE, topic, strlen(topic)), 0);
+  }
+  assert_true(publishes(c, f->s, s, 1));
+  for (int k = 0; k < 300; k++) {
+    snprintf(topic, sizeof topic, "z%03d", k);
+    assert_int_equal(zmq_setsockopt(sub, ZMQ_UNSUBSCRIBE, topic, strlen(topic)), 0);
+  }
+  assert_true(publishes(c, f->s, s, 0));
+  zmq_close(sub);
+  zmq_ctx_term(ctx);
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
 static void test_stalled_subscriber_loses_not_blocks(void **state) {
   fixture *f = *state;
   char err[256];
@@ -321,6 +461,8 @@ static void test_free_running(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_stream_sequence, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stream_only_when_watched, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stream_many_topics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stalled_subscriber_loses_not_blocks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lockstep_pacing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lockstep_late_client, setup, teardown),
