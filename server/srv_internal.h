@@ -156,7 +156,11 @@ struct srv {
   int pub_fd;                 // the stream XPUB's ZMQ_FD (-1: no stream)
   // the topics subscribed on the stream, as the XPUB reports them (each once, while at
   // least one subscriber holds it): only sessions a topic is a prefix of publish. Topics
-  // past the table's room are counted in subs_more and make every session publish.
+  // past the table's room are counted in subs_more and make every session publish. The
+  // XPUB also reports a cancel of a topic the peer never held (libzmq passes not-found
+  // removals on): a raw XSUB peer doing that stops the topic's messages for the others
+  // until they subscribe again - a stream subscriber is a trusted (loopback or CURVE)
+  // peer, and the stream is best effort with gaps visible in stream_seq.
   pthread_mutex_t subs_mu;  // a leaf lock: nothing else is taken while it is held
   struct {
     unsigned char len;
