@@ -25,6 +25,8 @@
 
 struct sim_data {
   const sim_model *m;  // borrowed; outlives d
+  void (*progress)(void *);  // sim_set_progress (NULL: none)
+  void *progress_arg;
   double time;         // [s]
   int nstate;          // SIM_NQ * nfree
   int need_reinit;     // state changed outside the integrator
@@ -156,10 +158,20 @@ static int eval_contacts(const sim_model *m, sim_data *d, double t, const double
   return 0;
 }
 
+void sim_set_progress(sim_data *d, void (*fn)(void *arg), void *arg) {
+  d->progress = fn;
+  d->progress_arg = arg;
+}
+
+void sim_data_progress(sim_data *d) {
+  if (d->progress) d->progress(d->progress_arg);
+}
+
 // Newton-Euler equations of every free body: state (p, q, v, w_body) -> its rate.
 static int rhs(sunrealtype t, N_Vector yv, N_Vector ydotv, void *user) {
   sim_data *d = user;
   const sim_model *m = d->m;
+  sim_data_progress(d);
   const double *y = N_VGetArrayPointer(yv);
   double *yd = N_VGetArrayPointer(ydotv);
   for (int i = 0; i < d->nstate; i++) {
@@ -946,6 +958,7 @@ ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out) {
   int flag = CV_SUCCESS;
   int commit = sim_friction_active(d->col);
   while (t < t_out) {
+    sim_data_progress(d);
     double h = step_bound(m, d, t, t_out - t);
     double t_next = isfinite(h) && t + h < t_out ? t + h : t_out;
     CVodeSetStopTime(d->cvode, t_next);

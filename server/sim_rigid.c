@@ -745,6 +745,7 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
   double t = t0, h_cap = INFINITY;
   int touches = 0;
   while (t < t_out) {
+    sim_data_progress(d);
     // equal steps of at most rigid_dt that land on t_out
     double rem = t_out - t, nst = ceil(rem / m->rigid_dt - 1e-9);
     double h = rem / (nst < 1 ? 1 : nst);

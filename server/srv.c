@@ -235,10 +235,12 @@ int srv_session_count(srv *s) {
 
 void srv_stop(srv *s) { atomic_store(&s->stop, 1); }
 
-void srv_inline_stats(srv *s, uint64_t *inline_jobs, uint64_t *watchdog_passes) {
+void srv_inline_stats(srv *s, uint64_t *inline_jobs, uint64_t *watchdog_passes,
+                      uint64_t *step_passes) {
   pthread_mutex_lock(&s->mu);
   *inline_jobs = s->inline_jobs;
   *watchdog_passes = s->duty_gen;
+  *step_passes = s->step_passes;
   pthread_mutex_unlock(&s->mu);
 }
 

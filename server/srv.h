@@ -81,10 +81,11 @@ int srv_session_count(srv *s);
 // Thread-safe.
 uint64_t srv_stream_published(srv *s);
 
-// How many requests the thread holding the I/O duty ran itself (cfg.inline_us), and how
-// often the pacer's watchdog passed the duty on because one of them ran long.
-// Thread-safe; for tests and tuning.
-void srv_inline_stats(srv *s, uint64_t *inline_jobs, uint64_t *watchdog_passes);
+// How many requests the thread holding the I/O duty ran itself (cfg.inline_us), how often
+// the duty was passed on because one of them ran long, and how many of those passes a
+// Step's own watch made (the rest are the pacer's). Thread-safe; for tests and tuning.
+void srv_inline_stats(srv *s, uint64_t *inline_jobs, uint64_t *watchdog_passes,
+                      uint64_t *step_passes);
 
 // Save every session to the state dir now (no-op without one). Only while srv_run is not
 // running. Returns the number saved, or -1 on an error (reported on stderr).

@@ -183,7 +183,11 @@ struct srv {
   unsigned duty_gen;          // bumped when the watchdog takes the duty from such a job
                               // (under mu)
   uint64_t inline_jobs;       // jobs run by the duty holder so far (under mu)
+  uint64_t step_passes;       // duty passes made by a Step's own watch (under mu)
   double pacer_wake;          // when the pacer wakes by itself (0: it is awake; under mu)
+  double pacer_watch;         // the pacer's watch over the duty holder's current (or last)
+                              // job: inline_watch, or ten times that for a Step, which
+                              // watches itself (under mu)
 
   srv_session **tab;          // (cfg.max_sessions) open sessions, NULL = free slot
   int nsessions;
@@ -245,6 +249,7 @@ void *srv_wake_open(srv *s);
 typedef struct srv_duty {
   int kept;
   unsigned gen;
+  int watched;  // kept for a Step: the stepping thread watches its own time (srv_pool.c)
 } srv_duty;
 
 // The I/O duty, for the pool thread that took srv.leader: serve requests, the ZAP handler
