@@ -354,9 +354,15 @@ static void publish_locked(srv *s, const char *topic, const uint8_t *msg, size_t
       zmq_send(s->pub, msg, len, ZMQ_DONTWAIT) >= 0) {
     atomic_fetch_add(&s->published, 1);
   }
-  // the sends took the XPUB's commands, and with them the signal on pub_fd the leader
-  // waits for: (un)subscriptions that came with them are taken here
-  drain_subs_locked(s);
+  // a send may take the XPUB's commands (ZeroMQ looks about once a millisecond), and with
+  // them the signal on pub_fd the leader waits for: take what came in as often. Draining
+  // after every send would cost two system calls a step; the housekeeping drains too, for
+  // a signal taken by the last send before publishing stopped
+  double now = srv_now();
+  if (now >= s->subs_drain_at) {
+    s->subs_drain_at = now + 1e-3;
+    drain_subs_locked(s);
+  }
 }
 
 void *srv_wake_open(srv *s) {
@@ -613,6 +619,11 @@ srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
     double now = srv_now();
     if (now >= s->next_housekeeping) {
       s->next_housekeeping = now + 0.05;
+      if (s->pub) {
+        sock_lock(s);
+        drain_subs_locked(s);
+        pthread_mutex_unlock(&s->sock_mu);
+      }
       if (s->cfg.idle_timeout > 0) {
         expire_idle(s, now);
       }

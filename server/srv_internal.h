@@ -156,17 +156,19 @@ struct srv {
   int pub_fd;                 // the stream XPUB's ZMQ_FD (-1: no stream)
   // the topics subscribed on the stream, as the XPUB reports them (each once, while at
   // least one subscriber holds it): only sessions a topic is a prefix of publish. Topics
-  // past the table's room are counted in subs_more and make every session publish. The
-  // XPUB also reports a cancel of a topic the peer never held (libzmq passes not-found
-  // removals on): a raw XSUB peer doing that stops the topic's messages for the others
-  // until they subscribe again - a stream subscriber is a trusted (loopback or CURVE)
-  // peer, and the stream is best effort with gaps visible in stream_seq.
+  // past the table's room are counted in subs_more and make every session publish.
+  // libzmq's SUB and XSUB never cancel a topic they do not hold, but a peer writing ZMTP
+  // by hand can, and the XPUB reports that cancel too: the topic then stops publishing
+  // until its subscribers all leave and subscribe afresh (and when it had overflowed,
+  // subs_more counts one too few). Stream peers are meant to be the server's own clients
+  // (loopback, or CURVE-authenticated elsewhere; the server warns when neither holds).
   pthread_mutex_t subs_mu;  // a leaf lock: nothing else is taken while it is held
   struct {
     unsigned char len;
     char p[SRV_ID_LEN];
   } subs[SRV_SUBS_MAX];
   int nsubs, subs_more;       // under subs_mu
+  double subs_drain_at;       // publishers drain the XPUB from then on (under sock_mu)
   atomic_ullong published;    // stream messages sent
   pthread_mutex_t sock_mu;    // every call on router and pub
   int io_sleeping;            // the leader waits on router_fd (under sock_mu)

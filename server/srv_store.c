@@ -435,7 +435,11 @@ int srv_state_dir_ready(const char *dir, char *err, size_t err_sz) {
     return -1;
   }
   struct stat st;
-  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+  if (stat(dir, &st) != 0) {
+    ccsim_set_err(err, err_sz, "cannot use the state dir %s: %s", dir, strerror(errno));
+    return -1;
+  }
+  if (!S_ISDIR(st.st_mode)) {
     ccsim_set_err(err, err_sz, "the state dir %s is not a directory", dir);
     return -1;
   }

@@ -21,8 +21,8 @@
 // time as the physics allowance; the "physics" column is the server's StepStats.physics_us
 // per request, wall time in sim_step truncated to whole microseconds per step, which grows
 // when the server's thread loses its CPU. With more clients than cores a second line
-// allows N / cores core steps instead of one: a saturated server runs that much other
-// sessions' physics ahead of each request (the goal's text counts one step).
+// allows N / cores core steps instead of one: under saturation each request waits for
+// about that much physics, its own step and others' (the goal's text counts one step).
 //
 //   bench_service [--steps N] [--paced S] [--paced-over tcp|ipc] [--rt PRIO] [--spin US]
 //                 [--inline US] [--clients N] [--only W] [--rounds R]
@@ -655,9 +655,9 @@ int main(int argc, char **argv) {
           svc.median <= goal ? "met" : "NOT met", svc.median - goal,
           counts[i] == 1 ? (svc.p99 < 1000 ? "; p99 < 1 ms: met" : "; p99 < 1 ms: NOT met") : "");
       if (counts[i] > ncpu) {
-        // more clients than cores: every request waits behind about N / cores others' steps,
-        // physics the literal allowance (one step) does not count; shown beside it, for
-        // the goal's owner to choose between the two readings
+        // more clients than cores: every request waits for about N / cores steps (its own
+        // and others'), physics the literal allowance (one step) does not count; shown
+        // beside it, for the goal's owner to choose between the two readings
         double queued = 1.3 * floor_r.median + core.median * counts[i] / (double)ncpu;
         printf(
             "        | allowing the N / cores = %.1f steps of physics queued under "
