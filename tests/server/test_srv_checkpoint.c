@@ -388,6 +388,15 @@ static void test_state_dir_unusable(void **state) {
   err[0] = 0;
   assert_null(srv_new(&cfg, err, sizeof err));
   assert_non_null(strstr(err, "cannot create the state dir"));
+  // a link to itself exists (mkdir says so) but leads nowhere: the reason is given
+  char loop[160];
+  snprintf(loop, sizeof loop, "%s/loop", f->dir);
+  assert_int_equal(symlink("loop", loop), 0);
+  cfg.state_dir = loop;
+  err[0] = 0;
+  assert_null(srv_new(&cfg, err, sizeof err));
+  assert_non_null(strstr(err, "cannot use the state dir"));
+  assert_int_equal(unlink(loop), 0);
   assert_int_equal(unlink(file), 0);
   snprintf(fresh, sizeof fresh, "%s/state", f->dir);
   cfg.state_dir = fresh;
