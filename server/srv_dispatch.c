@@ -103,12 +103,33 @@ static void finish(rctx *rc, srv_job *j) {
   log_reply(rc, j);
 }
 
+srv_blob *srv_blob_pack(const Ccsim__Reply *r) {
+  size_t n = ccsim__reply__get_packed_size(r);
+  srv_blob *b = malloc(sizeof *b + (n ? n : 1));
+  if (b) {
+    atomic_init(&b->refs, 1);
+    b->len = ccsim__reply__pack(r, b->data);
+  }
+  return b;
+}
+
+void srv_blob_release(srv_blob **b) {
+  if (*b && atomic_fetch_sub(&(*b)->refs, 1) == 1) {
+    free(*b);
+  }
+  *b = NULL;
+}
+
+// j's reply: a stored reply (serialized without request_id) with the request's id
+static void finish_bytes(rctx *rc, srv_job *j, const uint8_t *bare, size_t n) {
+  free(j->reply);
+  j->reply = pack_prefixed(bare, n, j->rq->request_id, &j->reply_len);
+  log_reply(rc, j);
+}
+
 // j's reply: the session's stored reply with the request's id
 static void finish_stored(rctx *rc, srv_job *j, const srv_session *ss) {
-  free(j->reply);
-  j->reply = pack_prefixed(ss->last_reply, ss->last_reply_len, j->rq->request_id,
-                           &j->reply_len);
-  log_reply(rc, j);
+  finish_bytes(rc, j, ss->last_reply, ss->last_reply_len);
 }
 
 void srv_job_free(srv_job *j) {
@@ -477,7 +498,18 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     break;
   }
   case CCSIM__REQUEST__BODY_QUERY_CONTACTS:
-    queue = 1;  // any role may ask; the contacts are computed on the session's worker
+    // any role may ask. At the current state: answered here when the contacts of the
+    // published state were computed already, so observers asking again never wait behind
+    // the controller's steps; else computed on the session's worker, like given poses
+    if (rq->query_contacts->n_poses == 0 && ss->contacts_view && ss->contacts_steps == ss->steps) {
+      srv_blob *b = ss->contacts_view;
+      atomic_fetch_add(&b->refs, 1);
+      pthread_mutex_unlock(&s->mu);
+      finish_bytes(&rc, j, b->data, b->len);  // a large reply is copied outside the lock
+      srv_blob_release(&b);
+      return 1;
+    }
+    queue = 1;
     break;
   default:
     fail(&rc, CCSIM_EPROTO, "unknown request body %d", (int)rq->body_case);
@@ -1038,7 +1070,21 @@ void srv_execute(srv *s, srv_job *j, ccsim_arena *a) {
     do_close(&rc, j, ss);
     break;
   case CCSIM__REQUEST__BODY_QUERY_CONTACTS:
-    do_query_contacts(&rc, ss, rq->query_contacts);
+    if (do_query_contacts(&rc, ss, rq->query_contacts) == CCSIM_OK &&
+        rq->query_contacts->n_poses == 0) {
+      // kept for the same question at this state (the session is ours: steps is its)
+      srv_blob *b = srv_blob_pack(&rc.reply);
+      if (b) {
+        finish_bytes(&rc, j, b->data, b->len);
+        pthread_mutex_lock(&s->mu);
+        srv_blob *old = ss->contacts_view;
+        ss->contacts_view = b;
+        ss->contacts_steps = ss->steps;
+        pthread_mutex_unlock(&s->mu);
+        srv_blob_release(&old);
+        return;
+      }
+    }
     break;
   default:
     fail(&rc, CCSIM_EPROTO, "unknown request body %d", (int)rq->body_case);

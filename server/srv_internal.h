@@ -63,6 +63,14 @@ typedef struct srv_session srv_session;
 typedef struct srv_job srv_job;
 typedef struct srv_member srv_member;
 
+// A serialized Reply (without request_id) shared by reference: a reader takes a reference
+// under srv.mu and copies the bytes after releasing it.
+typedef struct srv_blob {
+  atomic_int refs;
+  size_t len;
+  uint8_t data[];
+} srv_blob;
+
 typedef struct srv_deadline {
   uint64_t paced;         // steps with a deadline
   uint64_t misses;        // of them, late
@@ -130,6 +138,9 @@ struct srv_session {
   double view_time;         // simulated time [s]
   double *view;             // (nbody x SRV_VIEW)
   uint64_t steps;           // executed steps = stream sequence number
+  srv_blob *contacts_view;  // QueryContacts' Reply at the state after step contacts_steps
+  uint64_t contacts_steps;  // (one reference owned): the same question at that state is
+                            // answered from it by the thread that receives it
   uint64_t saved_steps;     // steps at the last save to the state dir
 
   // pacing (mode/period fixed at creation; the rest job thread, copied under mu)
@@ -233,6 +244,11 @@ double srv_now(void);
 int srv_new_id(srv *s, char out[SRV_ID_LEN + 1]);
 
 // ---- sending (srv.c) ----------------------------------------------------------------
+
+// r serialized into a new blob holding one reference; NULL when out of memory.
+srv_blob *srv_blob_pack(const Ccsim__Reply *r);
+// Drop a reference (the last one frees the blob) and set *b = NULL. NULL-safe.
+void srv_blob_release(srv_blob **b);
 
 // 1 when a stream subscriber's topic covers session id (takes subs_mu).
 int srv_stream_watched(srv *s, const char *id);

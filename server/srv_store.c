@@ -181,6 +181,7 @@ void srv_session_free(srv_session **pss) {
   free(ss->snap);
   free(ss->view);
   free(ss->last_reply);
+  srv_blob_release(&ss->contacts_view);
   free(ss);
   *pss = NULL;
 }

@@ -8,8 +8,10 @@
 #include "ccsim_test_srv.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <zmq.h>
 
@@ -196,6 +198,97 @@ static void test_resting_box_contacts(void **state) {
   ccsim__reply__free_unpacked(r, NULL);
 }
 
+// QueryContacts at the current state of session, asked without a token (an observer)
+static Ccsim__Reply *query_contacts(fixture *f, const char *session) {
+  Ccsim__Request rq;
+  Ccsim__QueryContacts qc;
+  ccsim__request__init(&rq);
+  ccsim__query_contacts__init(&qc);
+  rq.session_id = (char *)session;
+  rq.body_case = CCSIM__REQUEST__BODY_QUERY_CONTACTS;
+  rq.query_contacts = &qc;
+  return roundtrip(f, &rq);
+}
+
+typedef struct long_step {
+  ccsim_session *s;
+  int status;
+  atomic_int started, done;
+} long_step;
+
+static void *long_step_main(void *p) {
+  long_step *ls = p;
+  atomic_store(&ls->started, 1);
+  ls->status = ccsim_session_step_n(ls->s, 0.01, 100, NULL, 0, NULL, NULL);  // 1 s
+  atomic_store(&ls->done, 1);
+  return NULL;
+}
+
+// the packed contacts of a ContactsReply, for comparing two answers byte for byte
+static size_t packed_contacts(const Ccsim__ContactsReply *cr, uint8_t *buf, size_t cap) {
+  size_t n = ccsim__contacts_reply__get_packed_size(cr);
+  assert_true(n <= cap);
+  return ccsim__contacts_reply__pack(cr, buf);
+}
+
+// An observer's QueryContacts at the current state is computed once per state on the
+// session's worker; asked again at that state it is answered by the thread that receives
+// it, so observers never wait behind the controller's steps: during a long step the
+// answer is the state before it, byte for byte the first answer. After the step, the new
+// state's contacts.
+static void test_contacts_answered_at_published_state(void **state) {
+  fixture *f = *state;
+  char err[512];
+  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "inline", NULL, err, sizeof err);
+  assert_non_null(sc);
+  ccsim_client *c = ccsim_client_new(srv_endpoint(f->s), err, sizeof err);
+  assert_non_null(c);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  for (int k = 0; k < 200; k++) {
+    assert_int_equal(ccsim_session_step(s, 2e-3, NULL, 0), CCSIM_OK);  // the box settles
+  }
+  char id[64];
+  snprintf(id, sizeof id, "%s", ccsim_session_id(s));
+  double t1 = ccsim_session_time(s);
+  Ccsim__Reply *r1 = query_contacts(f, id);
+  assert_int_equal(r1->body_case, CCSIM__REPLY__BODY_CONTACTS);
+  assert_true(r1->contacts->n_contacts >= 4);
+  assert_true(r1->contacts->time == t1);
+  long_step ls = {.s = s};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, long_step_main, &ls), 0);
+  while (!atomic_load(&ls.started)) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  struct timespec settle = {0, 20000000};  // the step is under way on the server
+  nanosleep(&settle, NULL);
+  Ccsim__Reply *r2 = query_contacts(f, id);
+  int answered_during = !atomic_load(&ls.done);
+  pthread_join(th, NULL);
+  assert_int_equal(ls.status, CCSIM_OK);
+  assert_true(answered_during);
+  assert_int_equal(r2->body_case, CCSIM__REPLY__BODY_CONTACTS);
+  assert_true(r2->contacts->time == t1);
+  static uint8_t b1[1 << 16], b2[1 << 16];
+  size_t n1 = packed_contacts(r1->contacts, b1, sizeof b1);
+  size_t n2 = packed_contacts(r2->contacts, b2, sizeof b2);
+  assert_int_equal(n1, n2);
+  assert_memory_equal(b1, b2, n1);
+  Ccsim__Reply *r3 = query_contacts(f, id);
+  assert_int_equal(r3->body_case, CCSIM__REPLY__BODY_CONTACTS);
+  assert_true(r3->contacts->time == ccsim_session_time(s));
+  assert_true(r3->contacts->time > t1 + 0.9);
+  assert_true(r3->contacts->n_contacts >= 4);
+  ccsim__reply__free_unpacked(r1, NULL);
+  ccsim__reply__free_unpacked(r2, NULL);
+  ccsim__reply__free_unpacked(r3, NULL);
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
 static void test_kinematic_target(void **state) {
   fixture *f = *state;
   Ccsim__BodyInput in;
@@ -336,6 +429,7 @@ static void test_contacts_at_poses(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_resting_box_contacts, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_contacts_answered_at_published_state, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kinematic_target, setup, teardown),
       cmocka_unit_test_setup_teardown(test_contacts_at_poses, setup, teardown),
   };
