@@ -128,10 +128,20 @@ static void fill_kinematics(const sim_model *m, sim_data *d, double t, const dou
   k->vel = d->x_vel, k->omega = d->x_omega;
 }
 
+void sim_set_progress(sim_data *d, void (*fn)(void *arg), void *arg) {
+  d->progress = fn;
+  d->progress_arg = arg;
+}
+
+void sim_data_progress(sim_data *d) {
+  if (d->progress) d->progress(d->progress_arg);
+}
+
 // Contacts at (t, y) into d->wrench. Returns 0, 1 (recoverable: retry smaller) or -1
 // (d->contact_status says why; the collider's message explains).
 static int eval_contacts(const sim_model *m, sim_data *d, double t, const double *y,
                          sim_kinematics *k) {
+  sim_data_progress(d);  // every right-hand side and every report of contacts
   fill_kinematics(m, d, t, y, k);
   memset(d->wrench, 0, sizeof(double) * 6 * (size_t)m->nbody);
   d->contact_time = NAN;
@@ -158,20 +168,10 @@ static int eval_contacts(const sim_model *m, sim_data *d, double t, const double
   return 0;
 }
 
-void sim_set_progress(sim_data *d, void (*fn)(void *arg), void *arg) {
-  d->progress = fn;
-  d->progress_arg = arg;
-}
-
-void sim_data_progress(sim_data *d) {
-  if (d->progress) d->progress(d->progress_arg);
-}
-
 // Newton-Euler equations of every free body: state (p, q, v, w_body) -> its rate.
 static int rhs(sunrealtype t, N_Vector yv, N_Vector ydotv, void *user) {
   sim_data *d = user;
   const sim_model *m = d->m;
-  sim_data_progress(d);
   const double *y = N_VGetArrayPointer(yv);
   double *yd = N_VGetArrayPointer(ydotv);
   for (int i = 0; i < d->nstate; i++) {
@@ -493,6 +493,7 @@ static int jac_fn(sunrealtype t, N_Vector yv, N_Vector fy, SUNMatrix J, void *us
   (void)fy, (void)t1, (void)t2, (void)t3;
   sim_data *d = user;
   const sim_model *m = d->m;
+  sim_data_progress(d);
   const double *y = N_VGetArrayPointer(yv);
   sim_kinematics k;
   int rc = eval_contacts(m, d, t, y, &k);

@@ -63,9 +63,10 @@ void sim_clear_inputs(const sim_model *m, sim_data *d);
 // sim_data_time(d), and sim_data_errmsg(d) explains (CCSIM_ESOLVER).
 ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out);
 
-// fn(arg) is called on sim_step's thread at every right-hand side evaluation, stretch of
-// integration and rigid time step, so a caller notices a step that runs long while it runs
-// (it must not touch d). NULL: none. arg stays the caller's.
+// fn(arg) is called on the stepping thread at every contact evaluation (each right-hand
+// side, each report of contacts), Jacobian, stretch of integration and rigid time step, so
+// a caller notices a step that runs long while it runs (fn must not touch d). NULL: none.
+// arg stays the caller's.
 void sim_set_progress(sim_data *d, void (*fn)(void *arg), void *arg);
 
 // Call the progress function set by sim_set_progress, if any (sim_rigid's loop).

@@ -542,6 +542,28 @@ static void queue_saves(srv *s) {
   }
 }
 
+// Every 50 ms, by the leader: stream subscriptions a send's command processing left
+// waiting, idle sessions, periodic saves
+static void housekeeping(srv *s) {
+  double now = srv_now();
+  if (now < s->next_housekeeping) {
+    return;
+  }
+  s->next_housekeeping = now + 0.05;
+  if (s->pub) {
+    sock_lock(s);
+    drain_subs_locked(s);
+    pthread_mutex_unlock(&s->sock_mu);
+  }
+  if (s->cfg.idle_timeout > 0) {
+    expire_idle(s, now);
+  }
+  if (s->cfg.state_dir && s->cfg.checkpoint_interval > 0 && now >= s->next_save) {
+    s->next_save = now + s->cfg.checkpoint_interval;
+    queue_saves(s);
+  }
+}
+
 srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
   int idle = poll_first;
   while (!atomic_load(&s->stop)) {
@@ -559,6 +581,8 @@ srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
         }
         queued |= got == 2;
       }
+      // under load a leader may never reach the poll below: the housekeeping comes first
+      housekeeping(s);
       // jobs left ready by our earlier turns count too: short ones wait for us
       srv_job *j = queued || atomic_load(&s->nready) > 0 ? srv_pool_take_over(s, idle, duty) : NULL;
       if (j) {
@@ -616,22 +640,7 @@ srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
       while (srv_zap_serve(s)) {
       }
     }
-    double now = srv_now();
-    if (now >= s->next_housekeeping) {
-      s->next_housekeeping = now + 0.05;
-      if (s->pub) {
-        sock_lock(s);
-        drain_subs_locked(s);
-        pthread_mutex_unlock(&s->sock_mu);
-      }
-      if (s->cfg.idle_timeout > 0) {
-        expire_idle(s, now);
-      }
-      if (s->cfg.state_dir && s->cfg.checkpoint_interval > 0 && now >= s->next_save) {
-        s->next_save = now + s->cfg.checkpoint_interval;
-        queue_saves(s);
-      }
-    }
+    housekeeping(s);
   }
   pthread_mutex_lock(&s->mu);
   s->leader = 0;

@@ -556,16 +556,14 @@ void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a) {
 // ---- run by a pool thread -----------------------------------------------------------
 
 // After the state changed: publish the view, count the step and build the stream message
-// when someone subscribes to the session (packing it for nobody cost as much as the reply).
+// when someone subscribes to the session (packing it for nobody cost as much as the reply)
+// and the bodies are there (NULL: out of memory for them).
 static void state_changed(rctx *rc, srv_job *j, srv_session *ss, Ccsim__BodyState **bodies,
                           size_t nbodies, Ccsim__StepStats *stats, int closed) {
   srv *s = rc->s;
-  srv_session_publish_view(s, ss);
-  pthread_mutex_lock(&s->mu);
-  uint64_t seq = ++ss->steps;
-  srv_deadline dl = ss->dl;
-  pthread_mutex_unlock(&s->mu);
-  if (!srv_stream_watched(s, ss->id)) {
+  srv_deadline dl;
+  uint64_t seq = srv_session_publish_view(s, ss, &dl);
+  if ((!bodies && !closed) || !srv_stream_watched(s, ss->id)) {
     return;
   }
   Ccsim__StreamState m;
@@ -749,7 +747,9 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   if (wire_bodies_new(rc->a, m, ss->d, &bodies, &nb) != 0 || !stats) {
     status = status == CCSIM_OK ? CCSIM_ENOMEM : status;
   }
-  if (status == CCSIM_OK || status == CCSIM_ESOLVER) {
+  // a failure after some progress (a later sub-step, the rigid mode's limits, memory for
+  // the reply) still moved the state: published, so GetState and cached contacts follow
+  if (status == CCSIM_OK || status == CCSIM_ESOLVER || sim_data_time(ss->d) != t0) {
     state_changed(rc, j, ss, bodies, nb, stats, 0);
   }
   if (status == CCSIM_ENOMEM) {

@@ -13,12 +13,13 @@
 // requests wait at most one paced step instead of the paced step waiting for an unpaced
 // one. And a request of a session whose recent jobs all took less than cfg.inline_us: the
 // leader runs it keeping the duty, because handing it over (a futex wake-up and a context
-// switch) costs more than the job; the pacer is the watchdog that passes the duty on when
-// such a job runs longer than its watch (srv_pool.c), so a session that turns slow delays
-// others by at most that. A session's jobs run one at a time in arrival order, never
-// holding a lock while stepping; the thread that ran a job sends its reply and stream
-// message itself (srv_send_job). The pacer thread holds the replies of lockstep-paced
-// steps until their wall-clock time, sends them, and fires free-running ticks.
+// switch) costs more than the job; when such a job runs longer than its watch the duty is
+// passed on - by a Step itself, at its next contact evaluation, Jacobian or stretch, and
+// by the pacer for any other job (and for a Step at ten times the watch) (srv_pool.c) - so
+// a session that turns slow delays others by about that. A session's jobs run one at a time in
+// arrival order, never holding a lock while stepping; the thread that ran a job sends its reply and
+// stream message itself (srv_send_job). The pacer thread holds the replies of lockstep-paced steps
+// until their wall-clock time, sends them, and fires free-running ticks.
 //
 // The ROUTER and the stream's XPUB are the two sockets more than one thread uses. ZeroMQ allows
 // that when every use is fenced, so every call on them is made under srv.sock_mu. The leader waits
@@ -289,8 +290,10 @@ srv_session *srv_session_build(srv *s, Ccsim__Scene **scene, const Ccsim__Checkp
 // Free a session (not in the table, no jobs). NULL-safe.
 void srv_session_free(srv_session **ss);
 
-// Refresh ss->view from its sim_data (job thread; takes srv.mu for the copy).
-void srv_session_publish_view(srv *s, srv_session *ss);
+// Refresh ss->view from its sim_data and count the change in ss->steps, in one hold of
+// srv.mu (so a reader never pairs the new view with the old count, or the reverse); *dl
+// gets the session's pacing statistics. Returns the new count (job thread).
+uint64_t srv_session_publish_view(srv *s, srv_session *ss, srv_deadline *dl);
 
 // Job thread: ss's full state into ss->snap (grown as the friction anchors need; nsnap
 // set). CCSIM_OK or CCSIM_ENOMEM.
@@ -355,7 +358,7 @@ void srv_pool_kick(srv *s);
 
 // Leader: a ready job for the caller to run (caller owns it), or NULL and the caller keeps
 // leading. A short job (recent jobs of its session under cfg.inline_us) the caller runs
-// keeping the duty (duty->kept; the pacer passes it on if the job runs long); for any
+// keeping the duty (duty->kept; passed on if the job runs long, see run_job); for any
 // other the duty passes to an idle pool thread, or to none for a paced job when all are
 // busy. emptied: the caller's last receive found the ROUTER empty (see srv_lead).
 srv_job *srv_pool_take_over(srv *s, int emptied, srv_duty *duty);

@@ -41,18 +41,19 @@ static int job_inline(const srv *s, const srv_job *j) {
          j->ss->cost < 1e-6 * s->cfg.inline_us;
 }
 
-// How long the duty holder may run a job itself before the pacer passes the duty on: a
-// job predicted short that runs this long is not short, and requests wait behind it
+// How long the duty holder may run a job itself before the duty is passed on: a job
+// predicted short that runs this long is not short, and requests wait behind it
 static double inline_watch(const srv *s) {
   double w = 4e-6 * s->cfg.inline_us;
   return w > 0.5e-3 ? w : 0.5e-3;
 }
 
 // A Step the duty holder runs itself watches its own time: sim_step calls step_watch at
-// every right-hand side, stretch and rigid step, and past the watch it passes the duty
-// on as the pacer would. The pacer, which had to wake every watch while such steps ran
-// (a wake-up and two context switches, about 7 us of CPU per round trip at one client),
-// then only keeps a tenfold watch: for one evaluation that runs long by itself.
+// every contact evaluation (each right-hand side, the reply's contacts), Jacobian,
+// stretch and rigid step, and past the watch it passes the duty on as the pacer would. The pacer,
+// which had to wake every watch while such steps ran (a wake-up and two context switches, about 7
+// us of CPU per round trip at one client), then only keeps a tenfold watch: for one evaluation that
+// runs long by itself.
 #define SRV_PACER_WATCH_STEP 10.0
 
 static int job_is_step(const srv_job *j) {
@@ -208,9 +209,9 @@ srv_job *srv_pool_take_over(srv *s, int emptied, srv_duty *duty) {
   return j;
 }
 
-// under mu, the pacer: the duty holder has run a job itself for longer than the watch;
-// give the duty to an idle thread (returned, to be posted once mu is released), or let
-// the first thread to finish its job take it
+// under mu, the pacer or a Step's own watch: the duty holder has run a job itself for
+// longer than the watch; give the duty to an idle thread (returned, to be posted once mu
+// is released), or let the first thread to finish its job take it
 static srv_member *take_duty_locked(srv *s) {
   s->duty_gen++;
   s->inline_since = 0;

@@ -186,7 +186,7 @@ void srv_session_free(srv_session **pss) {
   *pss = NULL;
 }
 
-void srv_session_publish_view(srv *s, srv_session *ss) {
+uint64_t srv_session_publish_view(srv *s, srv_session *ss, srv_deadline *dl) {
   // the core is ours (job thread); the lock orders the copy against the leader
   const int nb = ss->m->nbody;
   pthread_mutex_lock(&s->mu);
@@ -195,7 +195,10 @@ void srv_session_publish_view(srv *s, srv_session *ss) {
     double *v = ss->view + (size_t)b * SRV_VIEW;
     sim_get_body(ss->m, ss->d, b, v, v + 3, v + 7, v + 10);
   }
+  uint64_t seq = ++ss->steps;
+  *dl = ss->dl;
   pthread_mutex_unlock(&s->mu);
+  return seq;
 }
 
 // ---- table and tombstones -----------------------------------------------------------
