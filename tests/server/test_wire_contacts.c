@@ -300,6 +300,120 @@ static void test_contacts_answered_at_published_state(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+// A Step that fails after progress still publishes the state it reached: in rigid mode a
+// cube falls onto a grid of 0.5 mm squares, about 29 000 vertices under its face, more
+// than a session's 16 384 contacts; the step stops with ELIMIT when they overflow, its
+// 1 ms steps before kept, and GetState (answered from the published state) tells the time
+// the step's error names, past the start
+static void test_failed_step_publishes_its_progress(void **state) {
+  fixture *f = *state;
+  enum { N = 180 };
+  const double h = 0.5e-3, edge = 0.085;
+  static double vert[(N + 1) * (N + 1) * 3];
+  static uint32_t tri[N * N * 6];
+  for (int j = 0; j <= N; j++) {
+    for (int i = 0; i <= N; i++) {
+      double *v = vert + 3 * (j * (N + 1) + i);
+      v[0] = (i - N / 2) * h, v[1] = (j - N / 2) * h, v[2] = 0;
+    }
+  }
+  for (int j = 0; j < N; j++) {
+    for (int i = 0; i < N; i++) {
+      uint32_t v00 = (uint32_t)(j * (N + 1) + i), v10 = v00 + 1, v01 = v00 + N + 1, v11 = v01 + 1;
+      uint32_t *t = tri + 6 * (j * N + i);
+      t[0] = v00, t[1] = v10, t[2] = v11, t[3] = v00, t[4] = v11, t[5] = v01;
+    }
+  }
+  Ccsim__Mesh mesh;
+  Ccsim__Box box;
+  Ccsim__Shape gs, cs_;
+  Ccsim__Vec3 size, g, cp;
+  Ccsim__Pose cpose;
+  Ccsim__ContactParams prm;
+  Ccsim__Body b[2], *bp[2] = {&b[0], &b[1]};
+  Ccsim__Scene sc;
+  ccsim__mesh__init(&mesh);
+  ccsim__box__init(&box);
+  ccsim__shape__init(&gs);
+  ccsim__shape__init(&cs_);
+  ccsim__vec3__init(&size);
+  ccsim__vec3__init(&g);
+  ccsim__vec3__init(&cp);
+  ccsim__pose__init(&cpose);
+  ccsim__contact_params__init(&prm);
+  ccsim__scene__init(&sc);
+  mesh.n_vertices = 3 * (N + 1) * (N + 1);
+  mesh.vertices = vert;
+  mesh.n_triangles = 6 * N * N;
+  mesh.triangles = tri;
+  gs.kind_case = CCSIM__SHAPE__KIND_MESH;
+  gs.mesh = &mesh;
+  size.has_x = size.has_y = size.has_z = 1;
+  size.x = size.y = size.z = edge;
+  box.size = &size;
+  cs_.kind_case = CCSIM__SHAPE__KIND_BOX;
+  cs_.box = &box;
+  cp.has_z = 1;
+  cp.z = edge / 2 + 3e-3;  // 2 mm above its standoff
+  cpose.p = &cp;
+  for (int i = 0; i < 2; i++) ccsim__body__init(&b[i]);
+  b[0].name = "grid";
+  b[0].has_type = 1;
+  b[0].type = CCSIM__BODY_TYPE__BODY_FIXED;
+  b[0].shape = &gs;
+  b[1].name = "cube";
+  b[1].has_mass = 1;
+  b[1].mass = 1;
+  b[1].shape = &cs_;
+  b[1].pose = &cpose;
+  g.has_z = 1;
+  g.z = -9.81;
+  prm.has_k = prm.has_alpha = prm.has_standoff = 1;
+  prm.k = 1e5, prm.alpha = 0.5, prm.standoff = 1e-3;
+  sc.gravity = &g;
+  sc.contact = &prm;
+  sc.n_bodies = 2;
+  sc.bodies = bp;
+  sc.has_mode = 1;
+  sc.mode = CCSIM__MODE__MODE_RIGID;  // its 1 ms steps before the overflow are kept
+  Ccsim__Request rq;
+  Ccsim__CreateSession cr;
+  ccsim__request__init(&rq);
+  ccsim__create_session__init(&cr);
+  cr.scene = &sc;
+  rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
+  rq.create_session = &cr;
+  Ccsim__Reply *r = roundtrip(f, &rq);
+  if (r->body_case != CCSIM__REPLY__BODY_CREATE_SESSION) print_error("%s\n", r->error->message);
+  assert_int_equal(r->body_case, CCSIM__REPLY__BODY_CREATE_SESSION);
+  snprintf(f->session, sizeof f->session, "%s", r->create_session->session_id);
+  snprintf(f->token, sizeof f->token, "%s", r->create_session->controller_token);
+  ccsim__reply__free_unpacked(r, NULL);
+  f->seq = 0;
+  // 0.1 s of fall: the contacts overflow on the way
+  r = step(f, 0.1, NULL, 0, 0);
+  assert_int_not_equal(r->body_case, CCSIM__REPLY__BODY_STEP);
+  assert_non_null(r->error);
+  print_message("%s\n", r->error->message);
+  assert_int_equal(r->error->code, CCSIM__CODE__ELIMIT);
+  const char *at = NULL;  // the last "at t = ": the server's, to 17 digits
+  for (const char *p = r->error->message; (p = strstr(p, "at t = ")); p++) at = p;
+  assert_non_null(at);
+  double reached = atof(at + 7);
+  assert_true(reached > 0 && reached < 0.1);
+  ccsim__reply__free_unpacked(r, NULL);
+  Ccsim__GetState gsq;
+  ccsim__request__init(&rq);
+  ccsim__get_state__init(&gsq);
+  rq.session_id = f->session;
+  rq.body_case = CCSIM__REQUEST__BODY_GET_STATE;
+  rq.get_state = &gsq;
+  r = roundtrip(f, &rq);
+  assert_int_equal(r->body_case, CCSIM__REPLY__BODY_STATE);
+  assert_true(r->state->time == reached);
+  ccsim__reply__free_unpacked(r, NULL);
+}
+
 static void test_kinematic_target(void **state) {
   fixture *f = *state;
   Ccsim__BodyInput in;
@@ -441,6 +555,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_resting_box_contacts, setup, teardown),
       cmocka_unit_test_setup_teardown(test_contacts_answered_at_published_state, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_failed_step_publishes_its_progress, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kinematic_target, setup, teardown),
       cmocka_unit_test_setup_teardown(test_contacts_at_poses, setup, teardown),
   };
