@@ -141,7 +141,7 @@ void sim_data_progress(sim_data *d) {
 // (d->contact_status says why; the collider's message explains).
 static int eval_contacts(const sim_model *m, sim_data *d, double t, const double *y,
                          sim_kinematics *k) {
-  sim_data_progress(d);  // every right-hand side and every report of contacts
+  sim_data_progress(d);  // every right-hand side, Jacobian and report of contacts
   fill_kinematics(m, d, t, y, k);
   memset(d->wrench, 0, sizeof(double) * 6 * (size_t)m->nbody);
   d->contact_time = NAN;
@@ -493,10 +493,9 @@ static int jac_fn(sunrealtype t, N_Vector yv, N_Vector fy, SUNMatrix J, void *us
   (void)fy, (void)t1, (void)t2, (void)t3;
   sim_data *d = user;
   const sim_model *m = d->m;
-  sim_data_progress(d);
   const double *y = N_VGetArrayPointer(yv);
   sim_kinematics k;
-  int rc = eval_contacts(m, d, t, y, &k);
+  int rc = eval_contacts(m, d, t, y, &k);  // also the progress call
   if (rc != 0) return rc;
   memset(d->jself, 0, sizeof(double) * (size_t)d->nstate * SIM_NQ);
   d->jn = 0;

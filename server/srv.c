@@ -324,24 +324,33 @@ static void drain_subs_locked(srv *s) {
       continue;  // not a subscription, or a topic no id has
     }
     pthread_mutex_lock(&s->subs_mu);
-    int i = 0;
-    while (i < s->nsubs && !(s->subs[i].len == len && !memcmp(s->subs[i].p, m + 1, len))) {
-      i++;
-    }
-    if (m[0] == 1) {
-      if (s->nsubs < SRV_SUBS_MAX) {
-        s->subs[s->nsubs].len = (unsigned char)len;
-        memcpy(s->subs[s->nsubs].p, m + 1, (size_t)len);
-        s->nsubs++;
-      } else {
-        s->subs_more++;
+    if (m[0] == 1 && s->nsubs < SRV_SUBS_MAX) {
+      s->subs[s->nsubs].len = (unsigned char)len;
+      memcpy(s->subs[s->nsubs].p, m + 1, (size_t)len);
+      s->nsubs++;
+    } else if (m[0] == 1) {
+      s->subs_more++;
+    } else {
+      int i = 0;
+      while (i < s->nsubs && !(s->subs[i].len == len && !memcmp(s->subs[i].p, m + 1, len))) {
+        i++;
       }
-    } else if (i < s->nsubs) {
-      s->subs[i] = s->subs[--s->nsubs];
-    } else if (s->subs_more > 0) {
-      s->subs_more--;  // one that did not fit in the table
+      if (i < s->nsubs) {
+        s->subs[i] = s->subs[--s->nsubs];
+      } else if (s->subs_more > 0) {
+        s->subs_more--;  // one that did not fit in the table
+      }
     }
     pthread_mutex_unlock(&s->subs_mu);
+  }
+}
+
+// the leader's drain: takes sock_mu (no-op without a stream)
+static void drain_subs(srv *s) {
+  if (s->pub) {
+    sock_lock(s);
+    drain_subs_locked(s);
+    pthread_mutex_unlock(&s->sock_mu);
   }
 }
 
@@ -550,11 +559,7 @@ static void housekeeping(srv *s) {
     return;
   }
   s->next_housekeeping = now + 0.05;
-  if (s->pub) {
-    sock_lock(s);
-    drain_subs_locked(s);
-    pthread_mutex_unlock(&s->sock_mu);
-  }
+  drain_subs(s);
   if (s->cfg.idle_timeout > 0) {
     expire_idle(s, now);
   }
@@ -632,9 +637,7 @@ srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
       drain_wake(s);
     }
     if (r > 0 && (it[2].revents & POLLIN)) {
-      sock_lock(s);
-      drain_subs_locked(s);
-      pthread_mutex_unlock(&s->sock_mu);
+      drain_subs(s);
     }
     if (r > 0 && s->zap && (it[3].revents & POLLIN)) {
       while (srv_zap_serve(s)) {

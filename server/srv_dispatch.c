@@ -103,12 +103,27 @@ static void finish(rctx *rc, srv_job *j) {
   log_reply(rc, j);
 }
 
-srv_blob *srv_blob_pack(const Ccsim__Reply *r) {
-  size_t n = ccsim__reply__get_packed_size(r);
+static srv_blob *blob_alloc(size_t n) {
   srv_blob *b = malloc(sizeof *b + (n ? n : 1));
   if (b) {
     atomic_init(&b->refs, 1);
+    b->len = n;
+  }
+  return b;
+}
+
+srv_blob *srv_blob_pack(const Ccsim__Reply *r) {
+  srv_blob *b = blob_alloc(ccsim__reply__get_packed_size(r));
+  if (b) {
     b->len = ccsim__reply__pack(r, b->data);
+  }
+  return b;
+}
+
+srv_blob *srv_blob_copy(const uint8_t *data, size_t n) {
+  srv_blob *b = blob_alloc(n);
+  if (b) {
+    memcpy(b->data, data, n);
   }
   return b;
 }
@@ -129,7 +144,7 @@ static void finish_bytes(rctx *rc, srv_job *j, const uint8_t *bare, size_t n) {
 
 // j's reply: the session's stored reply with the request's id
 static void finish_stored(rctx *rc, srv_job *j, const srv_session *ss) {
-  finish_bytes(rc, j, ss->last_reply, ss->last_reply_len);
+  finish_bytes(rc, j, ss->last_reply->data, ss->last_reply->len);
 }
 
 void srv_job_free(srv_job *j) {
@@ -804,12 +819,10 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
   do_step(rc, j, ss, &record);
   if (record && seq != 0) {
     // packed once without the id for retries; this request's reply is a prefixed copy
-    size_t n = 0;
-    uint8_t *bare = pack_bare(&rc->reply, &n);
-    if (bare) {
-      free(ss->last_reply);
-      ss->last_reply = bare;
-      ss->last_reply_len = n;
+    srv_blob *b = srv_blob_pack(&rc->reply);
+    if (b) {
+      srv_blob_release(&ss->last_reply);
+      ss->last_reply = b;
       ss->last_seq = seq;
       finish_stored(rc, j, ss);
       return;

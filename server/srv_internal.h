@@ -125,8 +125,7 @@ struct srv_session {
 
   // exactly-once record (job thread only)
   uint64_t last_seq;        // last sequenced Step executed (0: none)
-  uint8_t *last_reply;      // its Reply serialized without request_id (owned)
-  size_t last_reply_len;
+  srv_blob *last_reply;     // its Reply serialized without request_id (one reference owned)
 
   // scheduling (under srv.mu)
   srv_job *qhead, *qtail;   // jobs waiting behind the running one
@@ -248,6 +247,8 @@ int srv_new_id(srv *s, char out[SRV_ID_LEN + 1]);
 
 // r serialized into a new blob holding one reference; NULL when out of memory.
 srv_blob *srv_blob_pack(const Ccsim__Reply *r);
+// A copy of n bytes in a new blob holding one reference; NULL when out of memory.
+srv_blob *srv_blob_copy(const uint8_t *data, size_t n);
 // Drop a reference (the last one frees the blob) and set *b = NULL. NULL-safe.
 void srv_blob_release(srv_blob **b);
 

@@ -180,7 +180,7 @@ void srv_session_free(srv_session **pss) {
   }
   free(ss->snap);
   free(ss->view);
-  free(ss->last_reply);
+  srv_blob_release(&ss->last_reply);
   srv_blob_release(&ss->contacts_view);
   free(ss);
   *pss = NULL;
@@ -327,8 +327,8 @@ int srv_save_session(srv *s, srv_session *ss) {
   sv.checkpoint = &cp;
   if (ss->last_reply) {
     sv.has_last_reply = 1;
-    sv.last_reply.data = ss->last_reply;
-    sv.last_reply.len = ss->last_reply_len;
+    sv.last_reply.data = ss->last_reply->data;
+    sv.last_reply.len = ss->last_reply->len;
   }
   size_t n = ccsim__saved_session__get_packed_size(&sv);
   uint8_t *buf = malloc(n ? n : 1);
@@ -498,11 +498,7 @@ int srv_restore_all(srv *s) {
       }
     }
     if (ss && sv->has_last_reply && sv->last_reply.len > 0) {
-      ss->last_reply = malloc(sv->last_reply.len);
-      if (ss->last_reply) {
-        memcpy(ss->last_reply, sv->last_reply.data, sv->last_reply.len);
-        ss->last_reply_len = sv->last_reply.len;
-      }
+      ss->last_reply = srv_blob_copy(sv->last_reply.data, sv->last_reply.len);
     }
     if (ss) {
       memcpy(ss->id, sv->session_id, SRV_ID_LEN + 1);

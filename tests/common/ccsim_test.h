@@ -30,4 +30,24 @@
     assert_double_near(ccsim_ra_, ccsim_rb_, (rel) * ccsim_s_);                        \
   } while (0)
 
+// A flat grid of n x n squares of side h [m], two triangles each facing up (+z), centred at
+// the origin: (n + 1)^2 vertices into vert (x y z each) and 2 n^2 triangles into tri, both
+// the caller's.
+static inline void test_grid(int n, double h, double *vert, uint32_t *tri) {
+  for (int j = 0; j <= n; j++) {
+    for (int i = 0; i <= n; i++) {
+      double *v = vert + 3 * (j * (n + 1) + i);
+      v[0] = (i - n / 2) * h, v[1] = (j - n / 2) * h, v[2] = 0;
+    }
+  }
+  for (int j = 0; j < n; j++) {
+    for (int i = 0; i < n; i++) {
+      uint32_t v00 = (uint32_t)(j * (n + 1) + i), v10 = v00 + 1, v01 = v00 + (uint32_t)n + 1,
+               v11 = v01 + 1;
+      uint32_t *t = tri + 6 * (j * n + i);
+      t[0] = v00, t[1] = v10, t[2] = v11, t[3] = v00, t[4] = v11, t[5] = v01;
+    }
+  }
+}
+
 #endif

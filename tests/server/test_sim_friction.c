@@ -268,19 +268,7 @@ static void test_slide_to_rest_energy(void **state) {
 // A fixed grid of n x n squares of side h [m] (two triangles each, facing up) centred at
 // the origin, into b (vertex and triangle arrays: the caller's, borrowed by b)
 static void fine_grid(sim_body_desc *b, int n, double h, double *vert, unsigned *tri) {
-  for (int j = 0; j <= n; j++) {
-    for (int i = 0; i <= n; i++) {
-      double *v = vert + 3 * (j * (n + 1) + i);
-      v[0] = (i - n / 2) * h, v[1] = (j - n / 2) * h, v[2] = 0;
-    }
-  }
-  for (int j = 0; j < n; j++) {
-    for (int i = 0; i < n; i++) {
-      unsigned v00 = j * (n + 1) + i, v10 = v00 + 1, v01 = v00 + n + 1, v11 = v01 + 1;
-      unsigned *t = tri + 6 * (j * n + i);
-      t[0] = v00, t[1] = v10, t[2] = v11, t[3] = v00, t[4] = v11, t[5] = v01;
-    }
-  }
+  test_grid(n, h, vert, tri);
   memset(b, 0, sizeof *b);
   b->name = "grid";
   b->type = SIM_BODY_FIXED;

@@ -311,19 +311,7 @@ static void test_failed_step_publishes_its_progress(void **state) {
   const double h = 0.5e-3, edge = 0.085;
   static double vert[(N + 1) * (N + 1) * 3];
   static uint32_t tri[N * N * 6];
-  for (int j = 0; j <= N; j++) {
-    for (int i = 0; i <= N; i++) {
-      double *v = vert + 3 * (j * (N + 1) + i);
-      v[0] = (i - N / 2) * h, v[1] = (j - N / 2) * h, v[2] = 0;
-    }
-  }
-  for (int j = 0; j < N; j++) {
-    for (int i = 0; i < N; i++) {
-      uint32_t v00 = (uint32_t)(j * (N + 1) + i), v10 = v00 + 1, v01 = v00 + N + 1, v11 = v01 + 1;
-      uint32_t *t = tri + 6 * (j * N + i);
-      t[0] = v00, t[1] = v10, t[2] = v11, t[3] = v00, t[4] = v11, t[5] = v01;
-    }
-  }
+  test_grid(N, h, vert, tri);
   Ccsim__Mesh mesh;
   Ccsim__Box box;
   Ccsim__Shape gs, cs_;
