@@ -36,6 +36,29 @@ static int check_res(const char *prim, const char *what, int *n, int def, int mi
   return 0;
 }
 
+static long long res_or(int n, int def) {
+  return n > 0 ? n : def;
+}
+
+long long geo_sphere_triangles(int slices, int stacks) {
+  // a fan at each pole, two triangles per quad between the stacks - 1 rings
+  return 2 * res_or(slices, GEO_SPHERE_DEFAULT_SLICES) *
+         (res_or(stacks, GEO_SPHERE_DEFAULT_STACKS) - 1);
+}
+
+long long geo_cylinder_triangles(int segments) {
+  return 4 * res_or(segments, GEO_CYLINDER_DEFAULT_SEGMENTS);  // side quads and two caps
+}
+
+long long geo_cone_triangles(int segments, int rings) {
+  // the base fan, rings - 1 bands of quads and the apex fan
+  return 2 * res_or(segments, GEO_CONE_DEFAULT_SEGMENTS) * res_or(rings, GEO_CONE_DEFAULT_RINGS);
+}
+
+long long geo_torus_triangles(int nmajor, int nminor) {
+  return 2 * res_or(nmajor, GEO_TORUS_DEFAULT_MAJOR) * res_or(nminor, GEO_TORUS_DEFAULT_MINOR);
+}
+
 // A triangle list under construction. For the convex primitives each triangle is oriented
 // so that its normal points away from a reference point strictly inside the solid (every
 // face plane of a convex polyhedron has interior points on its inner side), which gives
@@ -122,7 +145,7 @@ geo_mesh *geo_mesh_box(double sx, double sy, double sz, char *err, size_t err_sz
       check_size("box", "sz", sz, err, err_sz))
     return NULL;
   builder b;
-  if (builder_init(&b, 8, 12)) return oom(&b, "box", err, err_sz);
+  if (builder_init(&b, 8, GEO_BOX_TRIANGLES)) return oom(&b, "box", err, err_sz);
   for (int id = 0; id < 8; id++)
     add_v(&b, (id & 1) ? 0.5 * sx : -0.5 * sx, (id & 2) ? 0.5 * sy : -0.5 * sy,
           (id & 4) ? 0.5 * sz : -0.5 * sz);
@@ -140,10 +163,10 @@ geo_mesh *geo_mesh_sphere(double r, int slices, int stacks, char *err, size_t er
       check_res("sphere", "stacks", &stacks, GEO_SPHERE_DEFAULT_STACKS, 2, err, err_sz))
     return NULL;
   int n = slices, rings = stacks - 1;
-  if (check_count("sphere", 2LL * n * rings, err, err_sz)) return NULL;
+  long long nt = geo_sphere_triangles(slices, stacks);
+  if (check_count("sphere", nt, err, err_sz)) return NULL;
   builder b;
-  if (builder_init(&b, 2 + rings * n, 2 * n * (stacks - 1)))
-    return oom(&b, "sphere", err, err_sz);
+  if (builder_init(&b, 2 + rings * n, (int)nt)) return oom(&b, "sphere", err, err_sz);
   static const double o[3] = {0, 0, 0};
   add_v(&b, 0, 0, r);
   for (int i = 1; i <= rings; i++) {
@@ -175,8 +198,9 @@ geo_mesh *geo_mesh_cylinder(double r, double h, int segments, char *err, size_t 
     return NULL;
   int n = segments;
   builder b;
-  if (check_count("cylinder", 4LL * n, err, err_sz)) return NULL;
-  if (builder_init(&b, 2 * n + 2, 4 * n)) return oom(&b, "cylinder", err, err_sz);
+  long long nt = geo_cylinder_triangles(segments);
+  if (check_count("cylinder", nt, err, err_sz)) return NULL;
+  if (builder_init(&b, 2 * n + 2, (int)nt)) return oom(&b, "cylinder", err, err_sz);
   static const double o[3] = {0, 0, 0};
   for (int s = 0; s < 2; s++)
     for (int j = 0; j < n; j++) {
@@ -201,8 +225,9 @@ geo_mesh *geo_mesh_cone(double r, double h, int segments, int rings, char *err, 
     return NULL;
   int n = segments;
   builder b;
-  if (check_count("cone", 2LL * n * rings, err, err_sz)) return NULL;
-  if (builder_init(&b, rings * n + 2, 2 * n * rings)) return oom(&b, "cone", err, err_sz);
+  long long nt = geo_cone_triangles(segments, rings);
+  if (check_count("cone", nt, err, err_sz)) return NULL;
+  if (builder_init(&b, rings * n + 2, (int)nt)) return oom(&b, "cone", err, err_sz);
   const double ref[3] = {0, 0, 0.25 * h};  // the centroid: inside, sees every face
   for (int i = 0; i < rings; i++) {
     double z = h * i / rings, rho = r * (double)(rings - i) / rings;
@@ -239,9 +264,10 @@ geo_mesh *geo_mesh_torus(double R, double r, int nmajor, int nminor, char *err, 
     return NULL;
   }
   int n = nmajor, m = nminor;
-  if (check_count("torus", 2LL * n * m, err, err_sz)) return NULL;
+  long long nt = geo_torus_triangles(nmajor, nminor);
+  if (check_count("torus", nt, err, err_sz)) return NULL;
   builder b;
-  if (builder_init(&b, n * m, 2 * n * m)) return oom(&b, "torus", err, err_sz);
+  if (builder_init(&b, n * m, (int)nt)) return oom(&b, "torus", err, err_sz);
   for (int i = 0; i < n; i++) {
     double u = kTau * i / n;
     for (int j = 0; j < m; j++) {

@@ -47,4 +47,14 @@ geo_mesh *geo_mesh_cylinder(double r, double h, int segments, char *err, size_t 
 geo_mesh *geo_mesh_cone(double r, double h, int segments, int rings, char *err, size_t err_sz);  // base disc at z=0, apex at z=h, side split into `rings` rings (>=1), closed base
 geo_mesh *geo_mesh_torus(double R, double r, int nmajor, int nminor, char *err, size_t err_sz);  // axis z, centred on origin
 
+// Triangles each tessellation above has for the same resolution arguments (<= 0: the
+// default), counted without building it, so a caller can refuse a too-fine shape before
+// allocating it; the builders count with these. Resolutions out of range are counted as
+// given (the builders refuse them).
+#define GEO_BOX_TRIANGLES 12
+long long geo_sphere_triangles(int slices, int stacks);
+long long geo_cylinder_triangles(int segments);
+long long geo_cone_triangles(int segments, int rings);
+long long geo_torus_triangles(int nmajor, int nminor);
+
 #endif

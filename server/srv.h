@@ -17,7 +17,8 @@ typedef struct srv_config {
   int max_sessions;          // open sessions at once (default 64)
   size_t max_msg_bytes;      // largest request accepted [bytes] (default 64 MiB)
   int max_bodies;            // bodies per session (default 1024)
-  long max_triangles;        // mesh triangles per session (default 2 000 000)
+  long max_triangles;        // triangles per session, meshes and tessellated primitives
+                             // (default 2 000 000)
   int max_substeps;          // sub-steps per Step (default 10 000)
   int max_contacts;          // contacts in one reply (default 100 000)
   int workers;               // pool threads besides srv_run's own (0: twice the cores, at

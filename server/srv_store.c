@@ -57,16 +57,14 @@ static int scene_limits(const srv *s, const Ccsim__Scene *sc, char *err, size_t 
                   sc->n_bodies, s->cfg.max_bodies);
     return -1;
   }
-  size_t tris = 0;
+  // primitives count as the triangles they are tessellated into, meshes as sent
+  long long tris = 0;
   for (size_t i = 0; i < sc->n_bodies; i++) {
-    const Ccsim__Shape *sh = sc->bodies[i]->shape;
-    if (sh && sh->kind_case == CCSIM__SHAPE__KIND_MESH && sh->mesh) {
-      tris += sh->mesh->n_triangles / 3;
-    }
+    tris += wire_shape_triangles(sc->bodies[i]->shape);
   }
-  if (tris > (size_t)s->cfg.max_triangles) {
+  if (tris > s->cfg.max_triangles) {
     ccsim_set_err(err, err_sz,
-                  "scene: %zu mesh triangles exceed this server's limit of %ld per session", tris,
+                  "scene: %lld triangles exceed this server's limit of %ld per session", tris,
                   s->cfg.max_triangles);
     return -1;
   }

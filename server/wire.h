@@ -15,6 +15,10 @@
 // message naming the field in err when the scene is invalid.
 sim_model *wire_scene_compile(const Ccsim__Scene *scene, char *err, size_t err_sz);
 
+// Triangles the server builds for a Shape message (a primitive's tessellation or the mesh
+// as sent; 0 for none), counted without building anything: the limits use it.
+long long wire_shape_triangles(const Ccsim__Shape *s);
+
 // A Vec3 / Quat message allocated in a (NULL when the arena is exhausted).
 Ccsim__Vec3 *wire_vec3_new(ccsim_arena *a, const double v[3]);
 Ccsim__Quat *wire_quat_new(ccsim_arena *a, const double q[4]);

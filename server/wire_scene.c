@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "geo_prim.h"
 #include "wire.h"
 
 int wire_vec3_get(const Ccsim__Vec3 *v, double out[3], const double dflt[3]) {
@@ -52,10 +53,41 @@ static void read_contact(const Ccsim__ContactParams *c, sim_contact_params *out)
 static int length_ok(double x) { return isfinite(x) && x > 0 && x < 1e3; }
 
 // resolution fields: 0 = default; otherwise a sane tessellation count
-static int res_ok(uint32_t r) { return r <= 4096; }
+static int res_ok(uint32_t r) {
+  return r <= GEO_PRIM_MAX_RES;
+}
 
-static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *where, char *err,
-                      size_t err_sz) {
+// a resolution field as the tessellation takes it; one past the cap for any larger value,
+// so that counting an out-of-range shape cannot overflow and still counts too many
+static int res_arg(uint32_t r) {
+  return res_ok(r) ? (int)r : GEO_PRIM_MAX_RES + 1;
+}
+
+long long wire_shape_triangles(const Ccsim__Shape *s) {
+  if (!s) {
+    return 0;
+  }
+  switch (s->kind_case) {
+    case CCSIM__SHAPE__KIND_BOX:
+      return GEO_BOX_TRIANGLES;
+    case CCSIM__SHAPE__KIND_SPHERE:
+      return geo_sphere_triangles(res_arg(s->sphere->slices), res_arg(s->sphere->stacks));
+    case CCSIM__SHAPE__KIND_CYLINDER:
+      return geo_cylinder_triangles(res_arg(s->cylinder->segments));
+    case CCSIM__SHAPE__KIND_CONE:
+      return geo_cone_triangles(res_arg(s->cone->segments), res_arg(s->cone->rings));
+    case CCSIM__SHAPE__KIND_TORUS:
+      return geo_torus_triangles(res_arg(s->torus->major_segments),
+                                 res_arg(s->torus->minor_segments));
+    case CCSIM__SHAPE__KIND_MESH:
+      return (long long)(s->mesh->n_triangles / 3);
+    default:
+      return 0;
+  }
+}
+
+static int read_shape_kind(const Ccsim__Shape *s, sim_shape_desc *out, const char *where, char *err,
+                           size_t err_sz) {
   memset(out, 0, sizeof *out);
   if (!s || s->kind_case == CCSIM__SHAPE__KIND__NOT_SET) {
     out->type = SIM_SHAPE_NONE;
@@ -147,6 +179,23 @@ static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *wh
     ccsim_set_err(err, err_sz, "%s.shape: unknown kind %d", where, (int)s->kind_case);
     return -1;
   }
+}
+
+// A shape's description, refused when its tessellation would exceed the per-body limit:
+// a primitive's resolutions can ask for tens of millions of triangles, which the server
+// would otherwise spend gigabytes and minutes building before any limit saw them.
+static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *where, char *err,
+                      size_t err_sz) {
+  if (read_shape_kind(s, out, where, err, err_sz) != 0) {
+    return -1;
+  }
+  long long nt = wire_shape_triangles(s);
+  if (nt > SIM_MAX_MESH_TRIS) {
+    ccsim_set_err(err, err_sz, "%s.shape: %lld triangles exceed the limit of %d per body", where,
+                  nt, SIM_MAX_MESH_TRIS);
+    return -1;
+  }
+  return 0;
 }
 
 sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) {

@@ -1,6 +1,6 @@
-// Generated primitives: counts, documented vertex layout, vertices on the true surface,
-// closed and outward (Euler characteristic, two faces per edge, positive signed volume,
-// every face facing away from the axis / centre), argument checks.
+// Generated primitives: counts (and the counting functions agree), documented vertex layout,
+// vertices on the true surface, closed and outward (Euler characteristic, two faces per edge,
+// positive signed volume, every face facing away from the axis / centre), argument checks.
 // ctest-label: unit
 #include "ccsim_test.h"
 
@@ -51,6 +51,7 @@ static void test_box(void **state) {
   assert_non_null(m);
   assert_int_equal(m->nvert, 8);
   assert_int_equal(m->ntri, 12);
+  assert_int_equal(m->ntri, GEO_BOX_TRIANGLES);
   assert_int_equal(m->nedge, 18);
   check_closed(m, 2);
   const double o[3] = {0, 0, 0};
@@ -81,6 +82,7 @@ static void test_sphere(void **state) {
     int n = res[c][0] ? res[c][0] : 32, st = res[c][1] ? res[c][1] : 16;
     assert_int_equal(m->nvert, 2 + n * (st - 1));
     assert_int_equal(m->ntri, 2 * n * (st - 1));
+    assert_int_equal(m->ntri, geo_sphere_triangles(res[c][0], res[c][1]));
     check_closed(m, 2);
     const double o[3] = {0, 0, 0};
     check_outward_convex(m, o);
@@ -107,6 +109,7 @@ static void test_cylinder(void **state) {
     int n = res[c] ? res[c] : 32;
     assert_int_equal(m->nvert, 2 * n + 2);
     assert_int_equal(m->ntri, 4 * n);
+    assert_int_equal(m->ntri, geo_cylinder_triangles(res[c]));
     check_closed(m, 2);
     const double o[3] = {0, 0, 0};
     check_outward_convex(m, o);
@@ -133,6 +136,7 @@ static void test_cone(void **state) {
     int n = res[c][0] ? res[c][0] : 64, rings = res[c][1] > 0 ? res[c][1] : 1;
     assert_int_equal(m->nvert, rings * n + 2);
     assert_int_equal(m->ntri, 2 * n * rings);
+    assert_int_equal(m->ntri, geo_cone_triangles(res[c][0], res[c][1]));
     check_closed(m, 2);
     const double in[3] = {0, 0, 0.25 * h};
     check_outward_convex(m, in);
@@ -161,6 +165,7 @@ static void test_torus(void **state) {
     int n = res[c][0] ? res[c][0] : 48, k = res[c][1] ? res[c][1] : 24;
     assert_int_equal(m->nvert, n * k);
     assert_int_equal(m->ntri, 2 * n * k);
+    assert_int_equal(m->ntri, geo_torus_triangles(res[c][0], res[c][1]));
     check_closed(m, 0);
     for (int v = 0; v < m->nvert; v++) {
       const double *p = m->vert + 3 * v;

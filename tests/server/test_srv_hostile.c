@@ -13,6 +13,7 @@
 #include "ccsim.pb-c.h"
 #include "ccsim_status.h"
 #include "srv.h"
+#include "wire.h"
 
 typedef struct fixture {
   srv *s;
@@ -478,6 +479,49 @@ static void test_limits(void **state) {
     pc.period = 1e-3;
     pc.mode = (Ccsim__PacingMode)99;
     expect(call(f, &rq), CCSIM_EINVAL, "pacing.mode");
+  }
+  // primitives count as the triangles they are tessellated into: two boxes are 24
+  {
+    scene_buf sb;
+    Ccsim__Scene *sc = make_scene(&sb, 2);
+    Ccsim__Shape sh;
+    Ccsim__Box bx;
+    Ccsim__Vec3 size;
+    ccsim__shape__init(&sh);
+    ccsim__box__init(&bx);
+    ccsim__vec3__init(&size);
+    size.has_x = size.has_y = size.has_z = 1;
+    size.x = size.y = size.z = 0.1;
+    bx.size = &size;
+    sh.kind_case = CCSIM__SHAPE__KIND_BOX;
+    sh.box = &bx;
+    sb.b[0].shape = sb.b[1].shape = &sh;
+    Ccsim__Request rq;
+    Ccsim__CreateSession cs;
+    ccsim__request__init(&rq);
+    ccsim__create_session__init(&cs);
+    cs.scene = sc;
+    rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
+    rq.create_session = &cs;
+    expect(call(f, &rq), CCSIM_ELIMIT, "24 triangles exceed this server's limit of 12");
+    // a primitive finer than one body may be is refused before it is built: this torus
+    // would be 33.5 million triangles (gigabytes, minutes)
+    Ccsim__Torus tor;
+    ccsim__torus__init(&tor);
+    tor.has_major_radius = tor.has_minor_radius = 1;
+    tor.major_radius = 0.05;
+    tor.minor_radius = 0.015;
+    tor.has_major_segments = tor.has_minor_segments = 1;
+    tor.major_segments = tor.minor_segments = 4096;
+    sh.kind_case = CCSIM__SHAPE__KIND_TORUS;
+    sh.torus = &tor;
+    sc->n_bodies = 1;
+    char e[256] = "";
+    assert_null(wire_scene_compile(sc, e, sizeof e));
+    assert_non_null(strstr(e, "bodies[0].shape: 33554432 triangles exceed the limit of"));
+    // resolutions past the cap count as more than the cap allows, without overflow
+    tor.major_segments = tor.minor_segments = UINT32_MAX;
+    assert_true(wire_shape_triangles(&sh) > 2LL * 4096 * 4096);
   }
   // sessions per server: the fixture holds one, the limit is 3
   Ccsim__Reply *r1 = create(f, 1), *r2 = create(f, 1);
