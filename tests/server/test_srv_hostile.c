@@ -95,16 +95,20 @@ static Ccsim__Scene *make_scene(scene_buf *sb, int nbody) {
   return &sb->sc;
 }
 
-static Ccsim__Reply *create(fixture *f, int nbody) {
-  scene_buf sb;
+static Ccsim__Reply *create_scene(fixture *f, Ccsim__Scene *sc) {
   Ccsim__Request rq;
   Ccsim__CreateSession cs;
   ccsim__request__init(&rq);
   ccsim__create_session__init(&cs);
-  cs.scene = make_scene(&sb, nbody);
+  cs.scene = sc;
   rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
   rq.create_session = &cs;
   return call(f, &rq);
+}
+
+static Ccsim__Reply *create(fixture *f, int nbody) {
+  scene_buf sb;
+  return create_scene(f, make_scene(&sb, nbody));
 }
 
 static int setup(void **state) {
@@ -496,14 +500,7 @@ static void test_limits(void **state) {
     sh.kind_case = CCSIM__SHAPE__KIND_BOX;
     sh.box = &bx;
     sb.b[0].shape = sb.b[1].shape = &sh;
-    Ccsim__Request rq;
-    Ccsim__CreateSession cs;
-    ccsim__request__init(&rq);
-    ccsim__create_session__init(&cs);
-    cs.scene = sc;
-    rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
-    rq.create_session = &cs;
-    expect(call(f, &rq), CCSIM_ELIMIT, "24 triangles exceed this server's limit of 12");
+    expect(create_scene(f, sc), CCSIM_ELIMIT, "24 triangles exceed this server's limit of 12");
     // a primitive finer than one body may be is refused before it is built: this torus
     // would be 33.5 million triangles (gigabytes, minutes)
     Ccsim__Torus tor;
