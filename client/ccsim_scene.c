@@ -10,6 +10,7 @@
 
 #include "ccsim_arena.h"
 #include "geo_mesh.h"
+#include "geo_prim.h"
 
 #define SCENE_MAX_FILE (256u << 20)  // largest scene file read [bytes]
 
@@ -89,14 +90,16 @@ static int get_num(pctx *p, json_t *obj, const char *key, const char *path, doub
   return 0;
 }
 
-static int get_uint(pctx *p, json_t *obj, const char *key, const char *path, uint32_t *out,
-                    protobuf_c_boolean *has) {
+// a whole number in [0, max]; the same bounds as the server's, so a scene file learns of a
+// bad value with its file name
+static int get_uint(pctx *p, json_t *obj, const char *key, const char *path, uint32_t max,
+                    uint32_t *out, protobuf_c_boolean *has) {
   json_t *v = json_object_get(obj, key);
   if (!v) {
     return 0;
   }
-  if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1000000) {
-    return perr(p, path, "\"%s\" must be a whole number in [0, 1000000]", key);
+  if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > max) {
+    return perr(p, path, "\"%s\" must be a whole number in [0, %u]", key, max);
   }
   *out = (uint32_t)json_integer_value(v);
   if (has) *has = 1;
@@ -225,8 +228,8 @@ static Ccsim__Shape *parse_shape(pctx *p, json_t *obj, const char *path, int *fa
     if (!b || check_keys(p, v, sub, k)) goto fail;
     ccsim__sphere__init(b);
     if (get_num(p, v, "radius", sub, &b->radius, &b->has_radius) ||
-        get_uint(p, v, "slices", sub, &b->slices, &b->has_slices) ||
-        get_uint(p, v, "stacks", sub, &b->stacks, &b->has_stacks))
+        get_uint(p, v, "slices", sub, GEO_PRIM_MAX_RES, &b->slices, &b->has_slices) ||
+        get_uint(p, v, "stacks", sub, GEO_PRIM_MAX_RES, &b->stacks, &b->has_stacks))
       goto fail;
     s->kind_case = CCSIM__SHAPE__KIND_SPHERE;
     s->sphere = b;
@@ -237,7 +240,7 @@ static Ccsim__Shape *parse_shape(pctx *p, json_t *obj, const char *path, int *fa
     ccsim__cylinder__init(b);
     if (get_num(p, v, "radius", sub, &b->radius, &b->has_radius) ||
         get_num(p, v, "height", sub, &b->height, &b->has_height) ||
-        get_uint(p, v, "segments", sub, &b->segments, &b->has_segments))
+        get_uint(p, v, "segments", sub, GEO_PRIM_MAX_RES, &b->segments, &b->has_segments))
       goto fail;
     s->kind_case = CCSIM__SHAPE__KIND_CYLINDER;
     s->cylinder = b;
@@ -248,8 +251,8 @@ static Ccsim__Shape *parse_shape(pctx *p, json_t *obj, const char *path, int *fa
     ccsim__cone__init(b);
     if (get_num(p, v, "radius", sub, &b->radius, &b->has_radius) ||
         get_num(p, v, "height", sub, &b->height, &b->has_height) ||
-        get_uint(p, v, "segments", sub, &b->segments, &b->has_segments) ||
-        get_uint(p, v, "rings", sub, &b->rings, &b->has_rings))
+        get_uint(p, v, "segments", sub, GEO_PRIM_MAX_RES, &b->segments, &b->has_segments) ||
+        get_uint(p, v, "rings", sub, GEO_PRIM_MAX_RES, &b->rings, &b->has_rings))
       goto fail;
     s->kind_case = CCSIM__SHAPE__KIND_CONE;
     s->cone = b;
@@ -261,8 +264,10 @@ static Ccsim__Shape *parse_shape(pctx *p, json_t *obj, const char *path, int *fa
     ccsim__torus__init(b);
     if (get_num(p, v, "major_radius", sub, &b->major_radius, &b->has_major_radius) ||
         get_num(p, v, "minor_radius", sub, &b->minor_radius, &b->has_minor_radius) ||
-        get_uint(p, v, "major_segments", sub, &b->major_segments, &b->has_major_segments) ||
-        get_uint(p, v, "minor_segments", sub, &b->minor_segments, &b->has_minor_segments))
+        get_uint(p, v, "major_segments", sub, GEO_PRIM_MAX_RES, &b->major_segments,
+                 &b->has_major_segments) ||
+        get_uint(p, v, "minor_segments", sub, GEO_PRIM_MAX_RES, &b->minor_segments,
+                 &b->has_minor_segments))
       goto fail;
     s->kind_case = CCSIM__SHAPE__KIND_TORUS;
     s->torus = b;
@@ -490,8 +495,8 @@ static Ccsim__Scene *parse_scene(pctx *p, json_t *root) {
     }
   }
   if (get_num(p, root, "rigid_dt", "scene", &s->rigid_dt, &s->has_rigid_dt) ||
-      get_uint(p, root, "friction_directions", "scene", &s->friction_directions,
-               &s->has_friction_directions))
+      get_uint(p, root, "friction_directions", "scene", 64 /* as the server */,
+               &s->friction_directions, &s->has_friction_directions))
     return NULL;
   v = json_object_get(root, "bodies");
   if (!json_is_array(v) || json_array_size(v) == 0) {

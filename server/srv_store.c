@@ -57,11 +57,7 @@ static int scene_limits(const srv *s, const Ccsim__Scene *sc, char *err, size_t 
                   sc->n_bodies, s->cfg.max_bodies);
     return -1;
   }
-  // primitives count as the triangles they are tessellated into, meshes as sent
-  long long tris = 0;
-  for (size_t i = 0; i < sc->n_bodies; i++) {
-    tris += wire_shape_triangles(sc->bodies[i]->shape);
-  }
+  long long tris = wire_scene_triangles(sc);
   if (tris > s->cfg.max_triangles) {
     ccsim_set_err(err, err_sz,
                   "scene: %lld triangles exceed this server's limit of %ld per session", tris,

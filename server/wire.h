@@ -16,8 +16,13 @@
 sim_model *wire_scene_compile(const Ccsim__Scene *scene, char *err, size_t err_sz);
 
 // Triangles the server builds for a Shape message (a primitive's tessellation or the mesh
-// as sent; 0 for none), counted without building anything: the limits use it.
+// as sent; 0 for none), counted without building anything: the limits use it. -1 for a
+// resolution out of range, which compiling the scene refuses with the field's name.
 long long wire_shape_triangles(const Ccsim__Shape *s);
+
+// The sum of wire_shape_triangles over a scene's bodies (shapes out of range count 0: the
+// compile names them): what the per-session triangle limit compares.
+long long wire_scene_triangles(const Ccsim__Scene *sc);
 
 // A Vec3 / Quat message allocated in a (NULL when the arena is exhausted).
 Ccsim__Vec3 *wire_vec3_new(ccsim_arena *a, const double v[3]);

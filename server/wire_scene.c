@@ -57,12 +57,6 @@ static int res_ok(uint32_t r) {
   return r <= GEO_PRIM_MAX_RES;
 }
 
-// a resolution field as the tessellation takes it; one past the cap for any larger value,
-// so that counting an out-of-range shape cannot overflow and still counts too many
-static int res_arg(uint32_t r) {
-  return res_ok(r) ? (int)r : GEO_PRIM_MAX_RES + 1;
-}
-
 long long wire_shape_triangles(const Ccsim__Shape *s) {
   if (!s) {
     return 0;
@@ -71,19 +65,34 @@ long long wire_shape_triangles(const Ccsim__Shape *s) {
     case CCSIM__SHAPE__KIND_BOX:
       return GEO_BOX_TRIANGLES;
     case CCSIM__SHAPE__KIND_SPHERE:
-      return geo_sphere_triangles(res_arg(s->sphere->slices), res_arg(s->sphere->stacks));
+      return res_ok(s->sphere->slices) && res_ok(s->sphere->stacks)
+                 ? geo_sphere_triangles((int)s->sphere->slices, (int)s->sphere->stacks)
+                 : -1;
     case CCSIM__SHAPE__KIND_CYLINDER:
-      return geo_cylinder_triangles(res_arg(s->cylinder->segments));
+      return res_ok(s->cylinder->segments) ? geo_cylinder_triangles((int)s->cylinder->segments)
+                                           : -1;
     case CCSIM__SHAPE__KIND_CONE:
-      return geo_cone_triangles(res_arg(s->cone->segments), res_arg(s->cone->rings));
+      return res_ok(s->cone->segments) && res_ok(s->cone->rings)
+                 ? geo_cone_triangles((int)s->cone->segments, (int)s->cone->rings)
+                 : -1;
     case CCSIM__SHAPE__KIND_TORUS:
-      return geo_torus_triangles(res_arg(s->torus->major_segments),
-                                 res_arg(s->torus->minor_segments));
+      return res_ok(s->torus->major_segments) && res_ok(s->torus->minor_segments)
+                 ? geo_torus_triangles((int)s->torus->major_segments, (int)s->torus->minor_segments)
+                 : -1;
     case CCSIM__SHAPE__KIND_MESH:
       return (long long)(s->mesh->n_triangles / 3);
     default:
       return 0;
   }
+}
+
+long long wire_scene_triangles(const Ccsim__Scene *sc) {
+  long long tris = 0;
+  for (size_t i = 0; i < sc->n_bodies; i++) {
+    long long n = wire_shape_triangles(sc->bodies[i]->shape);
+    tris += n > 0 ? n : 0;
+  }
+  return tris;
 }
 
 static int read_shape_kind(const Ccsim__Shape *s, sim_shape_desc *out, const char *where, char *err,

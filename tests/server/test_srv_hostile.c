@@ -516,9 +516,12 @@ static void test_limits(void **state) {
     char e[256] = "";
     assert_null(wire_scene_compile(sc, e, sizeof e));
     assert_non_null(strstr(e, "bodies[0].shape: 33554432 triangles exceed the limit of"));
-    // resolutions past the cap count as more than the cap allows, without overflow
+    // resolutions past the cap are not counted but refused by name, also by a server
     tor.major_segments = tor.minor_segments = UINT32_MAX;
-    assert_true(wire_shape_triangles(&sh) > 2LL * 4096 * 4096);
+    assert_int_equal(wire_shape_triangles(&sh), -1);
+    sc->n_bodies = 2;
+    sb.b[1].shape = NULL;
+    expect(create_scene(f, sc), CCSIM_EINVAL, "bodies[0].shape.torus:");
   }
   // sessions per server: the fixture holds one, the limit is 3
   Ccsim__Reply *r1 = create(f, 1), *r2 = create(f, 1);
