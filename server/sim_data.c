@@ -25,8 +25,9 @@
 
 struct sim_data {
   const sim_model *m;  // borrowed; outlives d
-  void (*progress)(void *);  // sim_set_progress (NULL: none)
+  int (*progress)(void *);  // sim_set_progress (NULL: none)
   void *progress_arg;
+  int stopped;         // the progress function asked this sim_step to stop
   double time;         // [s]
   int nstate;          // SIM_NQ * nfree
   int need_reinit;     // state changed outside the integrator
@@ -128,20 +129,25 @@ static void fill_kinematics(const sim_model *m, sim_data *d, double t, const dou
   k->vel = d->x_vel, k->omega = d->x_omega;
 }
 
-void sim_set_progress(sim_data *d, void (*fn)(void *arg), void *arg) {
+void sim_set_progress(sim_data *d, int (*fn)(void *arg), void *arg) {
   d->progress = fn;
   d->progress_arg = arg;
 }
 
-void sim_data_progress(sim_data *d) {
-  if (d->progress) d->progress(d->progress_arg);
+int sim_data_progress(sim_data *d) {
+  if (!d->stopped && d->progress && d->progress(d->progress_arg) != 0) d->stopped = 1;
+  return d->stopped;
 }
 
 // Contacts at (t, y) into d->wrench. Returns 0, 1 (recoverable: retry smaller) or -1
 // (d->contact_status says why; the collider's message explains).
 static int eval_contacts(const sim_model *m, sim_data *d, double t, const double *y,
                          sim_kinematics *k) {
-  sim_data_progress(d);  // every right-hand side, Jacobian and report of contacts
+  // every right-hand side, Jacobian and report of contacts; a stop is unrecoverable for CVODE
+  if (sim_data_progress(d)) {
+    d->contact_status = CCSIM_ELIMIT;
+    return -1;
+  }
   fill_kinematics(m, d, t, y, k);
   memset(d->wrench, 0, sizeof(double) * 6 * (size_t)m->nbody);
   d->contact_time = NAN;
@@ -923,6 +929,7 @@ ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out) {
     kinematic_target(d, b, pos, q, t_out - d->time);
   }
   uint64_t t0 = now_ns();
+  d->stopped = 0;
   if (d->rigid) {
     double reached = d->time;
     ccsim_status st = sim_rigid_step(m, d, d->rigid, d->time, t_out, &reached);
@@ -958,7 +965,11 @@ ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out) {
   int flag = CV_SUCCESS;
   int commit = sim_friction_active(d->col);
   while (t < t_out) {
-    sim_data_progress(d);
+    if (sim_data_progress(d)) {
+      flag = CV_TOO_MUCH_WORK;  // y is at t, where the last stretch ended
+      tret = t;
+      break;
+    }
     double h = step_bound(m, d, t, t_out - t);
     double t_next = isfinite(h) && t + h < t_out ? t + h : t_out;
     CVodeSetStopTime(d->cvode, t_next);
@@ -985,7 +996,9 @@ ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out) {
   if (flag < 0) {
     // CVODE leaves y at its last accepted step (tret); restart from there next time
     char why[160];
-    if (d->col && (d->stats.penetrations > pen0 || d->contact_status != CCSIM_OK)) {
+    if (d->stopped) {
+      snprintf(why, sizeof why, "stopped by the progress function");
+    } else if (d->col && (d->stats.penetrations > pen0 || d->contact_status != CCSIM_OK)) {
       snprintf(why, sizeof why, "%s", sim_collider_errmsg(d->col));
     } else {
       memcpy(why, d->err, sizeof why - 1);
@@ -997,7 +1010,7 @@ ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out) {
     d->time = tret;
     d->need_reinit = 1;
     d->stats.physics_ns += now_ns() - t0;
-    return CCSIM_ESOLVER;
+    return d->stopped ? CCSIM_ELIMIT : CCSIM_ESOLVER;
   }
   advance_kinematic(m, d, t_out, 1);
   d->time = t_out;
@@ -1058,9 +1071,11 @@ ccsim_status sim_eval_contacts(const sim_model *m, sim_data *d) {
   sim_kinematics k;
   const double *y = d->nstate ? N_VGetArrayPointer(d->y) : NULL;
   d->contact_status = CCSIM_OK;
+  d->stopped = 0;
   int rc = eval_contacts(m, d, d->time, y, &k);
   if (rc != 0) {
-    snprintf(d->err, sizeof d->err, "contacts: %s", sim_collider_errmsg(d->col));
+    snprintf(d->err, sizeof d->err, "contacts: %s",
+             d->stopped ? "stopped by the progress function" : sim_collider_errmsg(d->col));
     return rc > 0 ? CCSIM_ESOLVER : d->contact_status;
   }
   return CCSIM_OK;

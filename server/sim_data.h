@@ -65,12 +65,15 @@ ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out);
 
 // fn(arg) is called on the stepping thread at every contact evaluation (each right-hand
 // side, each report of contacts), Jacobian, stretch of integration and rigid time step, so
-// a caller notices a step that runs long while it runs (fn must not touch d). NULL: none.
+// a caller notices a step that runs long while it runs (fn must not touch d). fn returns 0
+// to go on; anything else stops the step: sim_step (or sim_eval_contacts) then fails with
+// CCSIM_ELIMIT, the state kept at the last accepted step as for any failure. NULL: none.
 // arg stays the caller's.
-void sim_set_progress(sim_data *d, void (*fn)(void *arg), void *arg);
+void sim_set_progress(sim_data *d, int (*fn)(void *arg), void *arg);
 
-// Call the progress function set by sim_set_progress, if any (sim_rigid's loop).
-void sim_data_progress(sim_data *d);
+// Call the progress function set by sim_set_progress, if any (sim_rigid's loop); nonzero
+// once it asked the current step to stop.
+int sim_data_progress(sim_data *d);
 
 // Pose and twist of body b's reference frame: position [m], unit quaternion (w, x, y, z),
 // velocity of the frame origin [m/s] and angular velocity [rad/s], all in the world frame.

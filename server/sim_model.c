@@ -379,8 +379,12 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
         "scene.integrator: rtol must be in [1e-15, 0.1], atol and max_step finite and >= 0");
     return NULL;
   }
-  if (!isfinite(s->rigid_dt) || s->rigid_dt < 0 || s->rigid_dt > 1) {
-    ccsim_set_err(err, err_sz, "scene.rigid_dt: must be in (0, 1] s");
+  // 0 selects the default; a step far below a microsecond would make one request run for
+  // ages (1e-300 s: never finish) while holding a worker
+  if (!isfinite(s->rigid_dt) || s->rigid_dt < 0 || s->rigid_dt > 1 ||
+      (s->rigid_dt > 0 && s->rigid_dt < SIM_MIN_RIGID_DT)) {
+    ccsim_set_err(err, err_sz, "scene.rigid_dt = %g s: must be in [%g, 1] s (0: the default)",
+                  s->rigid_dt, SIM_MIN_RIGID_DT);
     return NULL;
   }
   if (s->friction_dirs < 0 || s->friction_dirs > 64) {

@@ -14,6 +14,7 @@
 #define SIM_MAX_BODIES 4096      // bodies per scene
 #define SIM_MAX_MESH_TRIS 2000000  // triangles per body mesh
 #define SIM_MAX_PATH 100000        // waypoints per kinematic body's path
+#define SIM_MIN_RIGID_DT 1e-6      // [s] rigid mode's smallest step: finer would only stall
 #define SIM_PATH_STRIDE 8          // doubles per waypoint: t, position (3), quaternion (4)
 
 typedef enum sim_body_type {

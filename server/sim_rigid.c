@@ -745,7 +745,10 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
   double t = t0, h_cap = INFINITY;
   int touches = 0;
   while (t < t_out) {
-    sim_data_progress(d);
+    if (sim_data_progress(d)) {
+      snprintf(r->err, sizeof r->err, "stopped by the progress function");
+      return CCSIM_ELIMIT;
+    }
     // equal steps of at most rigid_dt that land on t_out
     double rem = t_out - t, nst = ceil(rem / m->rigid_dt - 1e-9);
     double h = rem / (nst < 1 ? 1 : nst);
@@ -765,8 +768,13 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
       if (!(hb < h) || pass == BOUND_PASSES - 1) break;
       h = fmax(hb, 1e-6 * m->rigid_dt), last = 0;
     }
-    advance_positions(m, d, r, h);
     double t_new = last && nst <= 1 ? t_out : t + h;
+    if (!(t_new > t)) {
+      // a step below the resolution of t: the loop would never end
+      snprintf(r->err, sizeof r->err, "rigid mode: a step of %g s cannot advance time %.17g", h, t);
+      return CCSIM_ESOLVER;
+    }
+    advance_positions(m, d, r, h);
     s = collide(m, d, r, t_new, &k);
     if ((s == CCSIM_ESOLVER || (s == CCSIM_OK && too_close(m, col))) &&
         ++touches <= TOUCH_RETRIES) {

@@ -248,10 +248,10 @@ typedef struct step_watch_arg {
 
 // sim_step's progress call during a Step run by the duty holder: past the watch, pass the
 // duty on (unless the pacer did already)
-static void step_watch(void *arg) {
+static int step_watch(void *arg) {
   step_watch_arg *w = arg;
   if (w->done || srv_now() < w->until) {
-    return;
+    return 0;
   }
   w->done = 1;
   srv *s = w->s;
@@ -265,6 +265,7 @@ static void step_watch(void *arg) {
   if (m) {
     sem_post(&m->go);
   }
+  return 0;  // the step goes on, on this thread
 }
 
 // run j on the calling pool thread and deliver its reply (now, or held by the pacer);

@@ -2,17 +2,43 @@
 // Any input must be refused with a message or give a Scene message; a Scene message goes
 // through protobuf as a client sends it, and the server's compile must refuse it with a
 // message or give a model whose state can be created and stepped 1 ms. A step that
-// succeeds leaves every body's state finite. Meshes named by a scene are read relative to
-// the working directory.
+// succeeds leaves every body's state finite. The work is bounded: a triangle limit per
+// scene (FUZZ_MAX_TRIANGLES, as ccsimd --max-triangles would refuse more) and a wall-time
+// budget for the step through sim_set_progress, past which the step must stop with
+// CCSIM_ELIMIT. Bodies that start within a large standoff of each other make every
+// triangle pair a contact candidate, and 1 ms can take minutes; such a step is slow, not
+// wrong, and the budget keeps the fuzzer exploring. Meshes named by a scene are read
+// relative to the working directory (examples/ for the example scenes).
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "ccsim.pb-c.h"
 #include "ccsim_scene.h"
 #include "ccsim_status.h"
 #include "sim_data.h"
 #include "wire.h"
+
+#define FUZZ_MAX_TRIANGLES 5000  // per scene: larger ones only fill the memory and the time
+#define FUZZ_STEP_SECONDS 1.0    // wall time for the step before it is told to stop
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct budget {
+  double until;  // monotonic [s]
+  int spent;     // the step was told to stop
+} budget;
+
+static int out_of_time(void *arg) {
+  budget *b = arg;
+  b->spent = now_s() > b->until;
+  return b->spent;
+}
 
 // a refusal must say why
 static void need_message(const char *err) {
@@ -49,6 +75,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Ccsim__Scene *rx = ccsim__scene__unpack(NULL, n, buf);
   free(buf);
   if (!rx) abort();  // a parsed scene always packs into a decodable message
+  if (wire_scene_triangles(rx) > FUZZ_MAX_TRIANGLES) {
+    ccsim__scene__free_unpacked(rx, NULL);
+    return 0;  // a server with this limit refuses it before building anything
+  }
   err[0] = 0;
   sim_model *m = wire_scene_compile(rx, err, sizeof err);
   ccsim__scene__free_unpacked(rx, NULL);
@@ -62,10 +92,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     need_message(err);
   } else {
     check_finite(m, d);
-    if (sim_step(m, d, 1e-3) == CCSIM_OK) {
+    budget b = {now_s() + FUZZ_STEP_SECONDS, 0};
+    sim_set_progress(d, out_of_time, &b);
+    ccsim_status st = sim_step(m, d, 1e-3);
+    if (st == CCSIM_OK) {
       check_finite(m, d);
-    } else if (!sim_data_errmsg(d)[0]) {
-      abort();
+    } else if (!sim_data_errmsg(d)[0] || (b.spent && st != CCSIM_ELIMIT)) {
+      abort();  // a failure says why; a step stopped by the budget says CCSIM_ELIMIT
     }
     sim_data_destroy(&d);
   }

@@ -16,4 +16,11 @@ static inline sim_model *test_compile(sim_scene *s, const sim_body_desc *b, int 
   return m;
 }
 
+// A progress function (sim_set_progress) that lets *arg calls go on and stops the step at
+// the next one: a test's work budget.
+static inline int test_stop_after(void *arg) {
+  int *left = arg;
+  return (*left)-- <= 0;
+}
+
 #endif

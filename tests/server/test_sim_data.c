@@ -64,6 +64,39 @@ static void test_free_fall(void **state) {
   assert_null(m);
 }
 
+// A progress function that says stop ends sim_step with CCSIM_ELIMIT and a message, the
+// state at an accepted step before the target; without it the next step goes on from there
+// and lands on the same free fall.
+static void test_progress_stops_step(void **state) {
+  (void)state;
+  const double g[3] = {0, 0, -9.81};
+  sim_body_desc b = body("ball", 1.0, 0.1, 0.1, 0.1);
+  b.pos[2] = 10;
+  sim_model *m = compile1(&b, 1, g, 1e-8, 1e-10);
+  char err[256];
+  sim_data *d = sim_data_new(m, err, sizeof err);
+  assert_non_null(d);
+  int left = 20;
+  sim_set_progress(d, test_stop_after, &left);
+  assert_int_equal(sim_step(m, d, 1.0), CCSIM_ELIMIT);
+  assert_non_null(strstr(sim_data_errmsg(d), "stopped by the progress function"));
+  double t = sim_data_time(d), p[3], v[3];
+  assert_true(t < 1.0);
+  sim_get_body(m, d, 0, p, NULL, v, NULL);
+  assert_double_near(p[2], 10 - 0.5 * 9.81 * t * t, 1e-6);
+  assert_double_near(v[2], -9.81 * t, 1e-6);
+  // a stop also ends a report of contacts
+  left = 0;
+  assert_int_equal(sim_eval_contacts(m, d), CCSIM_ELIMIT);
+  sim_set_progress(d, NULL, NULL);
+  assert_int_equal(sim_step(m, d, 1.0), CCSIM_OK);
+  sim_get_body(m, d, 0, p, NULL, v, NULL);
+  assert_double_near(p[2], 10 - 0.5 * 9.81, 1e-6);
+  assert_double_near(v[2], -9.81, 1e-6);
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+}
+
 // kinetic energy and |angular momentum| (world frame) of body 0
 static void invariants(const sim_model *m, const sim_data *d, double *ke, double *L) {
   double q[4], w[3], R[9], wb[3], Iwb[3], Lw[3];
@@ -274,6 +307,7 @@ static void test_snapshot_bit_exact(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_free_fall),
+      cmocka_unit_test(test_progress_stops_step),
       cmocka_unit_test(test_intermediate_axis),
       cmocka_unit_test(test_state_roundtrip_with_com),
       cmocka_unit_test(test_rejects_bad_input),

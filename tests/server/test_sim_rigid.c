@@ -164,6 +164,34 @@ static void box_at_rest(double mu, int solver) {
   teardown_scene(&f);
 }
 
+// rigid_dt: 0 is the default, 1 us to 1 s are taken; finer steps are refused by value, as
+// 1e-300 s would make one Step run (almost) forever
+static void test_rigid_dt_range(void **state) {
+  (void)state;
+  sim_body_desc b[1] = {box_on(0, 0.1, 0)};
+  sim_scene s;
+  memset(&s, 0, sizeof s);
+  s.mode = SIM_MODE_RIGID;
+  s.nbody = 1;
+  s.bodies = b;
+  const double ok[] = {0, SIM_MIN_RIGID_DT, 1e-3, 1}, bad[] = {1e-300, 0.999e-6, 1.5, -1e-3};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    s.rigid_dt = ok[i];
+    char err[256] = "";
+    sim_model *m = sim_model_compile(&s, err, sizeof err);
+    if (!m) print_error("rigid_dt %g: %s\n", ok[i], err);
+    assert_non_null(m);
+    sim_model_destroy(&m);
+  }
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    s.rigid_dt = bad[i];
+    char err[256] = "";
+    assert_null(sim_model_compile(&s, err, sizeof err));
+    assert_non_null(strstr(err, "scene.rigid_dt = "));
+    assert_non_null(strstr(err, "must be in [1e-06, 1] s"));
+  }
+}
+
 static void test_box_at_rest_frictionless(void **state) {
   (void)state;
   box_at_rest(0.0, SIM_LCP_SOLVER_DANTZIG);
@@ -393,6 +421,22 @@ static void test_drop_through_sim_step(void **state) {
   assert_true(worst < 1e-3 * fabs(e0));
   assert_true(geo_v3_norm(vv) < 1e-6);
   assert_true(geo_v3_norm(ww) < 1e-5);
+  teardown_scene(&f);
+}
+
+// the rigid loop stops too when the progress function says so, before its target
+static void test_progress_stops_rigid_step(void **state) {
+  (void)state;
+  fixture f = {0};
+  assert_int_equal(setup_scene(&f, 0, 0.5, SIM_MODE_RIGID), 0);
+  int left = 10;
+  sim_set_progress(f.d, test_stop_after, &left);
+  assert_int_equal(sim_step(f.m, f.d, 1.0), CCSIM_ELIMIT);
+  assert_non_null(strstr(sim_data_errmsg(f.d), "stopped by the progress function"));
+  assert_true(sim_data_time(f.d) < 1.0);
+  sim_set_progress(f.d, NULL, NULL);
+  assert_int_equal(sim_step(f.m, f.d, 1.0), CCSIM_OK);
+  assert_double_near(sim_data_time(f.d), 1.0, 0);
   teardown_scene(&f);
 }
 
@@ -655,6 +699,7 @@ static void test_rock_n_stack_friction_settles(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_rigid_dt_range),
       cmocka_unit_test(test_box_at_rest_frictionless),
       cmocka_unit_test(test_box_at_rest_friction),
       cmocka_unit_test(test_incline_sticks),
@@ -664,6 +709,7 @@ int main(void) {
       cmocka_unit_test(test_push_below_and_above_friction),
       cmocka_unit_test(test_tumbling_in_flight),
       cmocka_unit_test(test_drop_through_sim_step),
+      cmocka_unit_test(test_progress_stops_rigid_step),
       cmocka_unit_test(test_kinematic_platform_carries_box),
       cmocka_unit_test(test_snapshot_bit_exact),
       cmocka_unit_test(test_stack_of_two),
