@@ -374,6 +374,7 @@ int ccsim_client_server_info(ccsim_client *c, ccsim_server_info *out, double *rt
     out->max_triangles = i->max_triangles;
     out->max_msg_bytes = i->max_msg_bytes;
     out->idle_timeout = i->idle_timeout;
+    out->max_step_seconds = i->max_step_seconds;
     out->expired = i->expired;
   }
   return st;
@@ -634,6 +635,10 @@ int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t nsub, const ccsim
       r->step->n_substates != 0) {
     cerr(s->c, "step: %zu sub-states for %u sub-steps", r->step->n_substates, nsub);
     status = CCSIM_EPROTO;
+  }
+  if (status != CCSIM_OK && r && r->error && r->error->has_last_seq &&
+      r->error->last_seq == rq.seq) {
+    s->seq = rq.seq;  // the step ran and failed part-way: this seq is spent
   }
   if (status == CCSIM_OK) {
     s->seq++;

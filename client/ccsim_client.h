@@ -61,6 +61,7 @@ typedef struct ccsim_server_info {
   uint64_t max_triangles, max_msg_bytes;
   double idle_timeout;            // [s] (0: never)
   uint64_t expired;               // sessions freed by the idle timeout
+  double max_step_seconds;        // wall time of physics per request [s] (0: no limit)
 } ccsim_server_info;
 
 typedef enum ccsim_pacing {

@@ -42,6 +42,9 @@ static void usage(FILE *f) {
           "                           (default 2000000)\n"
           "  --max-substeps N         sub-steps per Step (default 10000)\n"
           "  --max-contacts N         contacts in one reply (default 100000)\n"
+          "  --max-step-seconds S     wall time one request may spend in the physics; a step\n"
+          "                           stopped there keeps the state it reached (default\n"
+          "                           600; 0: no limit)\n"
           "  --max-msg-bytes N        largest request (default 67108864)\n"
           "  --heartbeat-ms N         ZeroMQ heartbeat interval (default 1000; 0: off)\n"
           "  --realtime PRIO          SCHED_FIFO priority 1..99 for the server's threads (HIL;\n"
@@ -123,6 +126,9 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--max-contacts")) {
       if (num(a, v, 0, 1e9, &x)) return 2;
       cfg.max_contacts = (int)x;
+    } else if (!strcmp(a, "--max-step-seconds")) {
+      if (num(a, v, 0, 1e9, &x)) return 2;
+      cfg.max_step_seconds = x;
     } else if (!strcmp(a, "--max-msg-bytes")) {
       if (num(a, v, 64, 2147483648.0, &x)) return 2;
       cfg.max_msg_bytes = (size_t)x;

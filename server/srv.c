@@ -26,6 +26,7 @@ void srv_config_defaults(srv_config *c) {
   c->max_triangles = 2000000;
   c->max_substeps = 10000;
   c->max_contacts = 100000;
+  c->max_step_seconds = 600;
   c->heartbeat_ms = 1000;
   c->spin_us = 0;
   c->inline_us = 50;
@@ -73,6 +74,8 @@ static int check_config(const srv_config *c, char *err, size_t err_sz) {
     what = "max_contacts must be >= 0";
   } else if (c->workers < 0 || c->workers > 1024) {
     what = "workers must be in [0, 1024]";
+  } else if (!(c->max_step_seconds >= 0) || c->max_step_seconds > 1e9) {
+    what = "max_step_seconds must be in [0, 1e9] s";
   } else if (!(c->idle_timeout >= 0) || c->idle_timeout > 1e9) {
     what = "idle_timeout must be in [0, 1e9] s";
   } else if (c->rt_priority < 0 || c->rt_priority > 99) {

@@ -21,6 +21,9 @@ typedef struct srv_config {
                              // (default 2 000 000)
   int max_substeps;          // sub-steps per Step (default 10 000)
   int max_contacts;          // contacts in one reply (default 100 000)
+  double max_step_seconds;   // wall time one request may spend in the physics before it is
+                             // stopped (CCSIM_ELIMIT, the state reached kept) [s] (default
+                             // 600; 0: no limit)
   int workers;               // pool threads besides srv_run's own (0: twice the cores, at
                              // least 4)
   double idle_timeout;       // free sessions without a request for this long [s] (0: never)

@@ -565,6 +565,8 @@ void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a) {
   si->max_msg_bytes = s->cfg.max_msg_bytes;
   si->has_max_contacts = 1;
   si->max_contacts = (uint32_t)s->cfg.max_contacts;
+  si->has_max_step_seconds = 1;
+  si->max_step_seconds = s->cfg.max_step_seconds;
   si->expired = s->expired;
 }
 
@@ -770,6 +772,12 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   if (status == CCSIM_ENOMEM) {
     return fail(rc, CCSIM_ENOMEM, "step: out of memory for the reply");
   }
+  if (status != CCSIM_OK && j->stopped) {
+    return fail(rc, status,
+                "step: stopped after %g s of physics, this server's limit per request "
+                "(--max-step-seconds); the state reached at t = %.17g is kept",
+                s->cfg.max_step_seconds, sim_data_time(ss->d));
+  }
   if (status != CCSIM_OK) {
     return fail(rc, status, "step: %s (at t = %.17g)", sim_data_errmsg(ss->d),
                 sim_data_time(ss->d));
@@ -817,6 +825,12 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
   }
   int record = 0;
   do_step(rc, j, ss, &record);
+  if (seq != 0 && rc->reply.body_case == CCSIM__REPLY__BODY__NOT_SET) {
+    // a failure that spent the seq must say so, or the client would send it again and be
+    // answered this error for ever
+    rc->error.has_last_seq = 1;
+    rc->error.last_seq = record ? seq : ss->last_seq;
+  }
   if (record && seq != 0) {
     // packed once without the id for retries; this request's reply is a prefixed copy
     srv_blob *b = srv_blob_pack(&rc->reply);

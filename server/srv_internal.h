@@ -88,6 +88,7 @@ typedef enum srv_job_kind {
 
 struct srv_job {
   srv_job *next;         // in a session queue, the ready queue or the pacer list
+  int stopped;           // its physics ran into cfg.max_step_seconds and was stopped
   srv_job_kind kind;
   srv_session *ss;       // target (NULL: CreateSession)
   Ccsim__Request *rq;    // owned; NULL for ticks and saves

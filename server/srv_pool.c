@@ -241,16 +241,24 @@ int srv_realtime_thread(srv *s) {
 
 typedef struct step_watch_arg {
   srv *s;
-  unsigned gen;  // the duty's generation when the step began
-  double until;  // monotonic [s]
-  int done;
+  srv_job *j;      // the job whose physics is watched
+  int duty;        // the thread runs it holding the I/O duty
+  unsigned gen;    // the duty's generation when the step began
+  double until;    // monotonic [s]: pass the duty on from here
+  double stop_at;  // monotonic [s]: stop the physics from here (0: never)
+  int done;        // the duty was passed on
 } step_watch_arg;
 
-// sim_step's progress call during a Step run by the duty holder: past the watch, pass the
-// duty on (unless the pacer did already)
+// sim_step's progress call: past the server's time per request, stop the physics; during a
+// Step run by the duty holder, past the watch, pass the duty on (unless the pacer did)
 static int step_watch(void *arg) {
   step_watch_arg *w = arg;
-  if (w->done || srv_now() < w->until) {
+  double now = srv_now();
+  if (w->stop_at > 0 && now > w->stop_at) {
+    w->j->stopped = 1;
+    return 1;
+  }
+  if (!w->duty || w->done || now < w->until) {
     return 0;
   }
   w->done = 1;
@@ -273,13 +281,19 @@ static int step_watch(void *arg) {
 static void run_job(srv *s, srv_job *j, void *wake, ccsim_arena *a, const srv_duty *duty) {
   ccsim_arena_reset(a);
   double t0 = srv_now();
-  step_watch_arg w = {s, 0, 0, 0};
+  step_watch_arg w = {.s = s, .j = j};
   sim_data *watched = NULL;
-  if (duty && duty->kept && duty->watched && j->ss && j->ss->d) {
-    w.gen = duty->gen;
-    w.until = t0 + inline_watch(s);
-    watched = j->ss->d;
-    sim_set_progress(watched, step_watch, &w);
+  if (j->ss && j->ss->d) {
+    if (duty && duty->kept && duty->watched) {
+      w.duty = 1;
+      w.gen = duty->gen;
+      w.until = t0 + inline_watch(s);
+    }
+    w.stop_at = s->cfg.max_step_seconds > 0 ? t0 + s->cfg.max_step_seconds : 0;
+    if (w.duty || w.stop_at > 0) {
+      watched = j->ss->d;
+      sim_set_progress(watched, step_watch, &w);
+    }
   }
   srv_execute(s, j, a);
   if (watched) {

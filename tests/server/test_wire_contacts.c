@@ -77,11 +77,13 @@ static int create(fixture *f, char *session, size_t sz) {
   return ok ? 0 : -1;
 }
 
-static int setup(void **state) {
+// a server with max_step_seconds (0: its default) and the fixture's session on it
+static int setup_limit(void **state, double max_step_seconds) {
   fixture *f = calloc(1, sizeof *f);
   srv_config cfg;
   srv_config_defaults(&cfg);
   cfg.bind = "tcp://127.0.0.1:*";
+  if (max_step_seconds > 0) cfg.max_step_seconds = max_step_seconds;
   char err[512] = "";
   f->s = test_server_start(&cfg, &f->thread);
   if (!f->s) {
@@ -119,6 +121,14 @@ static int setup(void **state) {
   ccsim_scene_destroy(&sc);
   *state = f;
   return 0;
+}
+
+static int setup(void **state) {
+  return setup_limit(state, 0);
+}
+
+static int setup_step_limit(void **state) {
+  return setup_limit(state, 0.05);
 }
 
 static int teardown(void **state) {
@@ -295,6 +305,39 @@ static void test_contacts_answered_at_published_state(void **state) {
   ccsim__reply__free_unpacked(r1, NULL);
   ccsim__reply__free_unpacked(r2, NULL);
   ccsim__reply__free_unpacked(r3, NULL);
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
+// A request whose physics runs past the server's max_step_seconds (50 ms here) is stopped
+// there: ELIMIT naming the limit, the state it reached kept and published (GetState),
+// the session usable afterwards. The step asked for is 20 s of a box resting on a floor
+// (0.3 s of wall time when it runs through).
+static void test_step_stopped_at_time_limit(void **state) {
+  fixture *f = *state;
+  char err[512];
+  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "inline", NULL, err, sizeof err);
+  assert_non_null(sc);
+  ccsim_client *c = ccsim_client_new(srv_endpoint(f->s), err, sizeof err);
+  assert_non_null(c);
+  ccsim_server_info info;
+  assert_int_equal(ccsim_client_server_info(c, &info, NULL), CCSIM_OK);
+  assert_true(info.max_step_seconds == 0.05);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  assert_int_equal(ccsim_session_step(s, 2e-3, NULL, 0), CCSIM_OK);
+  double t1 = ccsim_session_time(s), w0 = mono_s();
+  assert_int_equal(ccsim_session_step_n(s, 0.01, 2000, NULL, 0, NULL, NULL), CCSIM_ELIMIT);
+  double wall = mono_s() - w0;
+  print_message("stopped after %.3f s: %s\n", wall, ccsim_client_errmsg(c));
+  assert_non_null(strstr(ccsim_client_errmsg(c), "stopped after 0.05 s of physics"));
+  assert_true(wall < 5);
+  assert_int_equal(ccsim_session_get_state(s), CCSIM_OK);
+  double t2 = ccsim_session_time(s);
+  assert_true(t2 > t1 && t2 < t1 + 20);
+  assert_int_equal(ccsim_session_step(s, 2e-3, NULL, 0), CCSIM_OK);
+  assert_true(ccsim_session_time(s) == t2 + 2e-3);
   ccsim_session_close(&s);
   ccsim_client_destroy(&c);
   ccsim_scene_destroy(&sc);
@@ -544,6 +587,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_resting_box_contacts, setup, teardown),
       cmocka_unit_test_setup_teardown(test_contacts_answered_at_published_state, setup, teardown),
       cmocka_unit_test_setup_teardown(test_failed_step_publishes_its_progress, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_step_stopped_at_time_limit, setup_step_limit, teardown),
       cmocka_unit_test_setup_teardown(test_kinematic_target, setup, teardown),
       cmocka_unit_test_setup_teardown(test_contacts_at_poses, setup, teardown),
   };
