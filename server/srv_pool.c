@@ -242,9 +242,8 @@ int srv_realtime_thread(srv *s) {
 typedef struct step_watch_arg {
   srv *s;
   srv_job *j;      // the job whose physics is watched
-  int duty;        // the thread runs it holding the I/O duty
   unsigned gen;    // the duty's generation when the step began
-  double until;    // monotonic [s]: pass the duty on from here
+  double until;    // monotonic [s]: pass the duty on from here (0: not run by the holder)
   double stop_at;  // monotonic [s]: stop the physics from here (0: never)
   int done;        // the duty was passed on
 } step_watch_arg;
@@ -258,7 +257,7 @@ static int step_watch(void *arg) {
     w->j->stopped = 1;
     return 1;
   }
-  if (!w->duty || w->done || now < w->until) {
+  if (w->until == 0 || w->done || now < w->until) {
     return 0;
   }
   w->done = 1;
@@ -285,12 +284,11 @@ static void run_job(srv *s, srv_job *j, void *wake, ccsim_arena *a, const srv_du
   sim_data *watched = NULL;
   if (j->ss && j->ss->d) {
     if (duty && duty->kept && duty->watched) {
-      w.duty = 1;
       w.gen = duty->gen;
       w.until = t0 + inline_watch(s);
     }
     w.stop_at = s->cfg.max_step_seconds > 0 ? t0 + s->cfg.max_step_seconds : 0;
-    if (w.duty || w.stop_at > 0) {
+    if (w.until > 0 || w.stop_at > 0) {
       watched = j->ss->d;
       sim_set_progress(watched, step_watch, &w);
     }

@@ -172,9 +172,10 @@ static int read_shape_kind(const Ccsim__Shape *s, sim_shape_desc *out, const cha
                     where);
       return -1;
     }
-    if (mesh->n_vertices / 3 > (size_t)SIM_MAX_MESH_TRIS * 3 ||
-        mesh->n_triangles / 3 > (size_t)SIM_MAX_MESH_TRIS) {
-      ccsim_set_err(err, err_sz, "%s.shape.mesh: more than %d triangles", where, SIM_MAX_MESH_TRIS);
+    // the triangles are counted against the per-body limit by read_shape, as a primitive's
+    if (mesh->n_vertices / 3 > (size_t)SIM_MAX_MESH_TRIS * 3) {
+      ccsim_set_err(err, err_sz, "%s.shape.mesh: more than %d vertices", where,
+                    3 * SIM_MAX_MESH_TRIS);
       return -1;
     }
     out->vert = mesh->vertices;

@@ -220,10 +220,30 @@ static Ccsim__Reply *query_contacts(fixture *f, const char *session) {
   return roundtrip(f, &rq);
 }
 
-static double mono_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+// A libccsim client and a session of k_scene on the fixture's server, for tests that step
+// through the library; client_session_end closes all three.
+typedef struct client_session {
+  ccsim_scene *sc;
+  ccsim_client *c;
+  ccsim_session *s;
+} client_session;
+
+static client_session client_session_open(fixture *f) {
+  char err[512];
+  client_session cs = {0};
+  cs.sc = ccsim_scene_parse(k_scene, strlen(k_scene), "inline", NULL, err, sizeof err);
+  assert_non_null(cs.sc);
+  cs.c = ccsim_client_new(srv_endpoint(f->s), err, sizeof err);
+  assert_non_null(cs.c);
+  cs.s = ccsim_session_create(cs.c, cs.sc);
+  assert_non_null(cs.s);
+  return cs;
+}
+
+static void client_session_end(client_session *cs) {
+  ccsim_session_close(&cs->s);
+  ccsim_client_destroy(&cs->c);
+  ccsim_scene_destroy(&cs->sc);
 }
 
 typedef struct long_step {
@@ -255,13 +275,8 @@ static size_t packed_contacts(const Ccsim__ContactsReply *cr, uint8_t *buf, size
 // new state's contacts.
 static void test_contacts_answered_at_published_state(void **state) {
   fixture *f = *state;
-  char err[512];
-  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "inline", NULL, err, sizeof err);
-  assert_non_null(sc);
-  ccsim_client *c = ccsim_client_new(srv_endpoint(f->s), err, sizeof err);
-  assert_non_null(c);
-  ccsim_session *s = ccsim_session_create(c, sc);
-  assert_non_null(s);
+  client_session cs = client_session_open(f);
+  ccsim_session *s = cs.s;
   for (int k = 0; k < 200; k++) {
     assert_int_equal(ccsim_session_step(s, 2e-3, NULL, 0), CCSIM_OK);  // the box settles
   }
@@ -281,12 +296,12 @@ static void test_contacts_answered_at_published_state(void **state) {
   }
   struct timespec settle = {0, 20000000};  // the step is under way on the server
   nanosleep(&settle, NULL);
-  double q0 = mono_s();
+  double q0 = now_s();
   Ccsim__Reply *r2 = query_contacts(f, id);
-  double q1 = mono_s();
+  double q1 = now_s();
   int answered_during = !atomic_load(&ls.done);
   pthread_join(th, NULL);
-  print_message("long step %.3f s; the observer's query during it %.2f ms\n", mono_s() - q0,
+  print_message("long step %.3f s; the observer's query during it %.2f ms\n", now_s() - q0,
                 1e3 * (q1 - q0));
   assert_int_equal(ls.status, CCSIM_OK);
   assert_true(answered_during);
@@ -305,9 +320,7 @@ static void test_contacts_answered_at_published_state(void **state) {
   ccsim__reply__free_unpacked(r1, NULL);
   ccsim__reply__free_unpacked(r2, NULL);
   ccsim__reply__free_unpacked(r3, NULL);
-  ccsim_session_close(&s);
-  ccsim_client_destroy(&c);
-  ccsim_scene_destroy(&sc);
+  client_session_end(&cs);
 }
 
 // A request whose physics runs past the server's max_step_seconds (50 ms here) is stopped
@@ -316,20 +329,16 @@ static void test_contacts_answered_at_published_state(void **state) {
 // (0.3 s of wall time when it runs through).
 static void test_step_stopped_at_time_limit(void **state) {
   fixture *f = *state;
-  char err[512];
-  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "inline", NULL, err, sizeof err);
-  assert_non_null(sc);
-  ccsim_client *c = ccsim_client_new(srv_endpoint(f->s), err, sizeof err);
-  assert_non_null(c);
+  client_session cs = client_session_open(f);
+  ccsim_client *c = cs.c;
+  ccsim_session *s = cs.s;
   ccsim_server_info info;
   assert_int_equal(ccsim_client_server_info(c, &info, NULL), CCSIM_OK);
   assert_true(info.max_step_seconds == 0.05);
-  ccsim_session *s = ccsim_session_create(c, sc);
-  assert_non_null(s);
   assert_int_equal(ccsim_session_step(s, 2e-3, NULL, 0), CCSIM_OK);
-  double t1 = ccsim_session_time(s), w0 = mono_s();
+  double t1 = ccsim_session_time(s), w0 = now_s();
   assert_int_equal(ccsim_session_step_n(s, 0.01, 2000, NULL, 0, NULL, NULL), CCSIM_ELIMIT);
-  double wall = mono_s() - w0;
+  double wall = now_s() - w0;
   print_message("stopped after %.3f s: %s\n", wall, ccsim_client_errmsg(c));
   assert_non_null(strstr(ccsim_client_errmsg(c), "stopped after 0.05 s of physics"));
   assert_true(wall < 5);
@@ -338,9 +347,7 @@ static void test_step_stopped_at_time_limit(void **state) {
   assert_true(t2 > t1 && t2 < t1 + 20);
   assert_int_equal(ccsim_session_step(s, 2e-3, NULL, 0), CCSIM_OK);
   assert_true(ccsim_session_time(s) == t2 + 2e-3);
-  ccsim_session_close(&s);
-  ccsim_client_destroy(&c);
-  ccsim_scene_destroy(&sc);
+  client_session_end(&cs);
 }
 
 // A Step that fails after progress still publishes the state it reached: in rigid mode a
