@@ -16,6 +16,7 @@
 #include "ccsim.pb-c.h"
 #include "ccsim_arena.h"
 #include "ccsim_key.h"
+#include "ccsim_pb.h"
 
 struct ccsim_client {
   char endpoint[512];
@@ -158,13 +159,12 @@ static int roundtrip_ex(ccsim_client *c, Ccsim__Request *rq, Ccsim__Reply **out,
   ccsim_arena_reset(&c->rx);  // the previous reply is gone from here on
   rq->has_request_id = 1;
   rq->request_id = ++c->next_id;
-  size_t n = ccsim__request__get_packed_size(rq);
-  uint8_t *buf = malloc(n ? n : 1);
+  size_t n = 0;
+  uint8_t *buf = ccsim_pb_pack_new(&rq->base, 0, &n);
   if (!buf) {
     cerr(c, "out of memory");
     return CCSIM_ENOMEM;
   }
-  ccsim__request__pack(rq, buf);
   int tries = 1 + (retryable ? c->retries : 0);
   int st = CCSIM_ETIMEOUT;
   c->attempts = 0;

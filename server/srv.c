@@ -14,6 +14,7 @@
 
 #include <zmq.h>
 
+#include "ccsim_pb.h"
 #include "srv_internal.h"
 
 
@@ -499,10 +500,10 @@ static void publish_closed(srv *s, const char *id) {
   m.has_closed = 1;
   m.closed = 1;
   uint8_t buf[128];
-  if (ccsim__stream_state__get_packed_size(&m) <= sizeof buf) {
-    size_t n = ccsim__stream_state__pack(&m, buf);
+  size_t n = ccsim_pb_pack_tail(&m.base, buf, sizeof buf);
+  if (n != SIZE_MAX) {
     pthread_mutex_lock(&s->sock_mu);
-    publish_locked(s, id, buf, n);
+    publish_locked(s, id, buf + sizeof buf - n, n);
     pthread_mutex_unlock(&s->sock_mu);
   }
 }

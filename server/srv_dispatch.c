@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ccsim_pb.h"
 #include "srv_internal.h"
 #include "sim_rigid.h"
 #include "wire.h"
@@ -73,12 +74,7 @@ static uint8_t *pack_prefixed(const uint8_t *body, size_t n, uint64_t id, size_t
 // r serialized (malloc; NULL when out of memory); without request_id set, the form stored
 // for retries
 static uint8_t *pack_bare(const Ccsim__Reply *r, size_t *len) {
-  size_t n = ccsim__reply__get_packed_size(r);
-  uint8_t *buf = malloc(n ? n : 1);
-  if (buf) {
-    *len = ccsim__reply__pack(r, buf);
-  }
-  return buf;
+  return ccsim_pb_pack_new(&r->base, 0, len);
 }
 
 static void log_reply(const rctx *rc, const srv_job *j) {
@@ -103,8 +99,8 @@ static void finish(rctx *rc, srv_job *j) {
   log_reply(rc, j);
 }
 
-static srv_blob *blob_alloc(size_t n) {
-  srv_blob *b = malloc(sizeof *b + (n ? n : 1));
+// b (NULL: out of memory) holding n bytes, with its one reference
+static srv_blob *blob_init(srv_blob *b, size_t n) {
   if (b) {
     atomic_init(&b->refs, 1);
     b->len = n;
@@ -113,15 +109,13 @@ static srv_blob *blob_alloc(size_t n) {
 }
 
 srv_blob *srv_blob_pack(const Ccsim__Reply *r) {
-  srv_blob *b = blob_alloc(ccsim__reply__get_packed_size(r));
-  if (b) {
-    b->len = ccsim__reply__pack(r, b->data);
-  }
-  return b;
+  size_t n = 0;
+  srv_blob *b = ccsim_pb_pack_new(&r->base, offsetof(srv_blob, data), &n);
+  return blob_init(b, n);
 }
 
 srv_blob *srv_blob_copy(const uint8_t *data, size_t n) {
-  srv_blob *b = blob_alloc(n);
+  srv_blob *b = blob_init(malloc(sizeof(srv_blob) + (n ? n : 1)), n);
   if (b) {
     memcpy(b->data, data, n);
   }
@@ -597,11 +591,9 @@ static void state_changed(rctx *rc, srv_job *j, srv_session *ss, Ccsim__BodyStat
     m.has_closed = 1;
     m.closed = 1;
   }
-  size_t n = ccsim__stream_state__get_packed_size(&m);
   free(j->pub);
-  j->pub = malloc(n ? n : 1);
+  j->pub = ccsim_pb_pack_new(&m.base, 0, &j->pub_len);
   if (j->pub) {
-    j->pub_len = ccsim__stream_state__pack(&m, j->pub);
     memcpy(j->pub_topic, ss->id, sizeof j->pub_topic);
   }
 }

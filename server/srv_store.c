@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ccsim_pb.h"
 #include "srv_internal.h"
 #include "wire.h"
 
@@ -288,12 +289,10 @@ int srv_checkpoint(srv *s, srv_session *ss, uint8_t **out, size_t *len) {
   Ccsim__Checkpoint cp;
   Ccsim__Pacing pc;
   if (checkpoint_msg(ss, &cp, &pc) != CCSIM_OK) return CCSIM_ENOMEM;
-  size_t n = ccsim__checkpoint__get_packed_size(&cp);
-  *out = malloc(n ? n : 1);
+  *out = ccsim_pb_pack_new(&cp.base, 0, len);
   if (!*out) {
     return CCSIM_ENOMEM;
   }
-  *len = ccsim__checkpoint__pack(&cp, *out);
   // the live session restarts here too, so it and a resumed copy agree to the last bit
   sim_restart(ss->m, ss->d);
   return CCSIM_OK;
@@ -324,13 +323,12 @@ int srv_save_session(srv *s, srv_session *ss) {
     sv.last_reply.data = ss->last_reply->data;
     sv.last_reply.len = ss->last_reply->len;
   }
-  size_t n = ccsim__saved_session__get_packed_size(&sv);
-  uint8_t *buf = malloc(n ? n : 1);
+  size_t n = 0;
+  uint8_t *buf = ccsim_pb_pack_new(&sv.base, 0, &n);
   if (!buf) {
     fprintf(stderr, "ccsimd: cannot save session %s: out of memory\n", ss->id);
     return -1;
   }
-  ccsim__saved_session__pack(&sv, buf);
   sim_restart(ss->m, ss->d);
   // write a temporary file, flush it to disk, then rename: a crash leaves the old file
   char tmp[4096], path[4096];
