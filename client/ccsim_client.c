@@ -33,17 +33,7 @@ struct ccsim_client {
   // replies are unpacked into this arena and live until the next round trip: a Step's
   // reply is a dozen small messages, each a malloc and a free otherwise
   ccsim_arena rx;
-  ProtobufCAllocator rx_alloc;
 };
-
-static void *rx_alloc(void *arena, size_t n) {
-  return ccsim_arena_alloc(arena, n);
-}
-
-static void rx_free(void *arena, void *p) {
-  (void)arena;  // the arena is reset as a whole at the next round trip
-  (void)p;
-}
 
 struct ccsim_session {
   ccsim_client *c;               // borrowed
@@ -137,7 +127,8 @@ static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
       cerr(c, "receive failed: %s", zmq_strerror(e));
       return CCSIM_EIO;
     }
-    Ccsim__Reply *r = ccsim__reply__unpack(&c->rx_alloc, zmq_msg_size(&msg), zmq_msg_data(&msg));
+    Ccsim__Reply *r = (Ccsim__Reply *)ccsim_pb_unpack(&ccsim__reply__descriptor, &c->rx,
+                                                      zmq_msg_size(&msg), zmq_msg_data(&msg));
     zmq_msg_close(&msg);
     if (!r) {
       cerr(c, "the server sent a reply that is not a ccsim.Reply");
@@ -254,7 +245,6 @@ ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opt
   }
   snprintf(c->endpoint, sizeof c->endpoint, "%s", endpoint);
   ccsim_arena_init(&c->rx, 16 * 1024, 0);
-  c->rx_alloc = (ProtobufCAllocator){rx_alloc, rx_free, &c->rx};
   c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 30000;
   c->retries = o->retries > 0 ? o->retries : 0;
   c->heartbeat_ms = o->heartbeat_ms > 0 ? o->heartbeat_ms : 0;

@@ -16,6 +16,7 @@ void ccsim_arena_init(ccsim_arena *a, size_t block_size, size_t limit) {
   a->block_size = block_size ? block_size : 64 * 1024;
   a->limit = limit;
   a->total = 0;
+  a->over_limit = 0;
 }
 
 void *ccsim_arena_alloc(ccsim_arena *a, size_t n) {
@@ -28,6 +29,7 @@ void *ccsim_arena_alloc(ccsim_arena *a, size_t n) {
   if (!b || b->size - b->used < need) {
     size_t size = need > a->block_size ? need : a->block_size;
     if (a->limit && (size > a->limit || a->total > a->limit - size)) {
+      a->over_limit = 1;
       return NULL;
     }
     b = malloc(sizeof *b + size);
@@ -56,6 +58,7 @@ char *ccsim_arena_strdup(ccsim_arena *a, const char *s) {
 }
 
 void ccsim_arena_reset(ccsim_arena *a) {
+  a->over_limit = 0;
   if (!a->head) {
     return;
   }

@@ -272,3 +272,495 @@ void *ccsim_pb_pack_new(const ProtobufCMessage *m, size_t head, size_t *len) {
   *len = n;
   return block;
 }
+
+// ---- unpacking ----------------------------------------------------------------------
+
+// one field as protobuf-c's scan delimits it
+typedef struct pbm {
+  uint32_t tag;
+  unsigned wire_type;
+  const ProtobufCFieldDescriptor *f;  // NULL: not in the descriptor
+  const uint8_t *data;                // after the tag, a length prefix included
+  size_t len;                         // bytes at data
+  size_t pref;                        // of them, the length prefix
+} pbm;
+
+// field number id of d (fields are sorted by number); *hint: where to look first
+static const ProtobufCFieldDescriptor *find_field(const ProtobufCMessageDescriptor *d, uint32_t id,
+                                                  unsigned *hint) {
+  if (*hint < d->n_fields && d->fields[*hint].id == id) {
+    return &d->fields[(*hint)++];
+  }
+  unsigned lo = 0, hi = d->n_fields;
+  while (lo < hi) {
+    unsigned mid = lo + (hi - lo) / 2;
+    if (d->fields[mid].id < id) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo < d->n_fields && d->fields[lo].id == id) {
+    *hint = lo + 1;
+    return &d->fields[lo];
+  }
+  return NULL;
+}
+
+// The next field at *at (rem bytes left) into m; 0 when malformed. protobuf-c's limits:
+// a tag of at most 5 bytes and never field 0, a varint of at most 10, a length prefix of
+// at most 5, no groups.
+static int next_member(const ProtobufCMessageDescriptor *d, const uint8_t **at, size_t *rem,
+                       unsigned *hint, pbm *m) {
+  const uint8_t *p = *at;
+  size_t n = *rem, used = 0;
+  if ((p[0] & 0xf8) == 0) {
+    return 0;
+  }
+  m->wire_type = p[0] & 7;
+  uint32_t tag = (p[0] & 0x7f) >> 3;
+  if (!(p[0] & 0x80)) {
+    used = 1;
+  } else {
+    size_t max = n > 5 ? 5 : n;
+    unsigned shift = 4;
+    for (size_t i = 1; i < max && !used; i++) {
+      tag |= (uint32_t)(p[i] & 0x7f) << shift;
+      shift += 7;
+      if (!(p[i] & 0x80)) {
+        used = i + 1;
+      }
+    }
+    if (!used) {
+      return 0;
+    }
+  }
+  m->tag = tag;
+  m->f = find_field(d, tag, hint);
+  p += used;
+  n -= used;
+  m->data = p;
+  m->pref = 0;
+  switch (m->wire_type) {
+    case WT_VARINT: {
+      size_t max = n < 10 ? n : 10, i = 0;
+      while (i < max && (p[i] & 0x80)) {
+        i++;
+      }
+      if (i == max) {
+        return 0;
+      }
+      m->len = i + 1;
+      break;
+    }
+    case WT_64:
+    case WT_32:
+      m->len = m->wire_type == WT_64 ? 8 : 4;
+      if (n < m->len) {
+        return 0;
+      }
+      break;
+    case WT_LEN: {
+      size_t max = n < 5 ? n : 5, val = 0, i = 0;
+      for (; i < max; i++) {
+        val |= (size_t)(p[i] & 0x7f) << (7 * i);
+        if (!(p[i] & 0x80)) {
+          break;
+        }
+      }
+      if (i == max || val > n - (i + 1)) {
+        return 0;
+      }
+      m->pref = i + 1;
+      m->len = m->pref + val;
+      break;
+    }
+    default:
+      return 0;
+  }
+  *at = p + m->len;
+  *rem = n - m->len;
+  return 1;
+}
+
+static int packable(ProtobufCType t) {
+  return t != PROTOBUF_C_TYPE_STRING && t != PROTOBUF_C_TYPE_BYTES && t != PROTOBUF_C_TYPE_MESSAGE;
+}
+
+static int packed_on_wire(const pbm *m) {
+  return m->wire_type == WT_LEN &&
+         ((m->f->flags & PROTOBUF_C_FIELD_FLAG_PACKED) || packable(m->f->type));
+}
+
+// elements a packed field of type t holds in n bytes at p, as protobuf-c counts them
+// (varints: bytes ending one); 0 when the bytes cannot be such a field
+static int count_packed(ProtobufCType t, size_t n, const uint8_t *p, size_t *count) {
+  unsigned wt = wire_type(t);
+  if (wt == WT_64 || wt == WT_32) {
+    size_t w = wt == WT_64 ? 8 : 4;
+    *count = n / w;
+    return n % w == 0;
+  }
+  if (t == PROTOBUF_C_TYPE_BOOL) {
+    *count = n;  // room for one per byte; parsing counts the varints
+    return 1;
+  }
+  *count = 0;
+  for (size_t i = 0; i < n; i++) {
+    *count += !(p[i] & 0x80);
+  }
+  return 1;
+}
+
+static uint64_t varint_value(size_t n, const uint8_t *p) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; i++) {
+    v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+  }
+  return v;
+}
+
+static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, ccsim_arena *a, size_t len,
+                                const uint8_t *data, int depth);
+static int merge(ProtobufCMessage *earlier, ProtobufCMessage *later, ccsim_arena *a);
+
+// a scalar of type t from n bytes at p (wire type checked by the caller)
+static void scalar_value(ProtobufCType t, size_t n, const uint8_t *p, void *v) {
+  switch (t) {
+    case PROTOBUF_C_TYPE_ENUM:
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_UINT32: {
+      uint32_t x = (uint32_t)varint_value(n, p);
+      memcpy(v, &x, 4);
+      break;
+    }
+    case PROTOBUF_C_TYPE_SINT32: {
+      uint32_t x = (uint32_t)varint_value(n, p);
+      x = (x >> 1) ^ (uint32_t) - (x & 1);
+      memcpy(v, &x, 4);
+      break;
+    }
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_UINT64: {
+      uint64_t x = varint_value(n, p);
+      memcpy(v, &x, 8);
+      break;
+    }
+    case PROTOBUF_C_TYPE_SINT64: {
+      uint64_t x = varint_value(n, p);
+      x = (x >> 1) ^ (uint64_t) - (x & 1);
+      memcpy(v, &x, 8);
+      break;
+    }
+    case PROTOBUF_C_TYPE_BOOL: {
+      protobuf_c_boolean b = 0;  // protobuf-c: any byte with a low bit set, whatever the wire
+      for (size_t i = 0; i < n; i++) {
+        b |= (p[i] & 0x7f) != 0;
+      }
+      *(protobuf_c_boolean *)v = b;
+      break;
+    }
+    default:
+      memcpy(v, p, wire_type(t) == WT_64 ? 8 : 4);
+      break;
+  }
+}
+
+// one value of m's field into v; clear: a singular field seen before is replaced (a
+// message merged) rather than filled fresh
+static int parse_value(const pbm *m, void *v, int clear, ccsim_arena *a, int depth) {
+  const ProtobufCFieldDescriptor *f = m->f;
+  if (f->type != PROTOBUF_C_TYPE_BOOL && m->wire_type != wire_type(f->type)) {
+    return 0;
+  }
+  const uint8_t *body = m->data + m->pref;
+  size_t n = m->len - m->pref;
+  switch (f->type) {
+    case PROTOBUF_C_TYPE_STRING: {
+      char *s = ccsim_arena_alloc(a, n + 1);  // zeroed: NUL-terminated
+      if (!s) {
+        return 0;
+      }
+      memcpy(s, body, n);
+      *(char **)v = s;
+      return 1;
+    }
+    case PROTOBUF_C_TYPE_BYTES: {
+      ProtobufCBinaryData *bd = v;
+      bd->data = NULL;
+      if (n) {
+        if (!(bd->data = ccsim_arena_alloc(a, n))) {
+          return 0;
+        }
+        memcpy(bd->data, body, n);
+      }
+      bd->len = n;
+      return 1;
+    }
+    case PROTOBUF_C_TYPE_MESSAGE: {
+      ProtobufCMessage **pm = v, *sub = unpack(f->descriptor, a, n, body, depth + 1);
+      int ok = sub != NULL;
+      if (ok && clear && *pm && *pm != f->default_value) {
+        ok = merge(*pm, sub, a);  // the later occurrence wins where it says something
+      }
+      *pm = sub;
+      return ok;
+    }
+    default:
+      scalar_value(f->type, m->len, m->data, v);
+      return 1;
+  }
+}
+
+// room for k more elements of sz bytes after the n in *arr; NULL when out of memory. An
+// array of n elements has room for the power of two at or above n (0 for none): full, it
+// moves to twice the room, so appending one by one costs amortised O(1).
+static char *grow(ccsim_arena *a, char **arr, size_t n, size_t k, size_t sz) {
+  size_t room = 0;
+  while (room < n) {
+    room = room ? 2 * room : 1;
+  }
+  if (n + k > room) {
+    size_t bigger = room ? room : 1;
+    while (bigger < n + k) {
+      if (bigger > SIZE_MAX / 2 / sz) {
+        return NULL;
+      }
+      bigger *= 2;
+    }
+    char *moved = ccsim_arena_alloc(a, bigger * sz);
+    if (!moved) {
+      return NULL;
+    }
+    if (n) {
+      memcpy(moved, *arr, n * sz);
+    }
+    *arr = moved;
+  }
+  return *arr + n * sz;
+}
+
+// a packed field's elements appended to the array at v counted by *n
+static int parse_packed(const pbm *m, char **v, size_t *n, ccsim_arena *a) {
+  ProtobufCType t = m->f->type;
+  const uint8_t *p = m->data + m->pref;
+  size_t rem = m->len - m->pref, sz = elt_size(t), most;
+  if (!count_packed(t, rem, p, &most)) {
+    return 0;
+  }
+  if (rem == 0) {
+    return 1;
+  }
+  if (most == 0) {
+    return 0;  // varint bytes none of which ends one
+  }
+  char *to = grow(a, v, *n, most, sz);
+  if (!to) {
+    return 0;
+  }
+  if (wire_type(t) != WT_VARINT) {
+    memcpy(to, p, rem);
+    *n += most;
+    return 1;
+  }
+  while (rem > 0) {
+    size_t max = rem < 10 ? rem : 10, k = 0;
+    while (k < max && (p[k] & 0x80)) {
+      k++;
+    }
+    if (k == max) {
+      return 0;
+    }
+    scalar_value(t, k + 1, p, to);  // a bool too is a varint here (protobuf-c 1.4.1)
+    to += sz;
+    (*n)++;
+    p += k + 1;
+    rem -= k + 1;
+  }
+  return 1;
+}
+
+static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, ccsim_arena *a, size_t len,
+                                const uint8_t *data, int depth) {
+  if (depth > CCSIM_PB_MAX_DEPTH) {
+    return NULL;
+  }
+  ProtobufCMessage *msg = ccsim_arena_alloc(a, d->sizeof_message);
+  if (!msg) {
+    return NULL;
+  }
+  d->message_init(msg);
+  // one pass: protobuf-c delimits every field before it parses any, which refuses the
+  // same inputs (any malformed field refuses the whole)
+  uint64_t seen_small[4] = {0};  // required fields met
+  uint64_t *seen = d->n_fields <= 256 ? seen_small : ccsim_arena_alloc(a, (d->n_fields + 63) / 8);
+  if (!seen) {
+    return NULL;
+  }
+  const uint8_t *at = data;
+  size_t rem = len;
+  unsigned hint = 0;
+  while (rem > 0) {
+    pbm m;
+    if (!next_member(d, &at, &rem, &hint, &m)) {
+      return NULL;
+    }
+    const ProtobufCFieldDescriptor *f = m.f;
+    if (!f) {
+      ProtobufCMessageUnknownField *u = (ProtobufCMessageUnknownField *)grow(
+          a, (char **)&msg->unknown_fields, msg->n_unknown_fields, 1, sizeof *u);
+      if (!u || !(u->data = ccsim_arena_alloc(a, m.len))) {
+        return NULL;
+      }
+      u->tag = m.tag;
+      u->wire_type = (ProtobufCWireType)m.wire_type;
+      u->len = m.len;
+      memcpy(u->data, m.data, m.len);
+      msg->n_unknown_fields++;
+      continue;
+    }
+    char *v = (char *)msg + f->offset, *q = (char *)msg + f->quantifier_offset;
+    int ok;
+    if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+      size_t *n = (size_t *)q;
+      if (packed_on_wire(&m)) {
+        ok = parse_packed(&m, (char **)v, n, a);
+      } else {
+        char *to = grow(a, (char **)v, *n, 1, elt_size(f->type));
+        ok = to && parse_value(&m, to, 0, a, depth);
+        *n += ok;
+      }
+    } else if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+      uint32_t *which = (uint32_t *)q;
+      if (*which != 0) {
+        // another member (or this one) came before: it is dropped, not merged
+        unsigned h = 0;
+        const ProtobufCFieldDescriptor *old = find_field(d, *which, &h);
+        memset(v, 0, old ? elt_size(old->type) : 0);
+      }
+      ok = parse_value(&m, v, 1, a, depth);
+      if (ok) {
+        *which = m.tag;
+      }
+    } else {
+      ok = parse_value(&m, v, 1, a, depth);
+      if (f->label == PROTOBUF_C_LABEL_REQUIRED) {
+        unsigned idx = (unsigned)(f - d->fields);
+        seen[idx / 64] |= 1ull << (idx % 64);
+      } else if (ok && f->quantifier_offset) {
+        *(protobuf_c_boolean *)q = 1;
+      }
+    }
+    if (!ok) {
+      return NULL;
+    }
+  }
+  for (unsigned i = 0; i < d->n_fields; i++) {
+    const ProtobufCFieldDescriptor *f = &d->fields[i];
+    if (f->label == PROTOBUF_C_LABEL_REQUIRED && !f->default_value &&
+        !(seen[i / 64] >> (i % 64) & 1)) {
+      return NULL;
+    }
+  }
+  return msg;
+}
+
+// protobuf-c's merge of two occurrences of one singular message field: later keeps what it
+// has, takes from earlier what it lacks, repeated fields are earlier's then later's
+static int merge(ProtobufCMessage *earlier, ProtobufCMessage *later, ccsim_arena *a) {
+  const ProtobufCMessageDescriptor *d = later->descriptor;
+  for (unsigned i = 0; i < d->n_fields; i++) {
+    const ProtobufCFieldDescriptor *f = &d->fields[i];
+    if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+      size_t *ne = (size_t *)((char *)earlier + f->quantifier_offset);
+      size_t *nl = (size_t *)((char *)later + f->quantifier_offset);
+      char **pe = (char **)((char *)earlier + f->offset),
+           **pl = (char **)((char *)later + f->offset);
+      if (*ne == 0) {
+        continue;
+      }
+      if (*nl > 0) {
+        size_t sz = elt_size(f->type);
+        char *arr = ccsim_arena_alloc(a, (*ne + *nl) * sz);
+        if (!arr) {
+          return 0;
+        }
+        memcpy(arr, *pe, *ne * sz);
+        memcpy(arr + *ne * sz, *pl, *nl * sz);
+        *pl = arr;
+        *nl += *ne;
+      } else {
+        *pl = *pe;
+        *nl = *ne;
+      }
+      *ne = 0;
+      *pe = NULL;
+      continue;
+    }
+    if (f->label != PROTOBUF_C_LABEL_OPTIONAL && f->label != PROTOBUF_C_LABEL_NONE) {
+      continue;
+    }
+    uint32_t *qe = (uint32_t *)((char *)earlier + f->quantifier_offset);
+    uint32_t *ql = (uint32_t *)((char *)later + f->quantifier_offset);
+    const ProtobufCFieldDescriptor *fld = f;
+    if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+      if (*ql != 0) {
+        continue;
+      }
+      unsigned h = 0;
+      if (!(fld = find_field(d, *qe, &h))) {
+        return 0;  // as protobuf-c: neither occurrence chose a member
+      }
+    }
+    char *ve = (char *)earlier + fld->offset, *vl = (char *)later + fld->offset;
+    int take = 0;
+    switch (fld->type) {
+      case PROTOBUF_C_TYPE_MESSAGE: {
+        ProtobufCMessage *me = *(ProtobufCMessage **)ve, *ml = *(ProtobufCMessage **)vl;
+        if (me && ml && !merge(me, ml, a)) {
+          return 0;
+        }
+        take = me && !ml;
+        break;
+      }
+      case PROTOBUF_C_TYPE_BYTES: {
+        const uint8_t *de = ((ProtobufCBinaryData *)ve)->data,
+                      *dl = ((ProtobufCBinaryData *)vl)->data;
+        const ProtobufCBinaryData *def = fld->default_value;
+        take = de && (!def || de != def->data) && (!dl || (def && dl == def->data));
+        break;
+      }
+      case PROTOBUF_C_TYPE_STRING: {
+        const char *se = *(char **)ve, *sl = *(char **)vl;
+        take = se != fld->default_value && sl == fld->default_value;
+        break;
+      }
+      default:
+        take = *qe != 0 && *ql == 0;  // the has flag (or the oneof's case)
+        break;
+    }
+    if (take) {
+      size_t sz = elt_size(fld->type);
+      memcpy(vl, ve, sz);
+      memset(ve, 0, sz);
+      if (fld->quantifier_offset) {
+        *ql = *qe;
+        *qe = 0;
+      }
+    }
+  }
+  return 1;
+}
+
+ProtobufCMessage *ccsim_pb_unpack(const ProtobufCMessageDescriptor *d, ccsim_arena *a, size_t len,
+                                  const uint8_t *data) {
+  return unpack(d, a, len, data, 0);
+}
+
+ProtobufCMessage *ccsim_pb_copy(const ProtobufCMessage *m) {
+  size_t n = 0;
+  uint8_t *bytes = ccsim_pb_pack_new(m, 0, &n);
+  ProtobufCMessage *c = bytes ? protobuf_c_message_unpack(m->descriptor, NULL, n, bytes) : NULL;
+  free(bytes);
+  return c;
+}

@@ -1,13 +1,18 @@
-// Serializing protobuf-c messages in one pass. protobuf-c needs the size before it packs
-// (get_packed_size walks the whole tree, then pack walks it again); writing back to front
-// learns each sub-message's length after writing it, so one walk does. The bytes are the
-// ones protobuf_c_message_pack writes, field for field (tests/proto checks every type).
+// Serializing and parsing protobuf-c messages with less work than protobuf-c's own.
+// Packing: protobuf-c needs the size before it packs (get_packed_size walks the whole tree,
+// then pack walks it again); writing back to front learns each sub-message's length after
+// writing it, so one walk does. The bytes are the ones protobuf_c_message_pack writes,
+// field for field (tests/proto checks every type). Unpacking: into an arena, so nothing is
+// freed piece by piece, with protobuf_c_message_unpack's results and refusals (tests/proto
+// and the fuzz target tests/proto/fuzz/fuzz_unpack compare the two).
 #ifndef CCSIM_PB_H
 #define CCSIM_PB_H
 
 #include <protobuf-c/protobuf-c.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "ccsim_arena.h"
 
 // m serialized into the end of buf[0, cap): returns its size n, the bytes being
 // buf[cap - n, cap), or SIZE_MAX when they do not fit (buf's contents are then undefined).
@@ -16,5 +21,19 @@ size_t ccsim_pb_pack_tail(const ProtobufCMessage *m, uint8_t *buf, size_t cap);
 // m serialized into a new malloc'd block of head + *len bytes, the message at offset head
 // (the caller owns the block, head bytes left for its own header); NULL when out of memory.
 void *ccsim_pb_pack_new(const ProtobufCMessage *m, size_t head, size_t *len);
+
+// data parsed as a message of type d, every piece of it allocated in a (the caller's: it
+// lives until a is reset); NULL when protobuf_c_message_unpack would refuse it too, when a
+// runs out, or past CCSIM_PB_MAX_DEPTH nested messages.
+ProtobufCMessage *ccsim_pb_unpack(const ProtobufCMessageDescriptor *d, ccsim_arena *a, size_t len,
+                                  const uint8_t *data);
+
+// A copy of m owned by protobuf-c's allocator (freed with protobuf_c_message_free_unpacked),
+// for keeping part of a message that lives in an arena; NULL when out of memory.
+ProtobufCMessage *ccsim_pb_copy(const ProtobufCMessage *m);
+
+// Nesting ccsim_pb_unpack follows at most (protobuf-c has no limit: a hostile message of a
+// recursive type could exhaust the stack).
+#define CCSIM_PB_MAX_DEPTH 100
 
 #endif

@@ -145,9 +145,7 @@ void srv_job_free(srv_job *j) {
   if (!j) {
     return;
   }
-  if (j->rq) {
-    ccsim__request__free_unpacked(j->rq, NULL);
-  }
+  ccsim_arena_fini(&j->rq_arena);
   free(j->ident);
   free(j->reply);
   free(j->pub);
@@ -405,9 +403,20 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     finish(&rc, j);
     return 1;
   }
-  Ccsim__Request *rq = ccsim__request__unpack(NULL, len, req);
+  // decoded, a message takes more room than on the wire (a 2-byte empty sub-message is a
+  // struct of tens of bytes): a hostile one could ask for 36 times its size, a real one
+  // (bodies, inputs, meshes) takes less than 10
+  size_t decoded_max = SRV_DECODED_PER_BYTE * len + ((size_t)64 << 10);
+  ccsim_arena_init(&j->rq_arena, 4096, decoded_max);
+  Ccsim__Request *rq =
+      (Ccsim__Request *)ccsim_pb_unpack(&ccsim__request__descriptor, &j->rq_arena, len, req);
   if (!rq) {
-    fail(&rc, CCSIM_EPROTO, "request of %zu bytes is not a valid ccsim.Request", len);
+    if (j->rq_arena.over_limit) {
+      fail(&rc, CCSIM_ELIMIT, "request of %zu bytes takes more than %zu bytes decoded", len,
+           decoded_max);
+    } else {
+      fail(&rc, CCSIM_EPROTO, "request of %zu bytes is not a valid ccsim.Request", len);
+    }
     finish(&rc, j);
     return 1;
   }
@@ -633,9 +642,11 @@ static int do_create(rctx *rc, srv_job *j) {
       sc = cp->scene;
       cp->scene = NULL;
     }
-  } else {
-    sc = cs->scene;
-    cs->scene = NULL;  // the session keeps the decoded scene for its checkpoints
+  } else if (!(sc = (Ccsim__Scene *)ccsim_pb_copy(&cs->scene->base))) {
+    // the session keeps a scene of its own for its checkpoints: the request's lives in
+    // the job's arena
+    code = CCSIM_ENOMEM;
+    snprintf(err, sizeof err, "out of memory for the scene");
   }
   if (code == CCSIM_OK) {
     ss = srv_session_build(s, &sc, cp, cs->pacing, &code, err, sizeof err);

@@ -57,6 +57,7 @@
 #define SRV_TOMBS 1024       // closed/expired session ids remembered for EEXPIRED replies
 #define SRV_VIEW 13          // doubles per body in a view: p(3) q(4) v(3) w(3)
 #define SRV_MAX_SUBSTATES 1000000  // body states in one reply's substates
+#define SRV_DECODED_PER_BYTE 16    // bytes a request may take decoded per byte (+ 64 KiB)
 #define SRV_WAKE_EP_FMT "inproc://ccsim-srv-wake-%p"
 #define SRV_ZAP_EP "inproc://zeromq.zap.01"
 
@@ -91,7 +92,8 @@ struct srv_job {
   int stopped;           // its physics ran into cfg.max_step_seconds and was stopped
   srv_job_kind kind;
   srv_session *ss;       // target (NULL: CreateSession)
-  Ccsim__Request *rq;    // owned; NULL for ticks and saves
+  Ccsim__Request *rq;    // in rq_arena; NULL for ticks and saves
+  ccsim_arena rq_arena;  // the decoded request's every piece (owned)
   uint8_t *ident;        // ROUTER identity of the client (owned; NULL: no reply to send)
   size_t ident_len;
   int delim;             // the client is a REQ socket: an empty delimiter frame goes back

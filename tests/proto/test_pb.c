@@ -1,6 +1,8 @@
 // One-pass packing (proto/ccsim_pb.h) writes the bytes protobuf-c's own pack writes: random
 // messages of every field type and label (tests/proto/pb_types*.proto) and of the whole wire
 // contract, compared byte for byte; a buffer one byte short is refused at every size.
+// Arena unpacking accepts and refuses what protobuf-c's unpack does, with the same result,
+// on those messages and on damaged copies of them (pb_diff.h).
 // ctest-label: unit
 #include "ccsim_test.h"
 
@@ -11,6 +13,7 @@
 #include "ccsim_arena.h"
 #include "ccsim_pb.h"
 #include "ccsim_test_rng.h"
+#include "pb_diff.h"
 #include "pb_types.pb-c.h"
 #include "pb_types3.pb-c.h"
 
@@ -310,11 +313,204 @@ static void test_pack_new(void **st) {
   ccsim_arena_fini(&a);
 }
 
+// m packed, then damaged copies: a byte changed, cut short, a byte inserted; both
+// unpackers must agree on each
+static void check_unpack(const ProtobufCMessage *m, gen *g, ccsim_arena *rx) {
+  size_t n = protobuf_c_message_get_packed_size(m);
+  uint8_t *buf = malloc(n + 2);
+  assert_non_null(buf);
+  protobuf_c_message_pack(m, buf);
+  for (int k = 0; k < 12; k++) {
+    size_t len = n;
+    if (k > 0 && n > 0) {
+      size_t at = (size_t)pick(g, (int)n);
+      int how = pick(g, 3);
+      if (how == 0) {
+        buf[at] = (uint8_t)pick(g, 256);
+      } else if (how == 1) {
+        len = at;
+      } else {
+        memmove(buf + at + 1, buf + at, n - at);
+        buf[at] = (uint8_t)pick(g, 256);
+        len = n + 1;
+      }
+    }
+    const char *why = pb_diff(m->descriptor, rx, len, buf);
+    if (why) {
+      print_error("%s, %zu bytes, damage %d: %s\n", m->descriptor->name, len, k, why);
+      for (size_t i = 0; i < len; i++) {
+        print_error("%02x%s", buf[i], i + 1 < len ? " " : "\n");
+      }
+      fail();
+    }
+    ccsim_arena_reset(rx);
+    protobuf_c_message_pack(m, buf);  // undamaged again for the next copy
+  }
+  free(buf);
+}
+
+static void test_unpack_same(void **st) {
+  (void)st;
+  const ProtobufCMessageDescriptor *ds[] = {
+      &pbt__all__descriptor,
+      &pbt3__plain__descriptor,
+      &ccsim__request__descriptor,
+      &ccsim__reply__descriptor,
+      &ccsim__stream_state__descriptor,
+      &ccsim__checkpoint__descriptor,
+      &ccsim__saved_session__descriptor,
+  };
+  ccsim_arena a, rx;
+  ccsim_arena_init(&a, 64 * 1024, 0);
+  ccsim_arena_init(&rx, 4096, 0);
+  for (size_t t = 0; t < sizeof ds / sizeof *ds; t++) {
+    for (int i = 0; i < 300; i++) {
+      gen g = {{(unsigned long long)i * 31 + t}, &a, 0};
+      check_unpack(random_message(&g, ds[t], 0), &g, &rx);
+      ccsim_arena_reset(&a);
+    }
+  }
+  ccsim_arena_fini(&a);
+  ccsim_arena_fini(&rx);
+}
+
+// hand-made encodings a random message does not produce: a field twice (a sub-message
+// merged, a oneof member replaced), a packed field sent unpacked, a bool on another wire
+static void test_unpack_edge_encodings(void **st) {
+  (void)st;
+  static const struct {
+    int ok;  // whether protobuf-c accepts it
+    size_t n;
+    uint8_t b[16];
+  } cases[] = {
+      // o_message {a: 1} then o_message {s: "x"}: merged into {a: 1, s: "x"}
+      {1, 11, {0x8a, 0x01, 0x02, 0x08, 0x01, 0x8a, 0x01, 0x03, 0x12, 0x01, 0x78}},
+      // o_message {children: {}} then {children: {}, a: 2}: both children, a = 2
+      {1, 12, {0x8a, 0x01, 0x02, 0x1a, 0x00, 0x8a, 0x01, 0x04, 0x1a, 0x00, 0x08, 0x02}},
+      // o_message {children: {}} then {a: 3}: the child kept
+      {1, 10, {0x8a, 0x01, 0x02, 0x1a, 0x00, 0x8a, 0x01, 0x02, 0x08, 0x03}},
+      // o_message {next: {a: 1}} then {next: {s: "x"}}: merged a level down
+      {1,
+       15,
+       {0x8a, 0x01, 0x04, 0x22, 0x02, 0x08, 0x01, 0x8a, 0x01, 0x05, 0x22, 0x03, 0x12, 0x01, 0x78}},
+      // o_message {next: {a: 1}} then {a: 2}: next kept
+      {1, 12, {0x8a, 0x01, 0x04, 0x22, 0x02, 0x08, 0x01, 0x8a, 0x01, 0x02, 0x08, 0x02}},
+      // o_picky {x: 1} then {a: 2}: the oneof member kept; {x: 1} then {y: "z"}: replaced
+      {1, 10, {0xc2, 0x01, 0x02, 0x28, 0x01, 0xc2, 0x01, 0x02, 0x08, 0x02}},
+      {1, 11, {0xc2, 0x01, 0x02, 0x28, 0x01, 0xc2, 0x01, 0x03, 0x32, 0x01, 0x7a}},
+      // o_picky {a: 1} then {a: 2}, neither choosing the oneof: protobuf-c refuses
+      {0, 10, {0xc2, 0x01, 0x02, 0x08, 0x01, 0xc2, 0x01, 0x02, 0x08, 0x02}},
+      // c_message {a: 1} then c_string "y": the oneof takes the string
+      {1, 9, {0xc2, 0x04, 0x02, 0x08, 0x01, 0xba, 0x04, 0x01, 0x79}},
+      // c_message {a: 1} then c_message {s: "x"}: replaced, not merged
+      {1, 11, {0xc2, 0x04, 0x02, 0x08, 0x01, 0xc2, 0x04, 0x03, 0x12, 0x01, 0x78}},
+      // u_int32 given packed, p_int32 given one by one
+      {1, 5, {0xf2, 0x01, 0x02, 0x01, 0x02}},
+      {1, 6, {0x90, 0x03, 0x05, 0x90, 0x03, 0x06}},
+      // o_bool as a 64-bit field (no low bit set: false), as a length-delimited one
+      {1, 9, {0x69, 0, 0, 0, 0, 0, 0, 0, 0x80}},
+      {1, 4, {0x6a, 0x02, 0x00, 0x01}},
+      // a packed bool holding 2 (true), one of two bytes; a varint of eleven bytes; field
+      // number 0; a group
+      {1, 4, {0xf2, 0x03, 0x01, 0x02}},
+      {1, 6, {0xf2, 0x03, 0x03, 0x80, 0x01, 0x00}},
+      {0, 12, {0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}},
+      {0, 2, {0x00, 0x01}},
+      {0, 2, {0x0b, 0x0c}},
+  };
+  ccsim_arena rx;
+  ccsim_arena_init(&rx, 4096, 0);
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    // the test message requires r_int32, r_string, r_message, r_bytes: append them
+    uint8_t buf[64];
+    static const uint8_t req[] = {0xa0, 0x01, 0x05, 0xaa, 0x01, 0x00,
+                                  0xb2, 0x01, 0x00, 0xba, 0x01, 0x00};
+    memcpy(buf, cases[i].b, cases[i].n);
+    memcpy(buf + cases[i].n, req, sizeof req);
+    ProtobufCMessage *ref =
+        protobuf_c_message_unpack(&pbt__all__descriptor, NULL, cases[i].n + sizeof req, buf);
+    if (!ref != !cases[i].ok) {
+      print_error("case %zu: protobuf-c %s it\n", i, ref ? "accepts" : "refuses");
+      fail();
+    }
+    protobuf_c_message_free_unpacked(ref, NULL);
+    const char *why = pb_diff(&pbt__all__descriptor, &rx, cases[i].n + sizeof req, buf);
+    if (why) {
+      print_error("case %zu: %s\n", i, why);
+      fail();
+    }
+    ccsim_arena_reset(&rx);
+  }
+  ccsim_arena_fini(&rx);
+}
+
+// nesting past CCSIM_PB_MAX_DEPTH is refused (protobuf-c would follow it down the stack)
+static void test_unpack_depth(void **st) {
+  (void)st;
+  ccsim_arena rx;
+  ccsim_arena_init(&rx, 4096, 0);
+  for (int depth = CCSIM_PB_MAX_DEPTH - 2; depth <= CCSIM_PB_MAX_DEPTH + 2; depth++) {
+    // Inner { children { children { ... } } }: depth nested messages
+    Pbt__Inner *nodes = calloc((size_t)depth + 1, sizeof *nodes);
+    Pbt__Inner **links = calloc((size_t)depth + 1, sizeof *links);
+    assert_non_null(nodes);
+    assert_non_null(links);
+    for (int k = 0; k <= depth; k++) {
+      pbt__inner__init(&nodes[k]);
+      links[k] = &nodes[k];
+      if (k > 0) {
+        nodes[k - 1].n_children = 1;
+        nodes[k - 1].children = &links[k];
+      }
+    }
+    size_t len = protobuf_c_message_get_packed_size(&nodes[0].base);
+    uint8_t *bytes = malloc(len + 1);
+    assert_non_null(bytes);
+    protobuf_c_message_pack(&nodes[0].base, bytes);
+    ProtobufCMessage *m = ccsim_pb_unpack(&pbt__inner__descriptor, &rx, len, bytes);
+    if (depth <= CCSIM_PB_MAX_DEPTH) {
+      assert_non_null(m);
+      assert_int_equal(pb_diff_depth(m), depth);
+    } else {
+      assert_null(m);
+    }
+    assert_null(pb_diff(&pbt__inner__descriptor, &rx, len, bytes));
+    ccsim_arena_reset(&rx);
+    free(bytes);
+    free(nodes);
+    free(links);
+  }
+  ccsim_arena_fini(&rx);
+}
+
+// an arena that runs out gives NULL, not a half-built message
+static void test_unpack_arena_limit(void **st) {
+  (void)st;
+  ccsim_arena a, rx;
+  ccsim_arena_init(&a, 64 * 1024, 0);
+  gen g = {{7}, &a, 1};
+  ProtobufCMessage *m = random_message(&g, &pbt__all__descriptor, 0);
+  size_t n = protobuf_c_message_get_packed_size(m);
+  uint8_t *buf = malloc(n);
+  assert_non_null(buf);
+  protobuf_c_message_pack(m, buf);
+  ccsim_arena_init(&rx, 256, 1024);
+  assert_null(ccsim_pb_unpack(&pbt__all__descriptor, &rx, n, buf));
+  ccsim_arena_fini(&rx);
+  ccsim_arena_init(&rx, 256, 0);
+  assert_non_null(ccsim_pb_unpack(&pbt__all__descriptor, &rx, n, buf));
+  ccsim_arena_fini(&rx);
+  free(buf);
+  ccsim_arena_fini(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_type_proto2), cmocka_unit_test(test_every_type_proto3),
       cmocka_unit_test(test_edge_values),       cmocka_unit_test(test_wire_contract),
       cmocka_unit_test(test_short_buffer),      cmocka_unit_test(test_pack_new),
+      cmocka_unit_test(test_unpack_same),       cmocka_unit_test(test_unpack_edge_encodings),
+      cmocka_unit_test(test_unpack_depth),      cmocka_unit_test(test_unpack_arena_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -250,6 +250,16 @@ static void test_bytes_and_encodings(void **state) {
   // over the size limit: an error reply, not a silent drop
   uint8_t *big = calloc(1, 5000);
   expect(call_raw(f, big, 5000), CCSIM_ELIMIT, "exceeds the limit");
+  // within it, but two thousand empty inputs: 72 bytes each decoded, past 16 per byte
+  size_t q = 0;
+  big[q++] = 0x62;  // step, its length in two bytes
+  big[q++] = 0x80 | (4000 & 0x7f);
+  big[q++] = 4000 >> 7;
+  for (int k = 0; k < 2000; k++) {
+    big[q++] = 0x12;  // inputs {}
+    big[q++] = 0x00;
+  }
+  expect(call_raw(f, big, q), CCSIM_ELIMIT, "decoded");
   free(big);
   snapshot(f, &t, &z);
   assert_true(t == t0 && z == z0);

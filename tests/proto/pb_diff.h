@@ -1,0 +1,76 @@
+// ccsim_pb_unpack against protobuf_c_message_unpack on the same bytes, for test_pb.c and
+// fuzz/fuzz_unpack.c: both refuse, or both accept and the two messages pack to the same
+// bytes. The only difference allowed: ccsim_pb_unpack refuses nesting deeper than
+// CCSIM_PB_MAX_DEPTH, which protobuf-c follows.
+#ifndef CCSIM_PB_DIFF_H
+#define CCSIM_PB_DIFF_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ccsim_arena.h"
+#include "ccsim_pb.h"
+
+// how deep m's message tree goes (m alone: 0)
+static inline int pb_diff_depth(const ProtobufCMessage *m) {
+  int deepest = 0;
+  const ProtobufCMessageDescriptor *d = m->descriptor;
+  for (unsigned i = 0; i < d->n_fields; i++) {
+    const ProtobufCFieldDescriptor *f = &d->fields[i];
+    if (f->type != PROTOBUF_C_TYPE_MESSAGE) {
+      continue;
+    }
+    const char *v = (const char *)m + f->offset;
+    size_t n = 1;
+    ProtobufCMessage *const *subs = (ProtobufCMessage *const *)v;
+    if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+      n = *(const size_t *)((const char *)m + f->quantifier_offset);
+      subs = *(ProtobufCMessage *const *const *)v;
+    } else if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+               *(const uint32_t *)((const char *)m + f->quantifier_offset) != f->id) {
+      continue;
+    }
+    for (size_t k = 0; k < n; k++) {
+      if (subs[k] && subs[k] != f->default_value) {
+        int dk = 1 + pb_diff_depth(subs[k]);
+        deepest = dk > deepest ? dk : deepest;
+      }
+    }
+  }
+  return deepest;
+}
+
+// NULL when both agree on data as a message of type d, else what differs (a static string)
+static inline const char *pb_diff(const ProtobufCMessageDescriptor *d, ccsim_arena *a, size_t len,
+                                  const uint8_t *data) {
+  ProtobufCMessage *ref = protobuf_c_message_unpack(d, NULL, len, data);
+  ProtobufCMessage *ours = ccsim_pb_unpack(d, a, len, data);
+  const char *why = NULL;
+  if (!ref != !ours) {
+    if (!(ref && pb_diff_depth(ref) > CCSIM_PB_MAX_DEPTH)) {
+      why = ref ? "protobuf-c accepts, ccsim_pb_unpack refuses"
+                : "protobuf-c refuses, ccsim_pb_unpack accepts";
+    }
+  } else if (ref) {
+    size_t n = protobuf_c_message_get_packed_size(ref);
+    uint8_t *x = malloc(n + 1), *y = malloc(n + 1);
+    if (!x || !y || protobuf_c_message_get_packed_size(ours) != n) {
+      why = "the two messages differ in size";
+    } else {
+      protobuf_c_message_pack(ref, x);
+      protobuf_c_message_pack(ours, y);
+      if (memcmp(x, y, n) != 0) {
+        why = "the two messages differ";
+      }
+    }
+    free(x);
+    free(y);
+  }
+  if (ref) {
+    protobuf_c_message_free_unpacked(ref, NULL);
+  }
+  return why;
+}
+
+#endif
