@@ -9,8 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ccsim.pb-c.h"
 #include "ccsim_arena.h"
 #include "ccsim_pb.h"
+#include "pb_types.pb-c.h"
+#include "pb_types3.pb-c.h"
+
+// The message types checked: the test messages that hold every field type, then the wire
+// contract's outermost messages (through which every other is reached).
+static const ProtobufCMessageDescriptor *const pb_diff_types[] = {
+    &pbt__all__descriptor,          &pbt3__plain__descriptor,
+    &pbt__inner__descriptor,        &ccsim__request__descriptor,
+    &ccsim__reply__descriptor,      &ccsim__stream_state__descriptor,
+    &ccsim__checkpoint__descriptor, &ccsim__saved_session__descriptor,
+};
+#define PB_DIFF_NTYPES (sizeof pb_diff_types / sizeof *pb_diff_types)
 
 // how deep m's message tree goes (m alone: 0)
 static inline int pb_diff_depth(const ProtobufCMessage *m) {

@@ -5,26 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ccsim.pb-c.h"
 #include "pb_diff.h"
-#include "pb_types.pb-c.h"
-#include "pb_types3.pb-c.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static const ProtobufCMessageDescriptor *types[] = {
-      &pbt__all__descriptor,
-      &pbt3__plain__descriptor,
-      &ccsim__request__descriptor,
-      &ccsim__reply__descriptor,
-      &ccsim__stream_state__descriptor,
-      &ccsim__checkpoint__descriptor,
-      &ccsim__saved_session__descriptor,
-      &pbt__inner__descriptor,
-  };
   if (size < 1) {
     return 0;
   }
-  const ProtobufCMessageDescriptor *d = types[data[0] % (sizeof types / sizeof *types)];
+  const ProtobufCMessageDescriptor *d = pb_diff_types[data[0] % PB_DIFF_NTYPES];
   ccsim_arena a;
   ccsim_arena_init(&a, 4096, 0);
   const char *why = pb_diff(d, &a, size - 1, data + 1);
