@@ -47,45 +47,37 @@ static void put_tag(pbw *w, uint32_t id, unsigned wire_type) {
   put_varint(w, ((uint64_t)id << 3) | wire_type);
 }
 
+// Per field type: its wire type, and the bytes one element takes in a repeated field's
+// array. A table: these are asked for every field packed or parsed.
+static const struct {
+  uint8_t wire;
+  uint8_t size;
+} type_info[] = {
+    [PROTOBUF_C_TYPE_INT32] = {WT_VARINT, 4},
+    [PROTOBUF_C_TYPE_SINT32] = {WT_VARINT, 4},
+    [PROTOBUF_C_TYPE_SFIXED32] = {WT_32, 4},
+    [PROTOBUF_C_TYPE_INT64] = {WT_VARINT, 8},
+    [PROTOBUF_C_TYPE_SINT64] = {WT_VARINT, 8},
+    [PROTOBUF_C_TYPE_SFIXED64] = {WT_64, 8},
+    [PROTOBUF_C_TYPE_UINT32] = {WT_VARINT, 4},
+    [PROTOBUF_C_TYPE_FIXED32] = {WT_32, 4},
+    [PROTOBUF_C_TYPE_UINT64] = {WT_VARINT, 8},
+    [PROTOBUF_C_TYPE_FIXED64] = {WT_64, 8},
+    [PROTOBUF_C_TYPE_FLOAT] = {WT_32, 4},
+    [PROTOBUF_C_TYPE_DOUBLE] = {WT_64, 8},
+    [PROTOBUF_C_TYPE_BOOL] = {WT_VARINT, sizeof(protobuf_c_boolean)},
+    [PROTOBUF_C_TYPE_ENUM] = {WT_VARINT, 4},
+    [PROTOBUF_C_TYPE_STRING] = {WT_LEN, sizeof(char *)},
+    [PROTOBUF_C_TYPE_BYTES] = {WT_LEN, sizeof(ProtobufCBinaryData)},
+    [PROTOBUF_C_TYPE_MESSAGE] = {WT_LEN, sizeof(ProtobufCMessage *)},
+};
+
 static unsigned wire_type(ProtobufCType t) {
-  switch (t) {
-    case PROTOBUF_C_TYPE_SFIXED64:
-    case PROTOBUF_C_TYPE_FIXED64:
-    case PROTOBUF_C_TYPE_DOUBLE:
-      return WT_64;
-    case PROTOBUF_C_TYPE_SFIXED32:
-    case PROTOBUF_C_TYPE_FIXED32:
-    case PROTOBUF_C_TYPE_FLOAT:
-      return WT_32;
-    case PROTOBUF_C_TYPE_STRING:
-    case PROTOBUF_C_TYPE_BYTES:
-    case PROTOBUF_C_TYPE_MESSAGE:
-      return WT_LEN;
-    default:
-      return WT_VARINT;
-  }
+  return type_info[t].wire;
 }
 
-// bytes one element of a repeated field of type t takes in its array
 static size_t elt_size(ProtobufCType t) {
-  switch (t) {
-    case PROTOBUF_C_TYPE_SFIXED64:
-    case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64:
-    case PROTOBUF_C_TYPE_DOUBLE:
-      return 8;
-    case PROTOBUF_C_TYPE_BOOL:
-      return sizeof(protobuf_c_boolean);
-    case PROTOBUF_C_TYPE_STRING:
-    case PROTOBUF_C_TYPE_MESSAGE:
-      return sizeof(void *);
-    case PROTOBUF_C_TYPE_BYTES:
-      return sizeof(ProtobufCBinaryData);
-    default:
-      return 4;
-  }
+  return type_info[t].size;
 }
 
 static void put_message(pbw *w, const ProtobufCMessage *m);
