@@ -1,6 +1,7 @@
 #include "ccsim_arena.h"
 
 #include <stdalign.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,9 @@ void *ccsim_arena_alloc(ccsim_arena *a, size_t n) {
   size_t need = (n + align - 1) & ~(align - 1);
   if (need < n) {
     return NULL;  // overflow
+  }
+  if (need > SIZE_MAX - sizeof(ccsim_arena_block)) {
+    return NULL;  // no block header fits beside it
   }
   ccsim_arena_block *b = a->head;
   if (!b || b->size - b->used < need) {

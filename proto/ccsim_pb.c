@@ -244,8 +244,8 @@ size_t ccsim_pb_pack_tail(const ProtobufCMessage *m, uint8_t *buf, size_t cap) {
 }
 
 void *ccsim_pb_pack_new(const ProtobufCMessage *m, size_t head, size_t *len) {
-  // most messages fit the stack; a bigger one is measured (a second walk) and written into
-  // its own block
+  // most messages fit the stack; a bigger one is measured by protobuf-c and written into
+  // its own block (three walks in all, the first one cut short)
   uint8_t stack[4096];
   size_t n = ccsim_pb_pack_tail(m, stack, sizeof stack);
   int fits = n != SIZE_MAX;
@@ -258,8 +258,10 @@ void *ccsim_pb_pack_new(const ProtobufCMessage *m, size_t head, size_t *len) {
   }
   if (fits) {
     memcpy(block + head, stack + sizeof stack - n, n);
-  } else {
-    n = ccsim_pb_pack_tail(m, block + head, n);
+  } else if (ccsim_pb_pack_tail(m, block + head, n) != n) {
+    // protobuf-c measured otherwise (it truncates lengths of 4 GiB and more): no message
+    free(block);
+    return NULL;
   }
   *len = n;
   return block;
@@ -328,7 +330,7 @@ static int next_member(const ProtobufCMessageDescriptor *d, const uint8_t **at, 
     }
   }
   m->tag = tag;
-  m->f = find_field(d, tag, hint);
+  m->f = d ? find_field(d, tag, hint) : NULL;
   p += used;
   n -= used;
   m->data = p;
@@ -413,7 +415,7 @@ static uint64_t varint_value(size_t n, const uint8_t *p) {
 }
 
 static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, ccsim_arena *a, size_t len,
-                                const uint8_t *data, int depth);
+                                const uint8_t *data, int levels);
 static int merge(ProtobufCMessage *earlier, ProtobufCMessage *later, ccsim_arena *a);
 
 // a scalar of type t from n bytes at p (wire type checked by the caller)
@@ -460,7 +462,8 @@ static void scalar_value(ProtobufCType t, size_t n, const uint8_t *p, void *v) {
 
 // one value of m's field into v; clear: a singular field seen before is replaced (a
 // message merged) rather than filled fresh
-static int parse_value(const pbm *m, void *v, int clear, ccsim_arena *a, int depth) {
+// levels: how much deeper sub-messages may nest
+static int parse_value(const pbm *m, void *v, int clear, ccsim_arena *a, int levels) {
   const ProtobufCFieldDescriptor *f = m->f;
   if (f->type != PROTOBUF_C_TYPE_BOOL && m->wire_type != wire_type(f->type)) {
     return 0;
@@ -490,7 +493,7 @@ static int parse_value(const pbm *m, void *v, int clear, ccsim_arena *a, int dep
       return 1;
     }
     case PROTOBUF_C_TYPE_MESSAGE: {
-      ProtobufCMessage **pm = v, *sub = unpack(f->descriptor, a, n, body, depth + 1);
+      ProtobufCMessage **pm = v, *sub = unpack(f->descriptor, a, n, body, levels - 1);
       int ok = sub != NULL;
       if (ok && clear && *pm && *pm != f->default_value) {
         ok = merge(*pm, sub, a);  // the later occurrence wins where it says something
@@ -506,7 +509,8 @@ static int parse_value(const pbm *m, void *v, int clear, ccsim_arena *a, int dep
 
 // room for k more elements of sz bytes after the n in *arr; NULL when out of memory. An
 // array of n elements has room for the power of two at or above n (0 for none): full, it
-// moves to twice the room, so appending one by one costs amortised O(1).
+// moves to twice the room, so appending one by one costs amortised O(1). Every repeated
+// field's array comes from here (parsing and merging alike), so the rule always holds.
 static char *grow(ccsim_arena *a, char **arr, size_t n, size_t k, size_t sz) {
   size_t room = 0;
   while (room < n) {
@@ -573,8 +577,8 @@ static int parse_packed(const pbm *m, char **v, size_t *n, ccsim_arena *a) {
 }
 
 static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, ccsim_arena *a, size_t len,
-                                const uint8_t *data, int depth) {
-  if (depth > CCSIM_PB_MAX_DEPTH) {
+                                const uint8_t *data, int levels) {
+  if (levels < 0) {
     return NULL;
   }
   ProtobufCMessage *msg = ccsim_arena_alloc(a, d->sizeof_message);
@@ -619,7 +623,7 @@ static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, ccsim_arena
         ok = parse_packed(&m, (char **)v, n, a);
       } else {
         char *to = grow(a, (char **)v, *n, 1, elt_size(f->type));
-        ok = to && parse_value(&m, to, 0, a, depth);
+        ok = to && parse_value(&m, to, 0, a, levels);
         *n += ok;
       }
     } else if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
@@ -630,12 +634,12 @@ static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, ccsim_arena
         const ProtobufCFieldDescriptor *old = find_field(d, *which, &h);
         memset(v, 0, old ? elt_size(old->type) : 0);
       }
-      ok = parse_value(&m, v, 1, a, depth);
+      ok = parse_value(&m, v, 1, a, levels);
       if (ok) {
         *which = m.tag;
       }
     } else {
-      ok = parse_value(&m, v, 1, a, depth);
+      ok = parse_value(&m, v, 1, a, levels);
       if (f->label == PROTOBUF_C_LABEL_REQUIRED) {
         unsigned idx = (unsigned)(f - d->fields);
         seen[idx / 64] |= 1ull << (idx % 64);
@@ -672,14 +676,15 @@ static int merge(ProtobufCMessage *earlier, ProtobufCMessage *later, ccsim_arena
         continue;
       }
       if (*nl > 0) {
+        // appended to earlier's array, which doubles: a field given N times costs O(N),
+        // where a fresh array per merge would cost O(N^2) (protobuf-c frees as it goes)
         size_t sz = elt_size(f->type);
-        char *arr = ccsim_arena_alloc(a, (*ne + *nl) * sz);
-        if (!arr) {
+        char *to = grow(a, pe, *ne, *nl, sz);
+        if (!to) {
           return 0;
         }
-        memcpy(arr, *pe, *ne * sz);
-        memcpy(arr + *ne * sz, *pl, *nl * sz);
-        *pl = arr;
+        memcpy(to, *pl, *nl * sz);
+        *pl = *pe;
         *nl += *ne;
       } else {
         *pl = *pe;
@@ -746,13 +751,34 @@ static int merge(ProtobufCMessage *earlier, ProtobufCMessage *later, ccsim_arena
 
 ProtobufCMessage *ccsim_pb_unpack(const ProtobufCMessageDescriptor *d, ccsim_arena *a, size_t len,
                                   const uint8_t *data) {
-  return unpack(d, a, len, data, 0);
+  return unpack(d, a, len, data, CCSIM_PB_MAX_DEPTH);
 }
 
-ProtobufCMessage *ccsim_pb_copy(const ProtobufCMessage *m) {
+ProtobufCMessage *ccsim_pb_unpack_nested(const ProtobufCMessageDescriptor *d, ccsim_arena *a,
+                                         size_t len, const uint8_t *data, int max_depth) {
+  return unpack(d, a, len, data, max_depth);
+}
+
+ProtobufCMessage *ccsim_pb_copy(const ProtobufCMessage *m, int *unparsable) {
   size_t n = 0;
   uint8_t *bytes = ccsim_pb_pack_new(m, 0, &n);
   ProtobufCMessage *c = bytes ? protobuf_c_message_unpack(m->descriptor, NULL, n, bytes) : NULL;
+  *unparsable = bytes && !c;  // memory runs out in the packing first, as a rule
   free(bytes);
   return c;
+}
+
+int ccsim_pb_peek_varint(size_t len, const uint8_t *data, uint32_t field, uint64_t *value) {
+  const uint8_t *at = data;
+  size_t rem = len;
+  unsigned hint = 0;
+  int found = 0;
+  pbm m;
+  while (rem > 0 && next_member(NULL, &at, &rem, &hint, &m)) {
+    if (m.tag == field && m.wire_type == WT_VARINT) {
+      *value = varint_value(m.len, m.data);  // the last one counts, as in a parse
+      found = 1;
+    }
+  }
+  return found;
 }

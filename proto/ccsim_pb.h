@@ -29,11 +29,24 @@ ProtobufCMessage *ccsim_pb_unpack(const ProtobufCMessageDescriptor *d, ccsim_are
                                   const uint8_t *data);
 
 // A copy of m owned by protobuf-c's allocator (freed with protobuf_c_message_free_unpacked),
-// for keeping part of a message that lives in an arena; NULL when out of memory.
-ProtobufCMessage *ccsim_pb_copy(const ProtobufCMessage *m);
+// for keeping part of a message that lives in an arena. NULL when out of memory, or with
+// *unparsable set when m's bytes do not parse back (or memory ran out only then):
+// protobuf-c reads an unknown field numbered 0 written in two bytes ("80 00"), writes it
+// back in one byte and then refuses it.
+ProtobufCMessage *ccsim_pb_copy(const ProtobufCMessage *m, int *unparsable);
+
+// The varint field number `field` at the top level of a message's bytes, read without
+// parsing the rest (which may be malformed or too big to parse): 1 and *value when found
+// before the first malformed field, else 0.
+int ccsim_pb_peek_varint(size_t len, const uint8_t *data, uint32_t field, uint64_t *value);
 
 // Nesting ccsim_pb_unpack follows at most (protobuf-c has no limit: a hostile message of a
 // recursive type could exhaust the stack).
 #define CCSIM_PB_MAX_DEPTH 100
+
+// ccsim_pb_unpack with another nesting limit (for comparing with protobuf-c on nesting it
+// follows further).
+ProtobufCMessage *ccsim_pb_unpack_nested(const ProtobufCMessageDescriptor *d, ccsim_arena *a,
+                                         size_t len, const uint8_t *data, int max_depth);
 
 #endif

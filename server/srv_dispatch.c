@@ -77,6 +77,16 @@ static uint8_t *pack_bare(const Ccsim__Reply *r, size_t *len) {
   return ccsim_pb_pack_new(&r->base, 0, len);
 }
 
+// A request refused before it is decoded still gets its request_id back when it has a
+// readable one: a client cannot match a reply without it, and would wait and time out.
+static void echo_request_id(rctx *rc, const uint8_t *req, size_t len) {
+  uint64_t id = 0;
+  if (ccsim_pb_peek_varint(len, req, 1, &id)) {
+    rc->reply.has_request_id = 1;
+    rc->reply.request_id = id;
+  }
+}
+
 static void log_reply(const rctx *rc, const srv_job *j) {
   if (rc->s->cfg.verbose && j->rq) {
     fprintf(stderr, "ccsimd: request %llu body %d -> %s%s%s\n",
@@ -400,12 +410,13 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
   if (len > s->cfg.max_msg_bytes) {
     fail(&rc, CCSIM_ELIMIT, "request of %zu bytes exceeds the limit of %zu bytes", len,
          s->cfg.max_msg_bytes);
+    echo_request_id(&rc, req, len);
     finish(&rc, j);
     return 1;
   }
-  // decoded, a message takes more room than on the wire (a 2-byte empty sub-message is a
-  // struct of tens of bytes): a hostile one could ask for 36 times its size, a real one
-  // (bodies, inputs, meshes) takes less than 10
+  // decoded, a message takes more room than on the wire: a 2-byte empty sub-message is a
+  // struct of tens of bytes (an empty Body 87 times its size), while the example scenes
+  // take 3 to 5 bytes per byte (small requests fit the 64 KiB)
   size_t decoded_max = SRV_DECODED_PER_BYTE * len + ((size_t)64 << 10);
   ccsim_arena_init(&j->rq_arena, 4096, decoded_max);
   Ccsim__Request *rq =
@@ -417,6 +428,7 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     } else {
       fail(&rc, CCSIM_EPROTO, "request of %zu bytes is not a valid ccsim.Request", len);
     }
+    echo_request_id(&rc, req, len);
     finish(&rc, j);
     return 1;
   }
@@ -633,26 +645,34 @@ static int do_create(rctx *rc, srv_job *j) {
   char err[512] = "";
   int code = CCSIM_OK;
   srv_session *ss = NULL;
+  const Ccsim__Scene *given = cs->scene;
   if (cs->has_checkpoint) {
-    cp = ccsim__checkpoint__unpack(NULL, cs->checkpoint.len, cs->checkpoint.data);
+    // decoded like the request, into its arena under its limit: protobuf-c's unpack takes
+    // time quadratic in a sub-message given again and again
+    cp = (Ccsim__Checkpoint *)ccsim_pb_unpack(&ccsim__checkpoint__descriptor, &j->rq_arena,
+                                              cs->checkpoint.len, cs->checkpoint.data);
     if (!cp || !cp->has_format || cp->format != 1 || !cp->scene) {
-      code = CCSIM_EINVAL;
-      snprintf(err, sizeof err, "checkpoint: not a ccsim.Checkpoint of format 1 with a scene");
-    } else {
-      sc = cp->scene;
-      cp->scene = NULL;
+      code = j->rq_arena.over_limit ? CCSIM_ELIMIT : CCSIM_EINVAL;
+      snprintf(err, sizeof err, "checkpoint: %s",
+               j->rq_arena.over_limit ? "past the request's decoded-size limit"
+                                      : "not a ccsim.Checkpoint of format 1 with a scene");
     }
-  } else if (!(sc = (Ccsim__Scene *)ccsim_pb_copy(&cs->scene->base))) {
+    given = cp ? cp->scene : NULL;
+  }
+  int unparsable = 0;
+  if (code == CCSIM_OK && !(sc = (Ccsim__Scene *)ccsim_pb_copy(&given->base, &unparsable))) {
     // the session keeps a scene of its own for its checkpoints: the request's lives in
     // the job's arena
-    code = CCSIM_ENOMEM;
-    snprintf(err, sizeof err, "out of memory for the scene");
+    code = unparsable ? CCSIM_EINVAL : CCSIM_ENOMEM;
+    snprintf(err, sizeof err, "%s",
+             unparsable ? "the scene does not parse back once written (an unknown field "
+                          "numbered 0?)"
+                        : "out of memory for the scene");
   }
   if (code == CCSIM_OK) {
     ss = srv_session_build(s, &sc, cp, cs->pacing, &code, err, sizeof err);
   }
   if (sc) ccsim__scene__free_unpacked(sc, NULL);
-  if (cp) ccsim__checkpoint__free_unpacked(cp, NULL);
   if (ss && (srv_new_id(s, ss->id) != 0 || srv_new_id(s, ss->token) != 0)) {
     srv_session_free(&ss);
     code = CCSIM_ENOMEM;

@@ -456,12 +456,112 @@ static void test_unpack_depth(void **st) {
       assert_null(m);
     }
     assert_null(pb_diff(&pbt__inner__descriptor, &rx, len, bytes));
+    // the deep chain as All.c_message, then replaced by c_string: protobuf-c's tree is
+    // shallow, but the nesting on the wire is what the limit looks at
+    uint8_t *all = malloc(len + 32);
+    static const uint8_t req[] = {0xa0, 0x01, 0x05, 0xaa, 0x01, 0x00, 0xb2, 0x01,
+                                  0x00, 0xba, 0x01, 0x00, 0xba, 0x04, 0x01, 0x79};
+    assert_non_null(all);
+    size_t k = 0;
+    all[k++] = 0xc2;  // c_message, its length in up to three bytes
+    all[k++] = (uint8_t)(0x80 | (len & 0x7f));
+    all[k++] = (uint8_t)(0x80 | ((len >> 7) & 0x7f));
+    all[k++] = (uint8_t)(len >> 14);
+    memmove(all + 1, all, k);  // the tag is two bytes: 0xc2 0x04
+    all[1] = 0x04;
+    k++;
+    memcpy(all + k, bytes, len);
+    memcpy(all + k + len, req, sizeof req);
+    size_t alen = k + len + sizeof req;
+    assert_null(pb_diff(&pbt__all__descriptor, &rx, alen, all));
+    Pbt__All *top = (Pbt__All *)ccsim_pb_unpack_nested(&pbt__all__descriptor, &rx, alen, all, 1000);
+    assert_non_null(top);
+    assert_int_equal(top->choice_case, PBT__ALL__CHOICE_C_STRING);
+    if (depth + 1 > CCSIM_PB_MAX_DEPTH) {
+      assert_null(ccsim_pb_unpack(&pbt__all__descriptor, &rx, alen, all));
+    }
+    free(all);
     ccsim_arena_reset(&rx);
     free(bytes);
     free(nodes);
     free(links);
   }
   ccsim_arena_fini(&rx);
+}
+
+// a sub-message given N times is merged in O(N) memory: protobuf-c frees each earlier
+// copy, the arena cannot, so merged arrays must grow in place (they once took O(N^2))
+static void test_unpack_merge_linear(void **st) {
+  (void)st;
+  enum { N = 20000 };
+  static const uint8_t dup[] = {0x8a, 0x01, 0x02, 0x1a, 0x00};  // o_message {children {}}
+  static const uint8_t req[] = {0xa0, 0x01, 0x05, 0xaa, 0x01, 0x00,
+                                0xb2, 0x01, 0x00, 0xba, 0x01, 0x00};
+  size_t n = N * sizeof dup + sizeof req;
+  uint8_t *buf = malloc(n);
+  assert_non_null(buf);
+  for (int k = 0; k < N; k++) {
+    memcpy(buf + k * sizeof dup, dup, sizeof dup);
+  }
+  memcpy(buf + N * sizeof dup, req, sizeof req);
+  ccsim_arena rx;
+  ccsim_arena_init(&rx, 64 * 1024, 0);
+  Pbt__All *m = (Pbt__All *)ccsim_pb_unpack(&pbt__all__descriptor, &rx, n, buf);
+  assert_non_null(m);
+  assert_non_null(m->o_message);
+  assert_int_equal(m->o_message->n_children, N);
+  assert_true(rx.total < 400 * (size_t)N);  // quadratic: 4 N^2 bytes of arrays alone
+  assert_null(pb_diff(&pbt__all__descriptor, &rx, n, buf));
+  ccsim_arena_fini(&rx);
+  free(buf);
+}
+
+// ccsim_pb_copy: protobuf-c's own tree, equal to the original; an unknown field numbered 0
+// in two bytes (read by both decoders) cannot be written back and is reported so
+static void test_copy(void **st) {
+  (void)st;
+  ccsim_arena a;
+  ccsim_arena_init(&a, 64 * 1024, 0);
+  for (int i = 0; i < 50; i++) {
+    gen g = {{(unsigned long long)i + 300}, &a, 0};
+    ProtobufCMessage *m = random_message(&g, &ccsim__scene__descriptor, 0);
+    int unparsable = 1;
+    ProtobufCMessage *c = ccsim_pb_copy(m, &unparsable);
+    assert_non_null(c);
+    assert_int_equal(unparsable, 0);
+    uint8_t *x = NULL, *y = NULL;
+    size_t nx = pb_diff_bytes(m, &x), ny = pb_diff_bytes(c, &y);
+    assert_int_equal(nx, ny);
+    assert_memory_equal(x, y, nx);
+    free(x);
+    free(y);
+    protobuf_c_message_free_unpacked(c, NULL);
+    ccsim_arena_reset(&a);
+  }
+  static const uint8_t zero_field[] = {0x80, 0x00, 0x00};
+  ProtobufCMessage *m =
+      ccsim_pb_unpack(&ccsim__scene__descriptor, &a, sizeof zero_field, zero_field);
+  assert_non_null(m);
+  int unparsable = 0;
+  assert_null(ccsim_pb_copy(m, &unparsable));
+  assert_int_equal(unparsable, 1);
+  ccsim_arena_fini(&a);
+}
+
+// ccsim_pb_peek_varint reads a top-level varint up to the first malformed field
+static void test_peek_varint(void **st) {
+  (void)st;
+  uint64_t v = 0;
+  static const uint8_t twice[] = {0x08, 0x05, 0x12, 0x01, 0x41, 0x08, 0xac, 0x02};
+  assert_int_equal(ccsim_pb_peek_varint(sizeof twice, twice, 1, &v), 1);
+  assert_int_equal(v, 300);  // the last one, as a parse takes it
+  static const uint8_t then_junk[] = {0x08, 0x07, 0x00, 0x00, 0xff};
+  assert_int_equal(ccsim_pb_peek_varint(sizeof then_junk, then_junk, 1, &v), 1);
+  assert_int_equal(v, 7);
+  static const uint8_t junk_first[] = {0x00, 0x08, 0x07};
+  assert_int_equal(ccsim_pb_peek_varint(sizeof junk_first, junk_first, 1, &v), 0);
+  static const uint8_t other_wire[] = {0x09, 1, 2, 3, 4, 5, 6, 7, 8};  // field 1, 64-bit
+  assert_int_equal(ccsim_pb_peek_varint(sizeof other_wire, other_wire, 1, &v), 0);
 }
 
 // an arena that runs out gives NULL, not a half-built message
@@ -487,11 +587,13 @@ static void test_unpack_arena_limit(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_every_type_proto2), cmocka_unit_test(test_every_type_proto3),
-      cmocka_unit_test(test_edge_values),       cmocka_unit_test(test_every_message_type),
-      cmocka_unit_test(test_short_buffer),      cmocka_unit_test(test_pack_new),
-      cmocka_unit_test(test_unpack_same),       cmocka_unit_test(test_unpack_edge_encodings),
-      cmocka_unit_test(test_unpack_depth),      cmocka_unit_test(test_unpack_arena_limit),
+      cmocka_unit_test(test_every_type_proto2),   cmocka_unit_test(test_every_type_proto3),
+      cmocka_unit_test(test_edge_values),         cmocka_unit_test(test_every_message_type),
+      cmocka_unit_test(test_short_buffer),        cmocka_unit_test(test_pack_new),
+      cmocka_unit_test(test_unpack_same),         cmocka_unit_test(test_unpack_edge_encodings),
+      cmocka_unit_test(test_unpack_depth),        cmocka_unit_test(test_unpack_arena_limit),
+      cmocka_unit_test(test_unpack_merge_linear), cmocka_unit_test(test_copy),
+      cmocka_unit_test(test_peek_varint),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -248,10 +248,18 @@ static void test_bytes_and_encodings(void **state) {
   const uint8_t huge_packed[] = {0x5a, 0x08, 0x0a, 0x06, 0x22, 0x04, 0x22, 0xff, 0xff, 0x7f};
   expect(call_raw(f, huge_packed, sizeof huge_packed), CCSIM_EPROTO, NULL);
   // over the size limit: an error reply, not a silent drop
+  // (a request refused undecoded still gets its request_id back, or its client could not
+  // match the reply and would time out)
   uint8_t *big = calloc(1, 5000);
-  expect(call_raw(f, big, 5000), CCSIM_ELIMIT, "exceeds the limit");
+  big[0] = 0x08;  // request_id 7
+  big[1] = 0x07;
+  Ccsim__Reply *r = call_raw(f, big, 5000);
+  assert_true(r->has_request_id && r->request_id == 7);
+  expect(r, CCSIM_ELIMIT, "exceeds the limit");
   // within it, but two thousand empty inputs: 72 bytes each decoded, past 16 per byte
   size_t q = 0;
+  big[q++] = 0x08;  // request_id 8
+  big[q++] = 0x08;
   big[q++] = 0x62;  // step, its length in two bytes
   big[q++] = 0x80 | (4000 & 0x7f);
   big[q++] = 4000 >> 7;
@@ -259,8 +267,14 @@ static void test_bytes_and_encodings(void **state) {
     big[q++] = 0x12;  // inputs {}
     big[q++] = 0x00;
   }
-  expect(call_raw(f, big, q), CCSIM_ELIMIT, "decoded");
+  r = call_raw(f, big, q);
+  assert_true(r->has_request_id && r->request_id == 8);
+  expect(r, CCSIM_ELIMIT, "decoded");
   free(big);
+  // a scene holding an unknown field numbered 0 in two bytes: read, but it cannot be
+  // written back for the session's checkpoints
+  const uint8_t zero_field[] = {0x08, 0x09, 0x5a, 0x05, 0x0a, 0x03, 0x80, 0x00, 0x00};
+  expect(call_raw(f, zero_field, sizeof zero_field), CCSIM_EINVAL, "numbered 0");
   snapshot(f, &t, &z);
   assert_true(t == t0 && z == z0);
   hello_works(f);
