@@ -301,6 +301,15 @@ static const ProtobufCFieldDescriptor *find_field(const ProtobufCMessageDescript
   return NULL;
 }
 
+// bytes of the varint at p (n bytes left), 0 when none of its first 10 ends it
+static size_t varint_len(size_t n, const uint8_t *p) {
+  size_t max = n < 10 ? n : 10, i = 0;
+  while (i < max && (p[i] & 0x80)) {
+    i++;
+  }
+  return i == max ? 0 : i + 1;
+}
+
 // The next field at *at (rem bytes left) into m; 0 when malformed. protobuf-c's limits:
 // a tag of at most 5 bytes and never field 0, a varint of at most 10, a length prefix of
 // at most 5, no groups.
@@ -336,17 +345,11 @@ static int next_member(const ProtobufCMessageDescriptor *d, const uint8_t **at, 
   m->data = p;
   m->pref = 0;
   switch (m->wire_type) {
-    case WT_VARINT: {
-      size_t max = n < 10 ? n : 10, i = 0;
-      while (i < max && (p[i] & 0x80)) {
-        i++;
-      }
-      if (i == max) {
+    case WT_VARINT:
+      if (!(m->len = varint_len(n, p))) {
         return 0;
       }
-      m->len = i + 1;
       break;
-    }
     case WT_64:
     case WT_32:
       m->len = m->wire_type == WT_64 ? 8 : 4;
@@ -461,8 +464,7 @@ static void scalar_value(ProtobufCType t, size_t n, const uint8_t *p, void *v) {
 }
 
 // one value of m's field into v; clear: a singular field seen before is replaced (a
-// message merged) rather than filled fresh
-// levels: how much deeper sub-messages may nest
+// message merged) rather than filled fresh; levels: how much deeper sub-messages may nest
 static int parse_value(const pbm *m, void *v, int clear, ccsim_arena *a, int levels) {
   const ProtobufCFieldDescriptor *f = m->f;
   if (f->type != PROTOBUF_C_TYPE_BOOL && m->wire_type != wire_type(f->type)) {
@@ -560,18 +562,15 @@ static int parse_packed(const pbm *m, char **v, size_t *n, ccsim_arena *a) {
     return 1;
   }
   while (rem > 0) {
-    size_t max = rem < 10 ? rem : 10, k = 0;
-    while (k < max && (p[k] & 0x80)) {
-      k++;
-    }
-    if (k == max) {
+    size_t k = varint_len(rem, p);
+    if (!k) {
       return 0;
     }
-    scalar_value(t, k + 1, p, to);  // a bool too is a varint here (protobuf-c 1.4.1)
+    scalar_value(t, k, p, to);  // a bool too is a varint here (protobuf-c 1.4.1)
     to += sz;
     (*n)++;
-    p += k + 1;
-    rem -= k + 1;
+    p += k;
+    rem -= k;
   }
   return 1;
 }

@@ -355,6 +355,11 @@ static void test_unpack_same(void **st) {
   ccsim_arena_fini(&rx);
 }
 
+// pbt.All's required fields (r_int32 5, r_string "", r_message {}, r_bytes ""), appended to
+// hand-made encodings of the others
+static const uint8_t req[] = {0xa0, 0x01, 0x05, 0xaa, 0x01, 0x00,
+                              0xb2, 0x01, 0x00, 0xba, 0x01, 0x00};
+
 // hand-made encodings a random message does not produce: a field twice (a sub-message
 // merged, a oneof member replaced), a packed field sent unpacked, a bool on another wire
 static void test_unpack_edge_encodings(void **st) {
@@ -402,10 +407,8 @@ static void test_unpack_edge_encodings(void **st) {
   ccsim_arena rx;
   ccsim_arena_init(&rx, 4096, 0);
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    // the test message requires r_int32, r_string, r_message, r_bytes: append them
+    // with the required fields after it
     uint8_t buf[64];
-    static const uint8_t req[] = {0xa0, 0x01, 0x05, 0xaa, 0x01, 0x00,
-                                  0xb2, 0x01, 0x00, 0xba, 0x01, 0x00};
     memcpy(buf, cases[i].b, cases[i].n);
     memcpy(buf + cases[i].n, req, sizeof req);
     ProtobufCMessage *ref =
@@ -456,23 +459,21 @@ static void test_unpack_depth(void **st) {
       assert_null(m);
     }
     assert_null(pb_diff(&pbt__inner__descriptor, &rx, len, bytes));
-    // the deep chain as All.c_message, then replaced by c_string: protobuf-c's tree is
+    // the deep chain as All.c_message, then replaced by c_string "y": protobuf-c's tree is
     // shallow, but the nesting on the wire is what the limit looks at
-    uint8_t *all = malloc(len + 32);
-    static const uint8_t req[] = {0xa0, 0x01, 0x05, 0xaa, 0x01, 0x00, 0xb2, 0x01,
-                                  0x00, 0xba, 0x01, 0x00, 0xba, 0x04, 0x01, 0x79};
+    Pbt__All outer = PBT__ALL__INIT;
+    Pbt__Inner empty = PBT__INNER__INIT;
+    outer.r_string = "";
+    outer.r_message = &empty;
+    outer.choice_case = PBT__ALL__CHOICE_C_MESSAGE;
+    outer.c_message = &nodes[0];
+    static const uint8_t then_string[] = {0xba, 0x04, 0x01, 0x79};
+    size_t alen = protobuf_c_message_get_packed_size(&outer.base);
+    uint8_t *all = malloc(alen + sizeof then_string);
     assert_non_null(all);
-    size_t k = 0;
-    all[k++] = 0xc2;  // c_message, its length in up to three bytes
-    all[k++] = (uint8_t)(0x80 | (len & 0x7f));
-    all[k++] = (uint8_t)(0x80 | ((len >> 7) & 0x7f));
-    all[k++] = (uint8_t)(len >> 14);
-    memmove(all + 1, all, k);  // the tag is two bytes: 0xc2 0x04
-    all[1] = 0x04;
-    k++;
-    memcpy(all + k, bytes, len);
-    memcpy(all + k + len, req, sizeof req);
-    size_t alen = k + len + sizeof req;
+    protobuf_c_message_pack(&outer.base, all);
+    memcpy(all + alen, then_string, sizeof then_string);
+    alen += sizeof then_string;
     assert_null(pb_diff(&pbt__all__descriptor, &rx, alen, all));
     Pbt__All *top = (Pbt__All *)ccsim_pb_unpack_nested(&pbt__all__descriptor, &rx, alen, all, 1000);
     assert_non_null(top);
@@ -495,8 +496,6 @@ static void test_unpack_merge_linear(void **st) {
   (void)st;
   enum { N = 20000 };
   static const uint8_t dup[] = {0x8a, 0x01, 0x02, 0x1a, 0x00};  // o_message {children {}}
-  static const uint8_t req[] = {0xa0, 0x01, 0x05, 0xaa, 0x01, 0x00,
-                                0xb2, 0x01, 0x00, 0xba, 0x01, 0x00};
   size_t n = N * sizeof dup + sizeof req;
   uint8_t *buf = malloc(n);
   assert_non_null(buf);
