@@ -80,7 +80,21 @@ static size_t elt_size(ProtobufCType t) {
   return type_info[t].size;
 }
 
+// a scalar: a type a packed field may hold
+static int packable(ProtobufCType t) {
+  return t != PROTOBUF_C_TYPE_STRING && t != PROTOBUF_C_TYPE_BYTES && t != PROTOBUF_C_TYPE_MESSAGE;
+}
+
 static void put_message(pbw *w, const ProtobufCMessage *m);
+
+// n = 8 or 4 bytes from src to dst: two fixed-size copies, each a single move
+static void copy_fixed(void *dst, const void *src, size_t n) {
+  if (n == 8) {
+    memcpy(dst, src, 8);
+  } else {
+    memcpy(dst, src, 4);
+  }
+}
 
 // one value of field f at v, without its tag
 static void put_value(pbw *w, const ProtobufCFieldDescriptor *f, const void *v) {
@@ -210,6 +224,25 @@ static void put_message(pbw *w, const ProtobufCMessage *m) {
   for (unsigned i = d->n_fields; i-- > 0 && !w->full;) {
     const ProtobufCFieldDescriptor *f = &d->fields[i];
     const char *v = (const char *)m + f->offset;
+    if (f->id < 16 && f->label == PROTOBUF_C_LABEL_OPTIONAL && packable(f->type) &&
+        !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)) {
+      // the common field (the doubles of poses and twists, counters) written at once: the
+      // bytes of the general path below, with a one-byte tag
+      if (*(const protobuf_c_boolean *)((const char *)m + f->quantifier_offset)) {
+        unsigned wt = wire_type(f->type);
+        size_t n = wt == WT_64 ? 8 : 4;
+        if (wt == WT_VARINT) {
+          put_value(w, f, v);
+        } else if (room(w, n)) {
+          w->p -= n;
+          copy_fixed(w->p, v, n);
+        }
+        if (room(w, 1)) {
+          *--w->p = (uint8_t)(f->id << 3 | wt);
+        }
+      }
+      continue;
+    }
     if (f->label == PROTOBUF_C_LABEL_REPEATED) {
       size_t n = *(const size_t *)((const char *)m + f->quantifier_offset);
       const char *arr = *(char *const *)v;
@@ -378,10 +411,6 @@ static int next_member(const ProtobufCMessageDescriptor *d, const uint8_t **at, 
   *at = p + m->len;
   *rem = n - m->len;
   return 1;
-}
-
-static int packable(ProtobufCType t) {
-  return t != PROTOBUF_C_TYPE_STRING && t != PROTOBUF_C_TYPE_BYTES && t != PROTOBUF_C_TYPE_MESSAGE;
 }
 
 static int packed_on_wire(const pbm *m) {
@@ -575,6 +604,32 @@ static int parse_packed(const pbm *m, char **v, size_t *n, ccsim_arena *a) {
   return 1;
 }
 
+// Bytes after the tag of the value of field f at p (n bytes left) on wire type wt when the
+// fast path takes it: a scalar on its own wire type, whole, or a sub-message whose length
+// fits one byte; else 0, and the general path parses (or refuses) the field.
+static size_t in_place_len(const ProtobufCFieldDescriptor *f, unsigned wt, size_t n,
+                           const uint8_t *p) {
+  if (wire_type(f->type) != wt) {
+    return 0;
+  }
+  if (wt == WT_LEN) {
+    return f->type == PROTOBUF_C_TYPE_MESSAGE && n > 0 && p[0] < 0x80 && p[0] < n ? 1 + p[0] : 0;
+  }
+  size_t w = wt == WT_VARINT ? varint_len(n, p) : wt == WT_64 ? 8 : 4;
+  return w <= n ? w : 0;
+}
+
+// a singular field (number idx in its descriptor) parsed into msg: a required one is
+// counted as met, an optional one gets its has flag
+static void mark_present(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f, unsigned idx,
+                         uint64_t *seen) {
+  if (f->label == PROTOBUF_C_LABEL_REQUIRED) {
+    seen[idx / 64] |= 1ull << (idx % 64);
+  } else if (f->quantifier_offset) {
+    *(protobuf_c_boolean *)((char *)msg + f->quantifier_offset) = 1;
+  }
+}
+
 static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, ccsim_arena *a, size_t len,
                                 const uint8_t *data, int levels) {
   if (levels < 0) {
@@ -596,11 +651,40 @@ static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, ccsim_arena
   size_t rem = len;
   unsigned hint = 0;
   while (rem > 0) {
+    // The common fields first, delimited in place: a one-byte tag naming the field after
+    // the last one, singular and outside a oneof, holding a scalar or a sub-message of
+    // less than 128 bytes (a pose, a twist, their vectors). They are parsed as the general
+    // path below parses them, without its delimiting and field lookup: a reply's decoding
+    // takes two thirds of the instructions.
+    uint8_t t0 = *at;
+    const ProtobufCFieldDescriptor *f = hint < d->n_fields ? &d->fields[hint] : NULL;
+    if (t0 < 0x80 && f && f->id == (uint32_t)t0 >> 3 && f->label != PROTOBUF_C_LABEL_REPEATED &&
+        !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)) {
+      size_t w = in_place_len(f, t0 & 7, rem - 1, at + 1);
+      if (w) {
+        void *v = (char *)msg + f->offset;
+        if ((t0 & 7) == WT_LEN) {
+          pbm m = {(uint32_t)t0 >> 3, WT_LEN, f, at + 1, w, 1};
+          if (!parse_value(&m, v, 1, a, levels)) {
+            return NULL;
+          }
+        } else if ((t0 & 7) == WT_VARINT) {
+          scalar_value(f->type, w, at + 1, v);
+        } else {
+          copy_fixed(v, at + 1, w);  // as on the wire, little-endian
+        }
+        mark_present(msg, f, hint, seen);
+        hint++;
+        at += 1 + w;
+        rem -= 1 + w;
+        continue;
+      }
+    }
     pbm m;
     if (!next_member(d, &at, &rem, &hint, &m)) {
       return NULL;
     }
-    const ProtobufCFieldDescriptor *f = m.f;
+    f = m.f;
     if (!f) {
       ProtobufCMessageUnknownField *u = (ProtobufCMessageUnknownField *)grow(
           a, (char **)&msg->unknown_fields, msg->n_unknown_fields, 1, sizeof *u);
@@ -639,11 +723,8 @@ static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, ccsim_arena
       }
     } else {
       ok = parse_value(&m, v, 1, a, levels);
-      if (f->label == PROTOBUF_C_LABEL_REQUIRED) {
-        unsigned idx = (unsigned)(f - d->fields);
-        seen[idx / 64] |= 1ull << (idx % 64);
-      } else if (ok && f->quantifier_offset) {
-        *(protobuf_c_boolean *)q = 1;
+      if (ok) {
+        mark_present(msg, f, (unsigned)(f - d->fields), seen);
       }
     }
     if (!ok) {

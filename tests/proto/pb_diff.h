@@ -64,12 +64,21 @@ static inline size_t pb_diff_bytes(const ProtobufCMessage *m, uint8_t **out) {
   return n;
 }
 
-// NULL when both agree on data as a message of type d, else what differs (a static string)
+// NULL when both agree on data as a message of type d, else what differs (a static string).
+// Ours reads a copy of exactly len bytes: under AddressSanitizer a read past the end is
+// caught even where the caller's buffer goes on (a message cut short in place).
 static inline const char *pb_diff(const ProtobufCMessageDescriptor *d, ccsim_arena *a, size_t len,
                                   const uint8_t *data) {
+  uint8_t *exact = malloc(len ? len : 1);
+  if (!exact) {
+    return "out of memory";
+  }
+  if (len) {
+    memcpy(exact, data, len);
+  }
   ProtobufCMessage *ref = protobuf_c_message_unpack(d, NULL, len, data);
-  ProtobufCMessage *ours = ccsim_pb_unpack_nested(d, a, len, data, 1 << 20);
-  ProtobufCMessage *limited = ccsim_pb_unpack(d, a, len, data);
+  ProtobufCMessage *ours = ccsim_pb_unpack_nested(d, a, len, exact, 1 << 20);
+  ProtobufCMessage *limited = ccsim_pb_unpack(d, a, len, exact);
   uint8_t *x = NULL, *y = NULL, *z = NULL;
   size_t nx = pb_diff_bytes(ref, &x), ny = pb_diff_bytes(ours, &y), nz = pb_diff_bytes(limited, &z);
   const char *why = NULL;
@@ -86,6 +95,7 @@ static inline const char *pb_diff(const ProtobufCMessageDescriptor *d, ccsim_are
   free(x);
   free(y);
   free(z);
+  free(exact);
   if (ref) {
     protobuf_c_message_free_unpacked(ref, NULL);
   }

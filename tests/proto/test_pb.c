@@ -303,9 +303,10 @@ static void test_pack_new(void **st) {
   ccsim_arena_fini(&a);
 }
 
-// m packed, then damaged copies: a byte changed, cut short, a byte inserted; both
-// unpackers must agree on each
-static void check_unpack(const ProtobufCMessage *m, gen *g, ccsim_arena *rx) {
+// m packed, then damaged copies: a byte changed, cut short, a byte inserted (and with
+// every_cut and at most 512 bytes, cut short at every length); both unpackers must agree
+// on each
+static void check_unpack(const ProtobufCMessage *m, gen *g, ccsim_arena *rx, int every_cut) {
   size_t n = protobuf_c_message_get_packed_size(m);
   uint8_t *buf = malloc(n + 2);
   assert_non_null(buf);
@@ -336,6 +337,15 @@ static void check_unpack(const ProtobufCMessage *m, gen *g, ccsim_arena *rx) {
     ccsim_arena_reset(rx);
     protobuf_c_message_pack(m, buf);  // undamaged again for the next copy
   }
+  for (size_t len = 0; every_cut && n <= 512 && len < n; len++) {
+    // each cut ends inside some field: its delimiting must not read past the end
+    const char *why = pb_diff(m->descriptor, rx, len, buf);
+    if (why) {
+      print_error("%s cut to %zu of %zu bytes: %s\n", m->descriptor->name, len, n, why);
+      fail();
+    }
+    ccsim_arena_reset(rx);
+  }
   free(buf);
 }
 
@@ -347,7 +357,7 @@ static void test_unpack_same(void **st) {
   for (size_t t = 0; t < PB_DIFF_NTYPES; t++) {
     for (int i = 0; i < 300; i++) {
       gen g = {{(unsigned long long)i * 31 + t}, &a, 0};
-      check_unpack(random_message(&g, pb_diff_types[t], 0), &g, &rx);
+      check_unpack(random_message(&g, pb_diff_types[t], 0), &g, &rx, i < 40);
       ccsim_arena_reset(&a);
     }
   }
@@ -367,7 +377,7 @@ static void test_unpack_edge_encodings(void **st) {
   static const struct {
     int ok;  // whether protobuf-c accepts it
     size_t n;
-    uint8_t b[16];
+    uint8_t b[24];
   } cases[] = {
       // o_message {a: 1} then o_message {s: "x"}: merged into {a: 1, s: "x"}
       {1, 11, {0x8a, 0x01, 0x02, 0x08, 0x01, 0x8a, 0x01, 0x03, 0x12, 0x01, 0x78}},
@@ -396,6 +406,10 @@ static void test_unpack_edge_encodings(void **st) {
       // o_bool as a 64-bit field (no low bit set: false), as a length-delimited one
       {1, 9, {0x69, 0, 0, 0, 0, 0, 0, 0, 0x80}},
       {1, 4, {0x6a, 0x02, 0x00, 0x01}},
+      // o_bool on 64 and 32 bits right after o_double, where the in-order fast path looks:
+      // true (a low bit set in the fifth and third byte)
+      {1, 18, {0x61, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0x69, 0, 0, 0, 0, 0x01, 0, 0, 0}},
+      {1, 14, {0x61, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0x6d, 0, 0, 0x01, 0}},
       // a packed bool holding 2 (true), one of two bytes; a varint of eleven bytes; field
       // number 0; a group
       {1, 4, {0xf2, 0x03, 0x01, 0x02}},
