@@ -127,10 +127,15 @@ static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
       cerr(c, "receive failed: %s", zmq_strerror(e));
       return CCSIM_EIO;
     }
-    Ccsim__Reply *r = (Ccsim__Reply *)ccsim_pb_unpack(&ccsim__reply__descriptor, &c->rx,
-                                                      zmq_msg_size(&msg), zmq_msg_data(&msg));
+    size_t len = zmq_msg_size(&msg);
+    Ccsim__Reply *r =
+        (Ccsim__Reply *)ccsim_pb_unpack(&ccsim__reply__descriptor, &c->rx, len, zmq_msg_data(&msg));
     zmq_msg_close(&msg);
     if (!r) {
+      if (c->rx.out_of_memory) {
+        cerr(c, "out of memory decoding a reply of %zu bytes", len);
+        return CCSIM_ENOMEM;
+      }
       cerr(c, "the server sent a reply that is not a ccsim.Reply");
       return CCSIM_EPROTO;
     }

@@ -18,6 +18,7 @@ void ccsim_arena_init(ccsim_arena *a, size_t block_size, size_t limit) {
   a->limit = limit;
   a->total = 0;
   a->over_limit = 0;
+  a->out_of_memory = 0;
 }
 
 void *ccsim_arena_alloc(ccsim_arena *a, size_t n) {
@@ -38,6 +39,7 @@ void *ccsim_arena_alloc(ccsim_arena *a, size_t n) {
     }
     b = malloc(sizeof *b + size);
     if (!b) {
+      a->out_of_memory = 1;
       return NULL;
     }
     b->prev = a->head;
@@ -63,6 +65,7 @@ char *ccsim_arena_strdup(ccsim_arena *a, const char *s) {
 
 void ccsim_arena_reset(ccsim_arena *a) {
   a->over_limit = 0;
+  a->out_of_memory = 0;
   if (!a->head) {
     return;
   }

@@ -14,6 +14,7 @@ typedef struct ccsim_arena {
   size_t limit;             // total bytes the arena may hold (0: unlimited)
   size_t total;             // bytes held now
   int over_limit;           // an allocation was refused by limit (until reset)
+  int out_of_memory;        // an allocation failed for want of memory (until reset)
 } ccsim_arena;
 
 // Prepare an empty arena; nothing is allocated until the first ccsim_arena_alloc.

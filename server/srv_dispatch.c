@@ -425,6 +425,8 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     if (j->rq_arena.over_limit) {
       fail(&rc, CCSIM_ELIMIT, "request of %zu bytes takes more than %zu bytes decoded", len,
            decoded_max);
+    } else if (j->rq_arena.out_of_memory) {
+      fail(&rc, CCSIM_ENOMEM, "out of memory decoding a request of %zu bytes", len);
     } else {
       fail(&rc, CCSIM_EPROTO, "request of %zu bytes is not a valid ccsim.Request", len);
     }
@@ -652,10 +654,12 @@ static int do_create(rctx *rc, srv_job *j) {
     cp = (Ccsim__Checkpoint *)ccsim_pb_unpack(&ccsim__checkpoint__descriptor, &j->rq_arena,
                                               cs->checkpoint.len, cs->checkpoint.data);
     if (!cp || !cp->has_format || cp->format != 1 || !cp->scene) {
-      code = j->rq_arena.over_limit ? CCSIM_ELIMIT : CCSIM_EINVAL;
+      const ccsim_arena *a = &j->rq_arena;
+      code = a->over_limit ? CCSIM_ELIMIT : a->out_of_memory ? CCSIM_ENOMEM : CCSIM_EINVAL;
       snprintf(err, sizeof err, "checkpoint: %s",
-               j->rq_arena.over_limit ? "past the request's decoded-size limit"
-                                      : "not a ccsim.Checkpoint of format 1 with a scene");
+               a->over_limit      ? "past the request's decoded-size limit"
+               : a->out_of_memory ? "out of memory decoding it"
+                                  : "not a ccsim.Checkpoint of format 1 with a scene");
     }
     given = cp ? cp->scene : NULL;
   }

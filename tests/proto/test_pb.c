@@ -590,12 +590,30 @@ static void test_unpack_arena_limit(void **st) {
   protobuf_c_message_pack(m, buf);
   ccsim_arena_init(&rx, 256, 1024);
   assert_null(ccsim_pb_unpack(&pbt__all__descriptor, &rx, n, buf));
+  assert_true(rx.over_limit);  // told apart from a malformed message and from no memory
+  assert_false(rx.out_of_memory);
+  ccsim_arena_reset(&rx);
+  assert_false(rx.over_limit);
   ccsim_arena_fini(&rx);
   ccsim_arena_init(&rx, 256, 0);
   assert_non_null(ccsim_pb_unpack(&pbt__all__descriptor, &rx, n, buf));
+  assert_false(rx.over_limit || rx.out_of_memory);
+  // a block no malloc can give (past the address space): out of memory, not over a limit
+  assert_null(ccsim_arena_alloc(&rx, (size_t)1 << 50));
+  assert_true(rx.out_of_memory);
+  assert_false(rx.over_limit);
+  ccsim_arena_reset(&rx);
+  assert_false(rx.out_of_memory);
   ccsim_arena_fini(&rx);
   free(buf);
   ccsim_arena_fini(&a);
+}
+
+// Under AddressSanitizer, a malloc no memory can satisfy returns NULL as glibc's does
+// (test_unpack_arena_limit asks for one) instead of stopping the program.
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) {
+  return "allocator_may_return_null=1";
 }
 
 int main(void) {
