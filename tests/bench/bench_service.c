@@ -530,8 +530,10 @@ int main(int argc, char **argv) {
       rounds = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--clients") && i + 1 < argc) {
       only_clients = atoi(argv[++i]);
-    } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
-      i++;
+    } else if (!strcmp(argv[i], "--only") && i + 1 < argc &&
+               (!strcmp(argv[i + 1], "shared") || !strcmp(argv[i + 1], "floor") ||
+                !strcmp(argv[i + 1], "service"))) {
+      i++;  // anything else is refused below: it would measure nothing and print NaN
       want_shared = !strcmp(argv[i], "shared");
       want_floor = !strcmp(argv[i], "floor");
       want_svc = !strcmp(argv[i], "service");
