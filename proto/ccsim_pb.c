@@ -606,7 +606,7 @@ static int parse_packed(const pbm *m, char **v, size_t *n, ccsim_arena *a) {
 
 // Bytes after the tag of the value of field f at p (n bytes left) on wire type wt when the
 // fast path takes it: a scalar on its own wire type, whole, or a sub-message whose length
-// fits one byte; else 0, and the general path parses (or refuses) the field.
+// prefix is one byte (under 128); else 0, and the general path parses (or refuses) it.
 static size_t in_place_len(const ProtobufCFieldDescriptor *f, unsigned wt, size_t n,
                            const uint8_t *p) {
   if (wire_type(f->type) != wt) {
@@ -619,8 +619,8 @@ static size_t in_place_len(const ProtobufCFieldDescriptor *f, unsigned wt, size_
   return w <= n ? w : 0;
 }
 
-// a singular field (number idx in its descriptor) parsed into msg: a required one is
-// counted as met, an optional one gets its has flag
+// a singular field (at index idx of its descriptor's fields) parsed into msg: a required
+// one is counted as met, an optional one gets its has flag
 static void mark_present(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f, unsigned idx,
                          uint64_t *seen) {
   if (f->label == PROTOBUF_C_LABEL_REQUIRED) {
@@ -651,10 +651,10 @@ static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, ccsim_arena
   size_t rem = len;
   unsigned hint = 0;
   while (rem > 0) {
-    // The common fields first, delimited in place: a one-byte tag naming the field after
-    // the last one, singular and outside a oneof, holding a scalar or a sub-message of
-    // less than 128 bytes (a pose, a twist, their vectors). They are parsed as the general
-    // path below parses them, without its delimiting and field lookup: a reply's decoding
+    // The common fields first, delimited in place: a one-byte tag naming the descriptor's
+    // field after the last one found, singular and outside a oneof, holding a scalar or a
+    // sub-message of less than 128 bytes (a pose, a twist, their vectors). They are parsed as the
+    // general path below parses them, without its delimiting and field lookup: a reply's decoding
     // takes two thirds of the instructions.
     uint8_t t0 = *at;
     const ProtobufCFieldDescriptor *f = hint < d->n_fields ? &d->fields[hint] : NULL;

@@ -18,10 +18,15 @@
 // The message types checked: the test messages that hold every field type, then the wire
 // contract's outermost messages (through which every other is reached).
 static const ProtobufCMessageDescriptor *const pb_diff_types[] = {
-    &pbt__all__descriptor,          &pbt3__plain__descriptor,
-    &pbt__inner__descriptor,        &ccsim__request__descriptor,
-    &ccsim__reply__descriptor,      &ccsim__stream_state__descriptor,
-    &ccsim__checkpoint__descriptor, &ccsim__saved_session__descriptor,
+    &pbt__all__descriptor,
+    &pbt3__plain__descriptor,
+    &pbt__inner__descriptor,
+    &pbt__short__descriptor,
+    &ccsim__request__descriptor,
+    &ccsim__reply__descriptor,
+    &ccsim__stream_state__descriptor,
+    &ccsim__checkpoint__descriptor,
+    &ccsim__saved_session__descriptor,
 };
 #define PB_DIFF_NTYPES (sizeof pb_diff_types / sizeof *pb_diff_types)
 
