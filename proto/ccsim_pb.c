@@ -96,6 +96,14 @@ static void copy_fixed(void *dst, const void *src, size_t n) {
   }
 }
 
+// a fixed-width value of n = 8 or 4 bytes at v, as on the wire (little-endian hosts only)
+static void put_fixed(pbw *w, const void *v, size_t n) {
+  if (room(w, n)) {
+    w->p -= n;
+    copy_fixed(w->p, v, n);
+  }
+}
+
 // one value of field f at v, without its tag
 static void put_value(pbw *w, const ProtobufCFieldDescriptor *f, const void *v) {
   switch (f->type) {
@@ -134,12 +142,12 @@ static void put_value(pbw *w, const ProtobufCFieldDescriptor *f, const void *v) 
     case PROTOBUF_C_TYPE_SFIXED32:
     case PROTOBUF_C_TYPE_FIXED32:
     case PROTOBUF_C_TYPE_FLOAT:
-      put_bytes(w, v, 4);  // little-endian hosts only, as the wire is
+      put_fixed(w, v, 4);
       break;
     case PROTOBUF_C_TYPE_SFIXED64:
     case PROTOBUF_C_TYPE_FIXED64:
     case PROTOBUF_C_TYPE_DOUBLE:
-      put_bytes(w, v, 8);
+      put_fixed(w, v, 8);
       break;
     case PROTOBUF_C_TYPE_BOOL: {
       uint8_t b = *(const protobuf_c_boolean *)v ? 1 : 0;
@@ -230,12 +238,10 @@ static void put_message(pbw *w, const ProtobufCMessage *m) {
       // bytes of the general path below, with a one-byte tag
       if (*(const protobuf_c_boolean *)((const char *)m + f->quantifier_offset)) {
         unsigned wt = wire_type(f->type);
-        size_t n = wt == WT_64 ? 8 : 4;
         if (wt == WT_VARINT) {
           put_value(w, f, v);
-        } else if (room(w, n)) {
-          w->p -= n;
-          copy_fixed(w->p, v, n);
+        } else {
+          put_fixed(w, v, wt == WT_64 ? 8 : 4);
         }
         if (room(w, 1)) {
           *--w->p = (uint8_t)(f->id << 3 | wt);
@@ -487,7 +493,7 @@ static void scalar_value(ProtobufCType t, size_t n, const uint8_t *p, void *v) {
       break;
     }
     default:
-      memcpy(v, p, wire_type(t) == WT_64 ? 8 : 4);
+      copy_fixed(v, p, wire_type(t) == WT_64 ? 8 : 4);
       break;
   }
 }
