@@ -25,14 +25,15 @@
 // about that much physics, its own step and others' (the goal's text counts one step).
 //
 //   bench_service [--steps N] [--paced S] [--paced-over tcp|ipc] [--rt PRIO] [--spin US]
-//                 [--inline US] [--clients N] [--only W] [--rounds R]
+//                 [--inline US] [--clients N] [--only W] [--rounds R] [--client-heartbeat MS]
 //   (defaults: 5000 steps per client, no paced run, normal priority, no spinning; --rt runs
 //   the server's threads and the paced client SCHED_FIFO at PRIO; --spin and --inline set
 //   the server's spin_us and inline_us (default: the server's); --paced-over ipc runs the
 //   paced session and its 8 neighbours over a Unix socket instead of tcp loopback;
 //   --clients N measures only N clients instead of 1, 8 and 16; --only shared, floor or
 //   service measures only that one, for profiling it; the floors and the service alternate
-//   in R rounds (default 5) whose samples are pooled)
+//   in R rounds (default 5) whose samples are pooled; --client-heartbeat sets the ccsim
+//   clients' heartbeat_ms, default libccsim's)
 #include <dirent.h>
 #include <math.h>
 #include <pthread.h>
@@ -129,6 +130,18 @@ typedef struct worker_arg {
                             // thread, ZeroMQ's too, alive until then)
 } worker_arg;
 
+static int client_heartbeat_ms = -1;  // --client-heartbeat; -1: libccsim's default
+
+// A client as libccsim makes one, with the heartbeat asked for; NULL with err set.
+static ccsim_client *bench_client(const char *endpoint, char *err, size_t err_sz) {
+  ccsim_client_opts o;
+  ccsim_client_opts_defaults(&o);
+  if (client_heartbeat_ms >= 0) {
+    o.heartbeat_ms = client_heartbeat_ms;
+  }
+  return ccsim_client_new_opts(endpoint, &o, err, err_sz);
+}
+
 static void *worker(void *p) {
   worker_arg *a = p;
   prctl(PR_SET_NAME, "bench-client", 0, 0, 0);
@@ -166,7 +179,7 @@ static void *worker(void *p) {
     return NULL;
   }
   char err[256];
-  ccsim_client *c = ccsim_client_new(a->endpoint, err, sizeof err);
+  ccsim_client *c = bench_client(a->endpoint, err, sizeof err);
   ccsim_session *s = c ? ccsim_session_create(c, a->scene) : NULL;
   for (int k = 0; k < 100 && s; k++) {
     ccsim_session_step(s, 1e-3, NULL, 0);
@@ -397,7 +410,7 @@ typedef struct busy_arg {
 static void *busy(void *p) {
   busy_arg *a = p;
   char err[256];
-  ccsim_client *c = ccsim_client_new(a->endpoint, err, sizeof err);
+  ccsim_client *c = bench_client(a->endpoint, err, sizeof err);
   ccsim_session *s = c ? ccsim_session_create(c, a->scene) : NULL;
   while (s && !atomic_load(a->stop) && ccsim_session_step(s, 1e-3, NULL, 0) == CCSIM_OK) {
     a->steps++;
@@ -465,7 +478,7 @@ static void paced_run(const char *endpoint, const ccsim_scene *sc, double second
       fprintf(stderr, "bench: no SCHED_FIFO for the paced client\n");
     }
   }
-  ccsim_client *c = ccsim_client_new(endpoint, err, sizeof err);
+  ccsim_client *c = bench_client(endpoint, err, sizeof err);
   ccsim_session *s = ccsim_session_create_paced(c, sc, CCSIM_PACING_LOCKSTEP, 0);
   long n = (long)(seconds * 1000);
   double t0 = now_us();
@@ -530,6 +543,8 @@ int main(int argc, char **argv) {
       rounds = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--clients") && i + 1 < argc) {
       only_clients = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--client-heartbeat") && i + 1 < argc) {
+      client_heartbeat_ms = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--only") && i + 1 < argc &&
                (!strcmp(argv[i + 1], "shared") || !strcmp(argv[i + 1], "floor") ||
                 !strcmp(argv[i + 1], "service"))) {
@@ -541,7 +556,8 @@ int main(int argc, char **argv) {
       fprintf(stderr,
               "usage: bench_service [--steps N] [--paced SECONDS] [--paced-over tcp|ipc]\n"
               "                     [--rt PRIO] [--spin US] [--inline US] [--clients N]\n"
-              "                     [--only shared|floor|service] [--rounds R]\n");
+              "                     [--only shared|floor|service] [--rounds R]\n"
+              "                     [--client-heartbeat MS]\n");
       return 2;
     }
   }

@@ -2,15 +2,21 @@
 // ctest-timeout: 60
 // Liveness: a client process killed mid-run leaves its session to the idle timeout, which
 // frees it while another client is served throughout; a client coming back to it is told
-// why it is gone (EEXPIRED with the reason).
+// why it is gone (EEXPIRED with the reason). A client whose connection goes silent while
+// it is idle (a network that drops everything, no FIN) notices it from the server's
+// heartbeats or its own and connects afresh before its next request.
 #include "ccsim_test.h"
 #include "ccsim_test_srv.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -179,6 +185,167 @@ static void test_killed_client_session_expires(void **state) {
   ccsim_client_destroy(&c);
 }
 
+// A TCP relay on loopback that can go silent: the connections it carries at that moment
+// lose every byte both ways, and a close at one end is not passed to the other, as behind
+// a dead network path; connections made afterwards are carried normally.
+#define RELAY_MAX 8
+
+typedef struct tcp_relay {
+  int lfd, port;
+  struct sockaddr_in to;
+  int fd[RELAY_MAX][2];  // client side, server side; -1 when free
+  int dead[RELAY_MAX];
+  atomic_int silence;  // set by the test; the relay clears it once every pair is dead
+  atomic_int stop;
+  atomic_long dropped;  // bytes lost by dead pairs
+  pthread_t th;
+} tcp_relay;
+
+static void relay_close(tcp_relay *r, int k) {
+  for (int side = 0; side < 2; side++) {
+    if (r->fd[k][side] >= 0) close(r->fd[k][side]);
+    r->fd[k][side] = -1;
+  }
+}
+
+static void relay_accept(tcp_relay *r) {
+  int a = accept(r->lfd, NULL, NULL);
+  if (a < 0) {
+    return;
+  }
+  int b = socket(AF_INET, SOCK_STREAM, 0);
+  for (int k = 0; k < RELAY_MAX; k++) {
+    if (r->fd[k][0] < 0 && r->fd[k][1] < 0) {
+      if (b >= 0 && connect(b, (struct sockaddr *)&r->to, sizeof r->to) == 0) {
+        r->fd[k][0] = a;
+        r->fd[k][1] = b;
+        r->dead[k] = 0;
+        return;
+      }
+      break;
+    }
+  }
+  close(a);  // no room or no server: refused as a server would
+  if (b >= 0) close(b);
+}
+
+static void *relay_main(void *p) {
+  tcp_relay *r = p;
+  char buf[4096];
+  while (!atomic_load(&r->stop)) {
+    if (atomic_load(&r->silence)) {
+      for (int k = 0; k < RELAY_MAX; k++) {
+        r->dead[k] = 1;
+      }
+      atomic_store(&r->silence, 0);
+    }
+    struct pollfd pf[1 + 2 * RELAY_MAX];
+    int n = 0;
+    pf[n++] = (struct pollfd){.fd = r->lfd, .events = POLLIN};
+    for (int k = 0; k < RELAY_MAX; k++) {
+      for (int side = 0; side < 2; side++) {
+        pf[n++] = (struct pollfd){.fd = r->fd[k][side], .events = POLLIN};  // -1: ignored
+      }
+    }
+    if (poll(pf, (nfds_t)n, 10) <= 0) {
+      continue;
+    }
+    if (pf[0].revents & POLLIN) {
+      relay_accept(r);
+    }
+    for (int k = 0; k < RELAY_MAX; k++) {
+      for (int side = 0; side < 2; side++) {
+        if (r->fd[k][side] < 0 || !pf[1 + 2 * k + side].revents) {
+          continue;
+        }
+        ssize_t got = read(r->fd[k][side], buf, sizeof buf);
+        if (got <= 0 && r->dead[k]) {
+          close(r->fd[k][side]);  // the other end hears nothing of it
+          r->fd[k][side] = -1;
+        } else if (got <= 0) {
+          relay_close(r, k);  // an end closed: so does the other
+        } else if (r->dead[k]) {
+          atomic_fetch_add(&r->dropped, (long)got);
+        } else if (write(r->fd[k][!side], buf, (size_t)got) != got) {
+          relay_close(r, k);
+        }
+      }
+    }
+  }
+  for (int k = 0; k < RELAY_MAX; k++) {
+    relay_close(r, k);
+  }
+  return NULL;
+}
+
+// Start a relay to the server at tcp://127.0.0.1:PORT; 0 or -1.
+static int relay_start(tcp_relay *r, const char *server_endpoint) {
+  memset(r, 0, sizeof *r);
+  memset(r->fd, -1, sizeof r->fd);
+  const char *colon = strrchr(server_endpoint, ':');
+  r->to.sin_family = AF_INET;
+  r->to.sin_port = htons((uint16_t)atoi(colon + 1));
+  r->to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  struct sockaddr_in me = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof me;
+  r->lfd = socket(AF_INET, SOCK_STREAM, 0);
+  if (r->lfd < 0 || bind(r->lfd, (struct sockaddr *)&me, sizeof me) != 0 ||
+      listen(r->lfd, 8) != 0 || getsockname(r->lfd, (struct sockaddr *)&me, &len) != 0) {
+    return -1;
+  }
+  r->port = ntohs(me.sin_port);
+  return pthread_create(&r->th, NULL, relay_main, r) == 0 ? 0 : -1;
+}
+
+static void relay_stop(tcp_relay *r) {
+  atomic_store(&r->stop, 1);
+  pthread_join(r->th, NULL);
+  close(r->lfd);
+}
+
+// Through a relay, a request; idle for idle_s; the connection goes silent; 1 s later a
+// request, which must not wait out the client's 3 s timeout on the dead connection.
+static void silent_connection(fixture *f, int heartbeat_ms, double idle_s) {
+  tcp_relay r;
+  assert_int_equal(relay_start(&r, f->endpoint), 0);
+  char ep[64], err[256];
+  snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", r.port);
+  ccsim_client_opts o;
+  ccsim_client_opts_defaults(&o);
+  o.timeout_ms = 3000;
+  o.heartbeat_ms = heartbeat_ms;
+  ccsim_client *c = ccsim_client_new_opts(ep, &o, err, sizeof err);
+  assert_non_null(c);
+  ccsim_server_info info;
+  assert_int_equal(ccsim_client_server_info(c, &info, NULL), CCSIM_OK);
+  sleep_s(idle_s);
+  atomic_store(&r.silence, 1);
+  sleep_s(1.0);
+  assert_true(atomic_load(&r.dropped) > 0);  // heartbeats were lost
+  double t = now_s();
+  assert_int_equal(ccsim_client_server_info(c, &info, NULL), CCSIM_OK);
+  double took = now_s() - t;
+  print_message("heartbeat %d ms: first request after the silence took %.1f ms\n", heartbeat_ms,
+                1e3 * took);
+  assert_true(took < 1.0);
+  ccsim_client_destroy(&c);
+  relay_stop(&r);
+}
+
+// The server's heartbeats: a client without heartbeats of its own that has idled past a
+// ping of the server's (every 0.1 s) drops the connection 0.3 s after the last one, as the
+// ping told it (ZeroMQ's heartbeat TTL).
+static void test_server_heartbeats_end_a_silent_connection(void **state) {
+  silent_connection(*state, 0, 0.25);
+}
+
+// The client's heartbeats: the connection goes silent right after a reply, before any
+// ping of the server's arrives to set the TTL; the client's own pings (every 0.2 s) go
+// unanswered and it drops the connection 0.6 s after the first.
+static void test_client_heartbeats_end_a_silent_connection(void **state) {
+  silent_connection(*state, 200, 0);
+}
+
 static void test_idle_session_expires_for_its_controller(void **state) {
   fixture *f = *state;
   char err[256];
@@ -206,6 +373,10 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_killed_client_session_expires, setup, teardown),
       cmocka_unit_test_setup_teardown(test_idle_session_expires_for_its_controller, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_server_heartbeats_end_a_silent_connection, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_client_heartbeats_end_a_silent_connection, setup,
                                       teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
