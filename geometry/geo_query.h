@@ -120,7 +120,11 @@ typedef struct geo_query_cache geo_query_cache;
 // else by the full kernel. Minimum distance starts from the
 // previous closest pair and answers from the list when its best candidate is provably
 // below thr - delta; after two coherent queries (moved < margin / 2) it fills the list with
-// thr = best + margin. Results are bit-identical with or without a cache (tested). One
+// thr = best + margin. Results are the contacts a cold query finds, bit-identical in the
+// geometry tests; but proximity from a warm cache can differ in the last bits (a box
+// sliding on a plate, stepped on from a warm and from a cold cache, parts after a step:
+// tests/server/test_sim_contact.c), so a caller that must replay starts its caches cold
+// at the same points (sim_restart does, at every checkpoint). One
 // cache per ordered body pair; proximity and minimum distance may share it. cap bounds the
 // list (<= 0: 65536); on overflow the list is not used for that pose. Returns the cache
 // (caller owns; geo_query_cache_destroy) or NULL + message.

@@ -214,6 +214,13 @@ void sim_collider_destroy(sim_collider **pc) {
   *pc = NULL;
 }
 
+void sim_collider_forget(sim_collider *c) {
+  if (!c) return;
+  for (size_t i = 0; c->cache && i < c->nslots; i++) geo_query_cache_reset(c->cache[i]);
+  c->n = 0;
+  c->max_depth = 0;
+}
+
 const sim_contact *sim_collider_contacts(const sim_collider *c, int *n) {
   *n = c->n;
   return c->contacts;
@@ -587,6 +594,13 @@ int sim_friction_commit(const sim_model *m, sim_collider *c, const sim_kinematic
   c->anc_next = t;
   c->nanc = n;
   return restart;
+}
+
+ccsim_status sim_friction_copy(sim_collider *dst, const sim_collider *src) {
+  if (collider_reserve(dst, src->nanc) != 0) return CCSIM_ENOMEM;
+  memcpy(dst->anc, src->anc, sizeof(sim_anchor) * (size_t)src->nanc);
+  dst->nanc = src->nanc;
+  return CCSIM_OK;
 }
 
 size_t sim_friction_snapshot_size(const sim_collider *c) {

@@ -133,6 +133,10 @@ void sim_collider_destroy(sim_collider **c);
 ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinematics *k,
                          double *wrench);
 
+// Forget what the queries cached and the last sim_collide's contacts (not the anchors): the
+// collider answers from here on as a new one would. NULL-safe.
+void sim_collider_forget(sim_collider *c);
+
 // The contacts of the last sim_collide (borrowed; valid until the next call), count in *n.
 const sim_contact *sim_collider_contacts(const sim_collider *c, int *n);
 
@@ -160,6 +164,10 @@ int sim_friction_commit(const sim_model *m, sim_collider *c, const sim_kinematic
 
 // Anchors committed (alive) now.
 int sim_friction_anchors(const sim_collider *c);
+
+// Make dst's committed anchors a copy of src's (two colliders of one model). CCSIM_ENOMEM
+// (dst unchanged) when dst cannot hold them.
+ccsim_status sim_friction_copy(sim_collider *dst, const sim_collider *src);
 
 // Doubles of the committed anchors in a snapshot (1 + SIM_ANCHOR_DOUBLES per anchor).
 #define SIM_ANCHOR_DOUBLES 20

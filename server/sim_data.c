@@ -45,6 +45,9 @@ struct sim_data {
   double *x_pos, *x_quat, *x_com, *x_vel, *x_omega;  // (nbody x 3/4/3/3/3)
   double *wrench;      // (nbody x 6) contact force and torque about the COM, world
   sim_collider *col;   // contact queries; NULL when fewer than two bodies have geometry
+  sim_collider *qcol;  // sim_eval_contacts_at's own, made at its first call: what it caches
+                       // and finds must not reach the integration's collider
+  double *qwrench;     // (nbody x 6) its wrench
   sim_rigid *rigid;    // rigid mode stepper; NULL in compliant mode
   double contact_time; // time of the contacts held by col (NAN: none evaluated)
   int touches;         // evaluations past the standoff during the current sim_step
@@ -763,6 +766,8 @@ void sim_data_destroy(sim_data **pd) {
   free(d->x_omega);
   free(d->wrench);
   sim_collider_destroy(&d->col);
+  sim_collider_destroy(&d->qcol);
+  free(d->qwrench);
   sim_rigid_destroy(&d->rigid);
   free(d);
   *pd = NULL;
@@ -1271,6 +1276,8 @@ ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf
 void sim_restart(const sim_model *m, sim_data *d) {
   (void)m;
   d->need_reinit = 1;
+  sim_collider_forget(d->col);
+  d->contact_time = NAN;
   sim_rigid_reset(d->rigid);
 }
 
@@ -1327,15 +1334,32 @@ void sim_data_kinematics_at(const sim_model *m, sim_data *d, double t, sim_kinem
 sim_stats *sim_data_stats_mut(sim_data *d) { return &d->stats; }
 
 ccsim_status sim_eval_contacts_at(const sim_model *m, sim_data *d, const int *given,
-                                  const double *pos, const double *quat) {
+                                  const double *pos, const double *quat,
+                                  const sim_contact **contacts, int *n) {
+  *contacts = NULL;
+  *n = 0;
   if (!d->col) return CCSIM_OK;
   if (d->rigid) {
     snprintf(d->err, sizeof d->err, "contacts at given poses: not available in rigid mode");
     return CCSIM_ENOTIMPL;
   }
+  // a collider of its own: the session's holds the coherence caches the next step starts
+  // from, and they steer its rounding; the anchors (stiction) are the session's
+  if (!d->qcol && !(d->qcol = sim_collider_new(m, 0, d->err, sizeof d->err))) {
+    return CCSIM_ENOMEM;
+  }
+  if (!d->qwrench && !(d->qwrench = malloc(sizeof(double) * 6 * (size_t)m->nbody))) {
+    snprintf(d->err, sizeof d->err, "contacts at given poses: out of memory");
+    return CCSIM_ENOMEM;
+  }
+  if (sim_friction_copy(d->qcol, d->col) != CCSIM_OK) {
+    snprintf(d->err, sizeof d->err, "contacts at given poses: out of memory for the anchors");
+    return CCSIM_ENOMEM;
+  }
   sim_kinematics k;
   fill_kinematics(m, d, d->time, sim_data_state(d), &k);
-  // move the given bodies, keeping their twists; d's state and integrator stay as they are
+  // move the given bodies, keeping their twists, in the evaluation scratch (every
+  // right-hand side fills it anew); d's state and integrator stay as they are
   for (int b = 0; b < m->nbody; b++) {
     if (!given[b]) continue;
     double q[4] = {quat[4 * b], quat[4 * b + 1], quat[4 * b + 2], quat[4 * b + 3]}, R[9], rc[3];
@@ -1346,11 +1370,12 @@ ccsim_status sim_eval_contacts_at(const sim_model *m, sim_data *d, const int *gi
     geo_m3_mulv(rc, R, m->com + 3 * b);
     geo_v3_add(d->x_com + 3 * b, pos + 3 * b, rc);
   }
-  memset(d->wrench, 0, sizeof(double) * 6 * (size_t)m->nbody);
-  d->contact_time = NAN;  // what the collider now holds is not the current state's report
-  ccsim_status st = sim_collide(m, d->col, &k, d->wrench);
+  memset(d->qwrench, 0, sizeof(double) * 6 * (size_t)m->nbody);
+  ccsim_status st = sim_collide(m, d->qcol, &k, d->qwrench);
   if (st != CCSIM_OK) {
-    snprintf(d->err, sizeof d->err, "contacts at given poses: %s", sim_collider_errmsg(d->col));
+    snprintf(d->err, sizeof d->err, "contacts at given poses: %s", sim_collider_errmsg(d->qcol));
+    return st;
   }
-  return st;
+  *contacts = sim_collider_contacts(d->qcol, n);
+  return CCSIM_OK;
 }

@@ -102,12 +102,14 @@ ccsim_status sim_eval_contacts(const sim_model *m, sim_data *d);
 
 // Compliant mode: the contacts with the bodies flagged in given (nbody) placed at pos
 // (nbody x 3) and quat (nbody x 4) — reference-frame poses, world — and every other body
-// where it is, all moving with their current twists. Nothing of the session changes (its
-// state, integrator and later steps are untouched); the contacts are then readable with
-// sim_collider_contacts(sim_data_collider(d), ...) until the next evaluation.
-// CCSIM_ENOTIMPL in rigid mode; CCSIM_ESOLVER when such bodies would touch.
+// where it is, all moving with their current twists, into *contacts (borrowed; valid until
+// the next call) and *n. Nothing of the session changes: the query runs on a collider of
+// its own (made at the first call) with a copy of the anchors, so the state, integrator,
+// caches and later steps are what they would have been without it.
+// CCSIM_ENOTIMPL in rigid mode; CCSIM_ESOLVER when such bodies would touch; CCSIM_ENOMEM.
 ccsim_status sim_eval_contacts_at(const sim_model *m, sim_data *d, const int *given,
-                                  const double *pos, const double *quat);
+                                  const double *pos, const double *quat,
+                                  const sim_contact **contacts, int *n);
 
 // The contacts of the last sim_eval_contacts, if it was at the current state (else none).
 // Borrowed; valid until the next call on d. Count in *n.

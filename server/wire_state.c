@@ -234,13 +234,13 @@ int wire_contacts_at_new(ccsim_arena *a, const sim_model *m, sim_data *d,
   if (!has_contacts(m)) {
     return 0;
   }
-  int st = sim_eval_contacts_at(m, d, given, pos, quat);
+  int nc = 0;
+  const sim_contact *c = NULL;
+  int st = sim_eval_contacts_at(m, d, given, pos, quat, &c, &nc);
   if (st != CCSIM_OK) {
     ccsim_set_err(err, err_sz, "%s", sim_data_errmsg(d));
     return st;
   }
-  int nc = 0;
-  const sim_contact *c = sim_collider_contacts(sim_data_collider(d), &nc);
   st = contacts_msgs(a, c, nc, out, n);
   if (st != 0) ccsim_set_err(err, err_sz, "out of memory");
   return st;

@@ -305,9 +305,44 @@ static void test_no_tunnelling(void **state) {
   sim_model_destroy(&m);
 }
 
-// a checkpoint taken while a tumbling box strikes the plate: the original (restarted at
-// the checkpoint) and a copy restored from it agree to the last bit afterwards, so
-// nothing that steers the integration lives outside the snapshot
+// d1 and d2 hold the same snapshot, to the last bit (the anchors' count included)
+static void assert_same_snapshot(const sim_model *m, sim_data *d1, sim_data *d2) {
+  size_t n = sim_snapshot_size(m, d1);
+  assert_int_equal(sim_snapshot_size(m, d2), n);
+  double *s1 = test_malloc(n * sizeof(double)), *s2 = test_malloc(n * sizeof(double));
+  sim_snapshot_get(m, d1, s1);
+  sim_snapshot_get(m, d2, s2);
+  assert_memory_equal(s1, s2, n * sizeof(double));
+  test_free(s1), test_free(s2);
+}
+
+// A checkpoint of d1 after k steps of 1 ms: d1 restarts at it, d2 is restored from it;
+// stepped alike for 400 more (d1 also asked for its contacts after each, as a reply with
+// contacts does), both agree to the last bit after every step. Nothing that steers the
+// integration may live outside the snapshot: not CVODE's history, not the collider's
+// caches, not the last evaluation's contacts.
+static void assert_checkpoint_bit_exact(const sim_model *m, int k) {
+  sim_data *d1 = sim_data_new(m, NULL, 0), *d2 = sim_data_new(m, NULL, 0);
+  for (int j = 1; j <= k; j++) {
+    assert_int_equal(sim_step(m, d1, j * 1e-3), CCSIM_OK);
+  }
+  size_t n = sim_snapshot_size(m, d1);
+  double *snap = test_malloc(n * sizeof(double));
+  sim_snapshot_get(m, d1, snap);
+  sim_restart(m, d1);
+  assert_int_equal(sim_snapshot_set(m, d2, snap, n), CCSIM_OK);
+  for (int j = k + 1; j <= k + 400; j++) {
+    assert_int_equal(sim_step(m, d1, j * 1e-3), CCSIM_OK);
+    assert_int_equal(sim_eval_contacts(m, d1), CCSIM_OK);
+    assert_int_equal(sim_step(m, d2, j * 1e-3), CCSIM_OK);
+    assert_same_snapshot(m, d1, d2);
+  }
+  test_free(snap);
+  sim_data_destroy(&d1);
+  sim_data_destroy(&d2);
+}
+
+// a checkpoint taken as a tumbling box strikes the plate
 static void test_snapshot_in_contact_bit_exact(void **state) {
   (void)state;
   sim_body_desc b[2] = {plate(1, 1, 0.1, 0.0), {0}};
@@ -320,32 +355,96 @@ static void test_snapshot_in_contact_bit_exact(void **state) {
   b[1].pos[0] = 0.1, b[1].pos[1] = 0.2, b[1].pos[2] = 0.08;
   b[1].omega[2] = 2.0;
   sim_model *m = compile(b, 2, 1e6, 0.3, 1e-3, 1e-8);
-  sim_data *d1 = sim_data_new(m, NULL, 0), *d2 = sim_data_new(m, NULL, 0);
+  sim_data *d = sim_data_new(m, NULL, 0);
   int k = 0, nc = 0;
   while (nc == 0 && k < 2000) {  // run until the box is in contact
     k++;
-    assert_int_equal(sim_step(m, d1, k * 1e-3), CCSIM_OK);
-    assert_int_equal(sim_eval_contacts(m, d1), CCSIM_OK);
-    sim_data_contacts(d1, &nc);
+    assert_int_equal(sim_step(m, d, k * 1e-3), CCSIM_OK);
+    assert_int_equal(sim_eval_contacts(m, d), CCSIM_OK);
+    sim_data_contacts(d, &nc);
   }
   assert_true(nc > 0);
-  size_t n = sim_snapshot_size(m, d1);
-  double *snap = test_malloc(n * sizeof(double)), *s1 = test_malloc(n * sizeof(double));
-  double *s2 = test_malloc(n * sizeof(double));
-  sim_snapshot_get(m, d1, snap);
-  sim_restart(m, d1);
-  assert_int_equal(sim_snapshot_set(m, d2, snap, n), CCSIM_OK);
-  for (int j = k + 1; j <= k + 300; j++) {
-    assert_int_equal(sim_step(m, d1, j * 1e-3), CCSIM_OK);
-    assert_int_equal(sim_step(m, d2, j * 1e-3), CCSIM_OK);
-  }
-  sim_snapshot_get(m, d1, s1);
-  sim_snapshot_get(m, d2, s2);
-  assert_memory_equal(s1, s2, n * sizeof(double));
-  test_free(snap), test_free(s1), test_free(s2);
-  sim_data_destroy(&d1);
-  sim_data_destroy(&d2);
+  sim_data_destroy(&d);
+  assert_checkpoint_bit_exact(m, k);
   sim_model_destroy(&m);
+}
+
+// A box sliding and spinning on the plate, with or without friction.
+static sim_model *sliding_box(int fric) {
+  sim_body_desc b[2] = {plate(1, 1, 0.1, 0.0), {0}};
+  b[1].name = "box";
+  b[1].mass = 1.0;
+  b[1].shape.type = SIM_SHAPE_BOX;
+  b[1].shape.size[0] = 0.1, b[1].shape.size[1] = 0.1, b[1].shape.size[2] = 0.05;
+  b[1].quat[0] = 1;
+  b[1].pos[0] = 0.1, b[1].pos[1] = 0.3, b[1].pos[2] = 0.026;
+  b[1].vel[0] = 0.2, b[1].vel[1] = 0.05, b[1].omega[2] = 0.5;
+  sim_scene sc;
+  memset(&sc, 0, sizeof sc);
+  sc.gravity[2] = -G;
+  sc.contact.k = 1e5, sc.contact.alpha = 0.5, sc.contact.standoff = 1e-3;
+  sc.contact.mu = fric ? 0.5 : 0, sc.contact.mu_dynamic = fric ? 0.4 : 0;
+  sc.contact.set = SIM_CP_K | SIM_CP_ALPHA | SIM_CP_STANDOFF | SIM_CP_MU | SIM_CP_MU_DYNAMIC;
+  sc.rtol = 1e-6;
+  sc.atol = 1e-9;
+  return test_compile(&sc, b, 2);
+}
+
+// contacts at given poses leave the session as it was: a twin asked every 7th step for
+// the contacts with the box 0.3 mm lower and turned (it finds some, with stiction from the
+// session's anchors), and every 11th with the box through the plate (ESOLVER), steps to
+// the last bit as the twin never asked
+static void test_contacts_at_poses_change_nothing(void **state) {
+  (void)state;
+  for (int fric = 0; fric < 2; fric++) {
+    sim_model *m = sliding_box(fric);
+    sim_data *d1 = sim_data_new(m, NULL, 0), *d2 = sim_data_new(m, NULL, 0);
+    int given[2] = {0, 1}, asked = 0;
+    for (int j = 1; j <= 300; j++) {
+      if (j % 7 == 0 || j % 11 == 0) {
+        double pos[6], quat[8], p[3], q[4];
+        sim_get_body(m, d2, 1, p, q, NULL, NULL);
+        memcpy(pos + 3, p, sizeof p);
+        memcpy(quat + 4, q, sizeof q);
+        double a = 0.1;  // turned about z
+        double turn[4] = {cos(a / 2), 0, 0, sin(a / 2)};
+        geo_quat_mul(quat + 4, turn, q);
+        pos[5] -= j % 11 == 0 ? 0.05 : 3e-4;
+        const sim_contact *c = NULL;
+        int nc = -1;
+        ccsim_status st = sim_eval_contacts_at(m, d2, given, pos, quat, &c, &nc);
+        if (j % 11 == 0) {
+          assert_int_equal(st, CCSIM_ESOLVER);
+        } else {
+          assert_int_equal(st, CCSIM_OK);
+          assert_true(nc > 0);
+          for (int i = 0; i < nc; i++) assert_true(c[i].depth > 0);
+          asked++;
+        }
+      }
+      assert_int_equal(sim_step(m, d1, j * 1e-3), CCSIM_OK);
+      assert_int_equal(sim_step(m, d2, j * 1e-3), CCSIM_OK);
+      assert_same_snapshot(m, d1, d2);
+    }
+    assert_true(asked > 20);
+    sim_data_destroy(&d1);
+    sim_data_destroy(&d2);
+    sim_model_destroy(&m);
+  }
+}
+
+// a checkpoint taken while a box slides and spins on the plate, without and with
+// friction: the collider's caches, warm in the original, must not steer it apart from
+// the copy whose caches start cold (they did, from the first step after)
+static void test_snapshot_sliding_bit_exact(void **state) {
+  (void)state;
+  for (int fric = 0; fric < 2; fric++) {
+    sim_model *m = sliding_box(fric);
+    for (int k = 100; k <= 160; k += 30) {
+      assert_checkpoint_bit_exact(m, k);
+    }
+    sim_model_destroy(&m);
+  }
 }
 
 // 20 boxes in 5 stacks of 4 (or, with layers = 1, 20 side by side), beyond the dense
@@ -442,6 +541,8 @@ int main(void) {
       cmocka_unit_test(test_energy_never_grows),
       cmocka_unit_test(test_no_tunnelling),
       cmocka_unit_test(test_snapshot_in_contact_bit_exact),
+      cmocka_unit_test(test_snapshot_sliding_bit_exact),
+      cmocka_unit_test(test_contacts_at_poses_change_nothing),
       cmocka_unit_test(test_stacks_sparse),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
