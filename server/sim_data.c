@@ -1269,6 +1269,7 @@ ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf
   memcpy(d->torque_in, in + 3 * m->nbody, 3 * sizeof(double) * (size_t)m->nbody);
   d->need_reinit = 1;
   d->contact_time = NAN;
+  sim_collider_forget(d->col);  // as a new session's: two restored alike step alike
   sim_rigid_reset(d->rigid);
   return CCSIM_OK;
 }

@@ -591,9 +591,11 @@ void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a) {
 
 // After the state changed: publish the view, count the step and build the stream message
 // when someone subscribes to the session (packing it for nobody cost as much as the reply)
-// and the bodies are there (NULL: out of memory for them).
+// and the bodies are there (NULL: out of memory for them); contacts, when the step asked
+// for them, go into the stream message too.
 static void state_changed(rctx *rc, srv_job *j, srv_session *ss, Ccsim__BodyState **bodies,
-                          size_t nbodies, Ccsim__StepStats *stats, int closed) {
+                          size_t nbodies, Ccsim__StepStats *stats, Ccsim__Contact **contacts,
+                          size_t ncontacts, int closed) {
   srv *s = rc->s;
   srv_deadline dl;
   uint64_t seq = srv_session_publish_view(s, ss, &dl);
@@ -609,6 +611,8 @@ static void state_changed(rctx *rc, srv_job *j, srv_session *ss, Ccsim__BodyStat
   m.bodies = bodies;
   m.n_bodies = nbodies;
   m.stats = stats;
+  m.contacts = contacts;
+  m.n_contacts = ncontacts;
   session_deadline(rc->a, ss->pacing, &dl, &m.deadline);  // out of memory: left out
   if (closed) {
     m.has_closed = 1;
@@ -791,10 +795,17 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   if (wire_bodies_new(rc->a, m, ss->d, &bodies, &nb) != 0 || !stats) {
     status = status == CCSIM_OK ? CCSIM_ENOMEM : status;
   }
+  // the contacts at the end state, for the reply and the stream alike
+  int cst = 0;
+  if (status == CCSIM_OK && st->has_want_contacts && st->want_contacts) {
+    cst = wire_contacts_new(rc->a, m, ss->d, &sr->contacts, &sr->n_contacts);
+  }
+  int contacts_ok = cst == 0 && sr->n_contacts <= (size_t)s->cfg.max_contacts;
   // a failure after some progress (a later sub-step, the rigid mode's limits, memory for
   // the reply) still moved the state: published, so GetState and cached contacts follow
   if (status == CCSIM_OK || status == CCSIM_ESOLVER || sim_data_time(ss->d) != t0) {
-    state_changed(rc, j, ss, bodies, nb, stats, 0);
+    state_changed(rc, j, ss, bodies, nb, stats, contacts_ok ? sr->contacts : NULL,
+                  contacts_ok ? sr->n_contacts : 0, 0);
   }
   if (status == CCSIM_ENOMEM) {
     return fail(rc, CCSIM_ENOMEM, "step: out of memory for the reply");
@@ -817,12 +828,9 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   sr->bodies = bodies;
   sr->n_bodies = nb;
   sr->stats = stats;
-  if (st->has_want_contacts && st->want_contacts) {
-    int cst = wire_contacts_new(rc->a, m, ss->d, &sr->contacts, &sr->n_contacts);
-    if (cst != 0) {
-      return fail(rc, cst, "step: contacts: %s",
-                  cst == CCSIM_ENOMEM ? "out of memory" : sim_data_errmsg(ss->d));
-    }
+  if (cst != 0) {
+    return fail(rc, cst, "step: contacts: %s",
+                cst == CCSIM_ENOMEM ? "out of memory" : sim_data_errmsg(ss->d));
   }
   if (sr->n_contacts > (size_t)s->cfg.max_contacts) {
     // the step itself was taken (its seq is spent); only the contact list is refused
@@ -893,7 +901,7 @@ static void do_tick(rctx *rc, srv_job *j, srv_session *ss) {
   size_t nb = 0;
   Ccsim__StepStats *stats = stats_delta(rc->a, &before, sim_data_stats(ss->d));
   if (wire_bodies_new(rc->a, ss->m, ss->d, &bodies, &nb) == 0 && stats) {
-    state_changed(rc, j, ss, bodies, nb, stats, 0);
+    state_changed(rc, j, ss, bodies, nb, stats, NULL, 0, 0);
   }
   if (status != CCSIM_OK && s->cfg.verbose) {
     fprintf(stderr, "ccsimd: session %s: free-running step: %s\n", ss->id,
@@ -1017,7 +1025,7 @@ static int do_set_state(rctx *rc, srv_job *j, srv_session *ss, const Ccsim__SetS
   }
   sr->has_time = 1;
   sr->time = sim_data_time(ss->d);
-  state_changed(rc, j, ss, sr->bodies, sr->n_bodies, NULL, 0);
+  state_changed(rc, j, ss, sr->bodies, sr->n_bodies, NULL, NULL, 0, 0);
   rc->reply.body_case = CCSIM__REPLY__BODY_STATE;
   rc->reply.state = sr;
   return CCSIM_OK;
@@ -1064,7 +1072,7 @@ static int do_close(rctx *rc, srv_job *j, srv_session *ss) {
   Ccsim__BodyState **bodies = NULL;
   size_t nb = 0;
   if (wire_bodies_new(rc->a, ss->m, ss->d, &bodies, &nb) == 0) {
-    state_changed(rc, j, ss, bodies, nb, NULL, 1);
+    state_changed(rc, j, ss, bodies, nb, NULL, NULL, 0, 1);
   }
   rc->reply.body_case = CCSIM__REPLY__BODY_CLOSE_SESSION;
   rc->reply.close_session = cr;

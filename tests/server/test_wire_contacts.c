@@ -2,7 +2,7 @@
 // ctest-timeout: 120
 // Contacts and kinematic bodies over the wire: a box resting on a floor reports contacts
 // whose vertical forces add up to its weight (QueryContacts and Step.want_contacts, the
-// per-body contact wrench in BodyState), a kinematic body reaches the pose a Step
+// per-body contact wrench in BodyState, the state stream), a kinematic body reaches the pose a Step
 // commands, and inputs on the wrong kind of body are refused without changing anything.
 #include "ccsim_test.h"
 #include "ccsim_test_srv.h"
@@ -24,6 +24,8 @@ typedef struct fixture {
   srv *s;
   pthread_t thread;
   void *zctx, *sock;
+  void *sub;  // a test's stream subscriber, closed by teardown (a failed assertion skips
+              // the test's own close, and the context would wait for it for ever)
   char session[64], token[128];
   uint64_t seq, rid;
 } fixture;
@@ -83,6 +85,7 @@ static int setup_limit(void **state, double max_step_seconds) {
   srv_config cfg;
   srv_config_defaults(&cfg);
   cfg.bind = "tcp://127.0.0.1:*";
+  cfg.stream_bind = "auto";
   if (max_step_seconds > 0) cfg.max_step_seconds = max_step_seconds;
   char err[512] = "";
   f->s = test_server_start(&cfg, &f->thread);
@@ -134,6 +137,7 @@ static int setup_step_limit(void **state) {
 static int teardown(void **state) {
   fixture *f = *state;
   zmq_close(f->sock);
+  if (f->sub) zmq_close(f->sub);
   zmq_ctx_term(f->zctx);
   test_server_stop(&f->s, f->thread);
   free(f);
@@ -171,6 +175,32 @@ static void test_resting_box_contacts(void **state) {
     assert_int_equal(r->body_case, CCSIM__REPLY__BODY_STEP);
     ccsim__reply__free_unpacked(r, NULL);
   }
+  // the state stream carries the contacts of a step that asks for them, and only then
+  void *sub = f->sub = zmq_socket(f->zctx, ZMQ_SUB);
+  int linger = 0, timeo = 20000;
+  zmq_setsockopt(sub, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(sub, ZMQ_RCVTIMEO, &timeo, sizeof timeo);
+  zmq_setsockopt(sub, ZMQ_SUBSCRIBE, f->session, strlen(f->session));
+  assert_int_equal(zmq_connect(sub, srv_stream_endpoint(f->s)), 0);
+  Ccsim__StreamState *ss = NULL;
+  for (int k = 0; k < 400 && !ss; k++) {  // until the subscription has reached the server
+    Ccsim__Reply *r = step(f, 2e-3, NULL, 0, 0);
+    assert_int_equal(r->body_case, CCSIM__REPLY__BODY_STEP);
+    ccsim__reply__free_unpacked(r, NULL);
+    zmq_msg_t part;
+    zmq_msg_init(&part);
+    while (zmq_msg_recv(&part, sub, ZMQ_DONTWAIT) >= 0) {
+      if (!zmq_msg_more(&part)) {
+        ss = ccsim__stream_state__unpack(NULL, zmq_msg_size(&part), zmq_msg_data(&part));
+        break;
+      }
+    }
+    zmq_msg_close(&part);
+  }
+  assert_non_null(ss);
+  assert_int_equal(ss->n_contacts, 0);  // not asked for
+  ccsim__stream_state__free_unpacked(ss, NULL);
+  ss = NULL;
   // Step.want_contacts and the body's contact wrench
   Ccsim__Reply *r = step(f, 2e-3, NULL, 0, 1);
   assert_int_equal(r->body_case, CCSIM__REPLY__BODY_STEP);
@@ -191,6 +221,34 @@ static void test_resting_box_contacts(void **state) {
   assert_double_rel(box->contact_force->z, fz, 1e-12, 0);
   assert_int_equal(box->contact_count, sr->n_contacts);
   assert_double_rel(sr->bodies[0]->contact_force->z, -fz, 1e-12, 0);  // equal and opposite
+  // the stream message of that step: the reply's contacts, byte for byte
+  zmq_msg_t topic, body;
+  zmq_msg_init(&topic);
+  zmq_msg_init(&body);
+  for (int k = 0; k < 3 && !(ss && ss->time == sr->time); k++) {  // earlier steps' first
+    if (ss) ccsim__stream_state__free_unpacked(ss, NULL);
+    assert_true(zmq_msg_recv(&topic, sub, 0) >= 0);
+    assert_true(zmq_msg_more(&topic));
+    assert_true(zmq_msg_recv(&body, sub, 0) >= 0);
+    ss = ccsim__stream_state__unpack(NULL, zmq_msg_size(&body), zmq_msg_data(&body));
+    assert_non_null(ss);
+  }
+  assert_double_near(ss->time, sr->time, 0);
+  assert_int_equal(ss->n_contacts, sr->n_contacts);
+  for (size_t i = 0; i < sr->n_contacts; i++) {
+    uint8_t a[512], b[512];
+    size_t na = ccsim__contact__get_packed_size(sr->contacts[i]);
+    assert_true(na <= sizeof a);
+    assert_int_equal(ccsim__contact__get_packed_size(ss->contacts[i]), na);
+    ccsim__contact__pack(sr->contacts[i], a);
+    ccsim__contact__pack(ss->contacts[i], b);
+    assert_memory_equal(a, b, na);
+  }
+  ccsim__stream_state__free_unpacked(ss, NULL);
+  zmq_msg_close(&topic);
+  zmq_msg_close(&body);
+  zmq_close(sub);
+  f->sub = NULL;
   ccsim__reply__free_unpacked(r, NULL);
   // QueryContacts answers the same at the same state
   Ccsim__Request rq;
