@@ -492,8 +492,12 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     finish(&rc, j);
     return 1;
   }
-  ss->last_active = j->arrived;
   int controller = token_ok(ss, rq->token);
+  if (controller) {
+    // idle means: nothing from the controller; an observer's requests, refused or not, or
+    // a stranger's, must not keep a session its controller left from the idle timeout
+    ss->last_active = j->arrived;
+  }
   int queue = 0;
   switch (rq->body_case) {
   case CCSIM__REQUEST__BODY_STEP:

@@ -358,7 +358,16 @@ static void test_idle_session_expires_for_its_controller(void **state) {
     sleep_s(IDLE_TIMEOUT / 4);
     assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
   }
-  sleep_s(IDLE_TIMEOUT * 2);
+  // an observer's requests, allowed or refused, do not keep it alive for its controller
+  ccsim_session *obs = ccsim_session_attach(c, ccsim_session_id(s));
+  assert_non_null(obs);
+  for (int k = 0; k < 8; k++) {
+    sleep_s(IDLE_TIMEOUT / 4);
+    int st = k % 2 ? ccsim_session_step(obs, 1e-3, NULL, 0) : ccsim_session_get_state(obs);
+    if (k < 3) assert_int_equal(st, k % 2 ? CCSIM_EPERM : CCSIM_OK);
+  }
+  assert_int_equal(ccsim_session_get_state(obs), CCSIM_EEXPIRED);
+  ccsim_session_release(&obs);
   assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_EEXPIRED);
   assert_non_null(strstr(ccsim_client_errmsg(c), "without a request"));
   assert_int_equal(ccsim_session_close(&s), CCSIM_EEXPIRED);
