@@ -858,7 +858,7 @@ int ccsim_watch_next(ccsim_watch *w, int timeout_ms, ccsim_stream_msg *out) {
   if (st == CCSIM_OK) {
     ccsim_client tmp;  // for its error buffer only
     memset(&tmp, 0, sizeof tmp);
-    memset(w->bodies, 0, (size_t)w->cap * sizeof *w->bodies);
+    if (w->cap > 0) memset(w->bodies, 0, (size_t)w->cap * sizeof *w->bodies);  // NULL at 0
     st = take_bodies_into(&tmp, w->bodies, (int)m->n_bodies, m->bodies, m->n_bodies);
     out->nbody = (int)m->n_bodies;
     out->bodies = w->bodies;

@@ -132,9 +132,38 @@ static void csv_row(FILE *f, const ccsim_session *s) {
   fprintf(f, "\n");
 }
 
+// Write str as a gnuplot single-quoted string: no substitution happens inside one, a
+// quote is doubled, and a control character (a newline would end the command and let the
+// rest run as gnuplot, system() included) becomes '?'. Names come from scene files.
+static void put_gp_string(FILE *gp, const char *str) {
+  fputc('\'', gp);
+  for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
+    if (*p == '\'') {
+      fputs("''", gp);
+    } else {
+      fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, gp);
+    }
+  }
+  fputc('\'', gp);
+}
+
+static int has_control_chars(const char *str) {
+  for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
+    if (*p < 0x20 || *p == 0x7f) return 1;
+  }
+  return 0;
+}
+
 // The paper's Figure 5 from the CSV: body b's height and vertical contact force against
 // time, one panel each. Returns 0, or 1 with a message when gnuplot is missing or fails.
 static int plot_figure5(const char *csv, const char *png, const ccsim_session *s, int b) {
+  if (has_control_chars(png) || has_control_chars(csv)) {
+    fprintf(stderr,
+            "ccsim: --plot: a file name with control characters cannot be plotted; "
+            "the data are in %s\n",
+            csv);
+    return 1;
+  }
   if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
     fprintf(stderr, "ccsim: --plot needs gnuplot, which is not installed "
                     "(apt-get install gnuplot-nox); the data are in %s\n", csv);
@@ -148,19 +177,18 @@ static int plot_figure5(const char *csv, const char *png, const ccsim_session *s
   // columns: t, then 17 per body (p 3, q 4, v 3, w 3, f 3, contacts)
   int zcol = 2 + 17 * b + 2, fcol = 2 + 17 * b + 15;
   const char *name = ccsim_session_body_name(s, b);
+  fputs("set terminal png size 900,700\nset output ", gp);
+  put_gp_string(gp, png);
+  fputs("\nset datafile separator ','\nset key off\nset multiplot layout 2,1 title ", gp);
+  put_gp_string(gp, name);
+  fputs(".': height and vertical contact force'\nset ylabel 'height z [m]'\nplot ", gp);
+  put_gp_string(gp, csv);
   fprintf(gp,
-          "set terminal png size 900,700\n"
-          "set output '%s'\n"
-          "set datafile separator ','\n"
-          "set key off\n"
-          "set multiplot layout 2,1 title '%s: height and vertical contact force'\n"
-          "set ylabel 'height z [m]'\n"
-          "plot '%s' using 1:%d every ::1 with lines lw 2\n"
-          "set xlabel 'time [s]'\n"
-          "set ylabel 'contact force F_z [N]'\n"
-          "plot '%s' using 1:%d every ::1 with lines lw 2\n"
-          "unset multiplot\n",
-          png, name, csv, zcol, csv, fcol);
+          " using 1:%d every ::1 with lines lw 2\nset xlabel 'time [s]'\n"
+          "set ylabel 'contact force F_z [N]'\nplot ",
+          zcol);
+  put_gp_string(gp, csv);
+  fprintf(gp, " using 1:%d every ::1 with lines lw 2\nunset multiplot\n", fcol);
   int rc = pclose(gp);
   if (rc != 0) {
     fprintf(stderr, "ccsim: gnuplot failed (status %d)\n", rc);

@@ -179,7 +179,9 @@ int main(int argc, char **argv) {
   int rc = srv_run(s);
   g_server = NULL;
   printf("ccsimd: stopping (%d sessions open%s)\n", srv_session_count(s),
-         cfg.state_dir ? ", saved" : "");
+         !cfg.state_dir       ? ""
+         : srv_save_failed(s) ? ", NOT all saved: see above"
+                              : ", saved");
   srv_destroy(&s);
   return rc == 0 ? 0 : 1;
 }

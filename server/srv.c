@@ -42,6 +42,16 @@ static int is_loopback(const char *ep) {
          strncmp(h, "[::1]:", 6) == 0;
 }
 
+// A socket other machines can reach without CURVE: say so on stderr (the bound endpoint).
+static void warn_if_open(const srv_config *c, const char *what, const char *ep) {
+  if (!is_loopback(ep) && !c->curve_secret_file) {
+    fprintf(stderr,
+            "ccsimd: warning: %s %s, reachable from other machines without "
+            "encryption or authentication (see --curve-secret)\n",
+            what, ep);
+  }
+}
+
 // "auto": the request endpoint's host on a free port (tcp), or PATH-stream (ipc)
 static int stream_endpoint_for(const char *bound, char *out, size_t n) {
   if (strncmp(bound, "tcp://", 6) == 0) {
@@ -179,10 +189,7 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   }
   size_t n = sizeof s->endpoint;
   zmq_getsockopt(s->router, ZMQ_LAST_ENDPOINT, s->endpoint, &n);
-  if (!is_loopback(s->endpoint) && !c->curve_secret_file) {
-    fprintf(stderr, "ccsimd: warning: bound to %s, reachable from other machines without "
-                    "encryption or authentication (see --curve-secret)\n", s->endpoint);
-  }
+  warn_if_open(c, "bound to", s->endpoint);
   if (c->stream_bind) {
     char ep[300];
     if (strcmp(c->stream_bind, "auto") == 0) {
@@ -212,6 +219,7 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
     }
     n = sizeof s->stream_endpoint;
     zmq_getsockopt(s->pub, ZMQ_LAST_ENDPOINT, s->stream_endpoint, &n);
+    warn_if_open(c, "streaming states at", s->stream_endpoint);
     size_t pfl = sizeof s->pub_fd;
     if (zmq_getsockopt(s->pub, ZMQ_FD, &s->pub_fd, &pfl) != 0) {
       ccsim_set_err(err, err_sz, "cannot poll the stream socket: %s", zmq_strerror(zmq_errno()));
@@ -692,12 +700,17 @@ int srv_run(srv *s) {
   int rc = s->io_failed ? -1 : 0;
   srv_pool_stop(s);  // workers send what they computed before they leave
   srv_pool_drain(s);
-  if (s->cfg.state_dir) {
-    srv_save_all(s);
+  if (s->cfg.state_dir && srv_save_all(s) < 0) {
+    s->save_failed = 1;
+    rc = -1;  // a session is lost: ccsimd says so and exits with 1
   }
   pthread_setschedparam(pthread_self(), old_policy, &old_param);  // the caller's thread again
   prctl(PR_SET_NAME, old_name, 0, 0, 0);
   return rc;
+}
+
+int srv_save_failed(const srv *s) {
+  return s->save_failed;
 }
 
 int srv_save_all(srv *s) {

@@ -65,6 +65,10 @@ const char *srv_stream_endpoint(const srv *s);
 // or -1 on a transport failure.
 int srv_run(srv *s);
 
+// Whether srv_run's final save (--state-dir) failed for some session (each was named on
+// stderr with the reason).
+int srv_save_failed(const srv *s);
+
 // Ask srv_run to return soon. Thread-safe and async-signal-safe.
 void srv_stop(srv *s);
 

@@ -233,6 +233,7 @@ struct srv {
   double next_save;           // monotonic [s] (the leader)
   double next_housekeeping;   // monotonic [s] (the leader)
   int io_failed;              // the leader met a transport failure (srv_run returns -1)
+  int save_failed;            // the final save of srv_run lost a session
 
   unsigned char (*allow)[32]; // CURVE client keys admitted (nallow)
   int nallow;

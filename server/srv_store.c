@@ -334,8 +334,9 @@ int srv_save_session(srv *s, srv_session *ss) {
   char tmp[4096], path[4096];
   session_path(s, ss->id, ".tmp", tmp, sizeof tmp);
   session_path(s, ss->id, "", path, sizeof path);
-  int rc = -1;
+  int rc = -1, why = 0;
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) why = errno;
   if (fd >= 0) {
     size_t off = 0;
     while (off < n) {
@@ -344,6 +345,7 @@ int srv_save_session(srv *s, srv_session *ss) {
         continue;
       }
       if (w <= 0) {
+        why = w < 0 ? errno : ENOSPC;
         break;
       }
       off += (size_t)w;
@@ -352,12 +354,14 @@ int srv_save_session(srv *s, srv_session *ss) {
       fd = -1;
       rc = rename(tmp, path);
     }
+    if (rc != 0 && !why) why = errno;
     if (fd >= 0) {
       close(fd);
     }
   }
   if (rc != 0) {
-    fprintf(stderr, "ccsimd: cannot save session %s in %s\n", ss->id, s->cfg.state_dir);
+    fprintf(stderr, "ccsimd: cannot save session %s in %s: %s\n", ss->id, s->cfg.state_dir,
+            strerror(why));
     unlink(tmp);
   }
   free(buf);
