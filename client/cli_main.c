@@ -1,5 +1,6 @@
 // ccsim: the command-line client. `ccsim run` plays a scene (on an embedded server when
 // no --server is given), `ccsim ping` checks a server.
+#include <ctype.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -141,7 +142,7 @@ static void put_gp_string(FILE *gp, const char *str) {
     if (*p == '\'') {
       fputs("''", gp);
     } else {
-      fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, gp);
+      fputc(iscntrl(*p) ? '?' : *p, gp);
     }
   }
   fputc('\'', gp);
@@ -149,7 +150,7 @@ static void put_gp_string(FILE *gp, const char *str) {
 
 static int has_control_chars(const char *str) {
   for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
-    if (*p < 0x20 || *p == 0x7f) return 1;
+    if (iscntrl(*p)) return 1;
   }
   return 0;
 }
