@@ -28,6 +28,7 @@ struct ccsim_client {
   int heartbeat_ms;
   int attempts;          // attempts the last round trip took
   int curve;
+  uint64_t max_request;  // the server's limit on a request [bytes] (0: not told)
   char server_key[41], public_key[41], secret_key[41];
   char err[512];
   // replies are unpacked into this arena and live until the next round trip: a Step's
@@ -160,6 +161,15 @@ static int roundtrip_ex(ccsim_client *c, Ccsim__Request *rq, Ccsim__Reply **out,
   if (!buf) {
     cerr(c, "out of memory");
     return CCSIM_ENOMEM;
+  }
+  if (c->max_request && n > c->max_request) {
+    // sent, it would be dropped without a reply and the wait end in a timeout
+    free(buf);
+    cerr(c,
+         "%s: request of %zu bytes exceeds the server's limit of %llu bytes (ccsimd "
+         "--max-msg-bytes)",
+         ccsim_status_name(CCSIM_ELIMIT), n, (unsigned long long)c->max_request);
+    return CCSIM_ELIMIT;
   }
   int tries = 1 + (retryable ? c->retries : 0);
   int st = CCSIM_ETIMEOUT;
@@ -304,6 +314,9 @@ ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opt
     ccsim_client_destroy(&c);
     return NULL;
   }
+  if (r->body_case == CCSIM__REPLY__BODY_HELLO && r->hello && r->hello->has_max_msg_bytes) {
+    c->max_request = r->hello->max_msg_bytes;
+  }
   return c;
 }
 
@@ -368,6 +381,7 @@ int ccsim_client_server_info(ccsim_client *c, ccsim_server_info *out, double *rt
     out->max_substeps = i->max_substeps;
     out->max_triangles = i->max_triangles;
     out->max_msg_bytes = i->max_msg_bytes;
+    out->max_contacts = i->max_contacts;
     out->idle_timeout = i->idle_timeout;
     out->max_step_seconds = i->max_step_seconds;
     out->expired = i->expired;

@@ -59,6 +59,7 @@ typedef struct ccsim_server_info {
   ccsim_deadline_stats deadline;  // over every paced session
   uint32_t max_sessions, workers, max_bodies, max_substeps;
   uint64_t max_triangles, max_msg_bytes;
+  uint32_t max_contacts;          // contacts in one reply
   double idle_timeout;            // [s] (0: never)
   uint64_t expired;               // sessions freed by the idle timeout
   double max_step_seconds;        // wall time of physics per request [s] (0: no limit)

@@ -293,6 +293,8 @@ static int do_hello(rctx *rc, const Ccsim__Hello *h) {
   hr->has_protocol_version = 1;
   hr->protocol_version = CCSIM__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT;
   hr->server_version = SRV_VERSION;
+  hr->has_max_msg_bytes = 1;
+  hr->max_msg_bytes = rc->s->cfg.max_msg_bytes;
   rc->reply.body_case = CCSIM__REPLY__BODY_HELLO;
   rc->reply.hello = hr;
   return CCSIM_OK;

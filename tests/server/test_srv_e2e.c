@@ -256,6 +256,56 @@ static void test_hostile_frames(void **state) {
   ping_still_works(f);
 }
 
+// A request the server could not answer (ZeroMQ drops one over --max-msg-bytes + 1 KiB,
+// connection and all) is refused by the client at once, from the limit Hello told it,
+// instead of ending in a timeout; smaller requests are still served.
+static void test_oversized_request(void **state) {
+  (void)state;
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.max_msg_bytes = 2048;
+  pthread_t th;
+  srv *s = test_server_start(&cfg, &th);
+  assert_non_null(s);
+  // 60 bodies with long names: about 8 KiB packed
+  char json[16384];
+  size_t at = (size_t)snprintf(json, sizeof json, "{\"bodies\": [");
+  for (int b = 0; b < 60; b++) {
+    at += (size_t)snprintf(json + at, sizeof json - at,
+                           "%s{\"name\": \"body-with-a-name-long-enough-to-fill-%03d\","
+                           " \"pose\": {\"p\": [0, 0, %d]}}",
+                           b ? ", " : "", b, b);
+  }
+  snprintf(json + at, sizeof json - at, "]}");
+  char err[512] = "";
+  ccsim_scene *big = ccsim_scene_parse(json, strlen(json), "big", NULL, err, sizeof err);
+  assert_non_null(big);
+  ccsim_scene *small = ccsim_scene_parse(k_scene, strlen(k_scene), "inline", NULL, err, sizeof err);
+  assert_non_null(small);
+  ccsim_client *c = ccsim_client_connect(srv_endpoint(s), 3000, 0, err, sizeof err);
+  assert_non_null(c);
+  double t0 = now_s();
+  ccsim_session *ss = ccsim_session_create(c, big);
+  double took = now_s() - t0;
+  assert_null(ss);
+  if (!strstr(ccsim_client_errmsg(c), "CCSIM_ELIMIT") ||
+      !strstr(ccsim_client_errmsg(c), "--max-msg-bytes")) {
+    print_error("got '%s' after %.3f s\n", ccsim_client_errmsg(c), took);
+  }
+  assert_non_null(strstr(ccsim_client_errmsg(c), "CCSIM_ELIMIT"));
+  assert_non_null(strstr(ccsim_client_errmsg(c), "--max-msg-bytes"));
+  assert_true(took < 1.0);
+  ss = ccsim_session_create(c, small);
+  assert_non_null(ss);
+  assert_int_equal(ccsim_session_step(ss, 0.01, NULL, 0), CCSIM_OK);
+  assert_int_equal(ccsim_session_close(&ss), CCSIM_OK);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&big);
+  ccsim_scene_destroy(&small);
+  test_server_stop(&s, th);
+}
+
 static void test_scene_file_errors(void **state) {
   (void)state;
   struct {
@@ -289,6 +339,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_session_lifecycle, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hostile_frames, setup, teardown),
+      cmocka_unit_test(test_oversized_request),
       cmocka_unit_test(test_scene_file_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
