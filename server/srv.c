@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -109,6 +110,30 @@ static int check_config(const srv_config *c, char *err, size_t err_sz) {
   return 0;
 }
 
+static void *probe_main(void *arg) {
+  return arg;
+}
+
+// 0 when a thread may run SCHED_FIFO at prio, else the error. A thread of its own is the
+// probe: the caller's scheduling is left alone.
+static int realtime_refused(int prio) {
+  pthread_attr_t a;
+  struct sched_param sp = {.sched_priority = prio};
+  pthread_t t;
+  int rc = pthread_attr_init(&a);
+  if (rc == 0) {
+    rc = pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
+    rc = rc ? rc : pthread_attr_setschedpolicy(&a, SCHED_FIFO);
+    rc = rc ? rc : pthread_attr_setschedparam(&a, &sp);
+    rc = rc ? rc : pthread_create(&t, &a, probe_main, NULL);
+    if (rc == 0) {
+      pthread_join(t, NULL);
+    }
+    pthread_attr_destroy(&a);
+  }
+  return rc;
+}
+
 srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   srv_config def;
   if (!c) {
@@ -117,6 +142,16 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   }
   if (check_config(c, err, err_sz) != 0 ||
       (c->state_dir && srv_state_dir_ready(c->state_dir, err, err_sz) != 0)) {
+    return NULL;
+  }
+  int rt_err = c->rt_priority > 0 ? realtime_refused(c->rt_priority) : 0;
+  if (rt_err) {
+    // ZeroMQ's I/O thread would abort the process on the same refusal; and a HIL rig that
+    // asked for real time should not run on without it
+    ccsim_set_err(err, err_sz,
+                  "real-time priority %d refused (%s): SCHED_FIFO needs CAP_SYS_NICE or an "
+                  "rtprio limit of at least %d (ulimit -r); run without --realtime otherwise",
+                  c->rt_priority, strerror(rt_err), c->rt_priority);
     return NULL;
   }
   srv *s = calloc(1, sizeof *s);
