@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include <zmq.h>
 
@@ -140,8 +141,7 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
     srv_config_defaults(&def);
     c = &def;
   }
-  if (check_config(c, err, err_sz) != 0 ||
-      (c->state_dir && srv_state_dir_ready(c->state_dir, err, err_sz) != 0)) {
+  if (check_config(c, err, err_sz) != 0) {
     return NULL;
   }
   int rt_err = c->rt_priority > 0 ? realtime_refused(c->rt_priority) : 0;
@@ -154,11 +154,17 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
                   c->rt_priority, strerror(rt_err), c->rt_priority);
     return NULL;
   }
+  int lock_fd = -1;
+  if (c->state_dir && (lock_fd = srv_state_dir_open(c->state_dir, err, err_sz)) < 0) {
+    return NULL;
+  }
   srv *s = calloc(1, sizeof *s);
   if (!s) {
+    if (lock_fd >= 0) close(lock_fd);
     ccsim_set_err(err, err_sz, "out of memory");
     return NULL;
   }
+  s->state_lock_fd = lock_fd;
   s->cfg = *c;
   s->tab = calloc((size_t)c->max_sessions, sizeof *s->tab);
   pthread_condattr_t ca;
@@ -787,6 +793,9 @@ void srv_destroy(srv **ps) {
     zmq_ctx_term(s->zctx);
   }
   free(s->allow);
+  if (s->state_lock_fd >= 0) {
+    close(s->state_lock_fd);  // the state dir is free for the next server from here on
+  }
   ccsim_arena_fini(&s->io_arena);
   pthread_mutex_destroy(&s->mu);
   pthread_mutex_destroy(&s->sock_mu);

@@ -234,6 +234,7 @@ struct srv {
   double next_housekeeping;   // monotonic [s] (the leader)
   int io_failed;              // the leader met a transport failure (srv_run returns -1)
   int save_failed;            // the final save of srv_run lost a session
+  int state_lock_fd;          // the --state-dir lock, held while the server lives (-1: none)
 
   unsigned char (*allow)[32]; // CURVE client keys admitted (nallow)
   int nallow;
@@ -326,9 +327,11 @@ int srv_save_session(srv *s, srv_session *ss);
 // --state-dir: delete ss's file (its session closed or expired).
 void srv_unlink_session(srv *s, const char *id);
 
-// --state-dir: create dir when missing; -1 + message when it is not a directory this
-// process can write into (a server that could not save its sessions would lose them).
-int srv_state_dir_ready(const char *dir, char *err, size_t err_sz);
+// --state-dir: create dir when missing and lock it for this server. Returns the lock's
+// descriptor (the caller owns it; closing it frees the dir), or -1 + message when dir is
+// not a directory this process can write into (a server that could not save its sessions
+// would lose them) or another server holds it (two would overwrite each other's files).
+int srv_state_dir_open(const char *dir, char *err, size_t err_sz);
 
 // --state-dir: load every saved session into the table (from srv_new). Returns the
 // number restored; problems go to stderr and leave the file in place.

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -318,6 +319,8 @@ int srv_save_session(srv *s, srv_session *ss) {
   sv.session_id = ss->id;
   sv.controller_token = ss->token;
   sv.checkpoint = &cp;
+  sv.has_steps = 1;
+  sv.steps = ss->steps;  // written by the session's job thread only: this one, or none
   if (ss->last_reply) {
     sv.has_last_reply = 1;
     sv.last_reply.data = ss->last_reply->data;
@@ -377,43 +380,49 @@ void srv_unlink_session(srv *s, const char *id) {
   unlink(path);
 }
 
-static uint8_t *read_file(const char *path, size_t max, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+// The whole of a regular file of at most max bytes (malloc'd), or NULL with *why set.
+static uint8_t *read_file(const char *path, size_t max, size_t *len, const char **why) {
+  // O_NONBLOCK: a FIFO put in the state dir must not hold up the server's start
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    *why = strerror(errno);
+    if (fd >= 0) close(fd);
     return NULL;
   }
-  uint8_t *buf = NULL;
-  size_t cap = 0, n = 0;
-  for (;;) {
-    if (n == cap) {
-      size_t ncap = cap ? 2 * cap : 65536;
-      if (ncap > max + 1) {
-        ncap = max + 1;
-      }
-      if (ncap <= cap) {
-        break;  // past max
-      }
-      uint8_t *nb = realloc(buf, ncap);
-      if (!nb) {
-        break;
-      }
-      buf = nb;
-      cap = ncap;
-    }
-    size_t r = fread(buf + n, 1, cap - n, f);
-    n += r;
-    if (r == 0) {
-      break;
-    }
-  }
-  int bad = ferror(f) || n > max;
-  fclose(f);
-  if (bad) {
-    free(buf);
+  if (!S_ISREG(st.st_mode)) {
+    *why = "not a regular file";
+    close(fd);
     return NULL;
   }
+  if ((uint64_t)st.st_size > max) {
+    *why = "larger than twice --max-msg-bytes";
+    close(fd);
+    return NULL;
+  }
+  size_t n = (size_t)st.st_size, off = 0;
+  uint8_t *buf = malloc(n ? n : 1);
+  if (!buf) {
+    *why = "out of memory";
+    close(fd);
+    return NULL;
+  }
+  while (off < n) {
+    ssize_t r = read(fd, buf + off, n - off);
+    if (r < 0 && errno == EINTR) {
+      continue;
+    }
+    if (r <= 0) {
+      *why = r < 0 ? strerror(errno) : "shorter than its size (changed while read)";
+      free(buf);
+      close(fd);
+      return NULL;
+    }
+    off += (size_t)r;
+  }
+  close(fd);
   *len = n;
-  return buf ? buf : malloc(1);
+  return buf;
 }
 
 static int hex_id(const char *id) {
@@ -429,7 +438,7 @@ static int hex_id(const char *id) {
   return 1;
 }
 
-int srv_state_dir_ready(const char *dir, char *err, size_t err_sz) {
+int srv_state_dir_open(const char *dir, char *err, size_t err_sz) {
   if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
     ccsim_set_err(err, err_sz, "cannot create the state dir %s: %s", dir, strerror(errno));
     return -1;
@@ -447,7 +456,36 @@ int srv_state_dir_ready(const char *dir, char *err, size_t err_sz) {
     ccsim_set_err(err, err_sz, "cannot write into the state dir %s: %s", dir, strerror(errno));
     return -1;
   }
-  return 0;
+  // flock: the kernel frees it when the process ends however it ends, so a crashed
+  // server's lock never has to be removed by hand
+  char path[4096];
+  snprintf(path, sizeof path, "%s/ccsimd.lock", dir);
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    ccsim_set_err(err, err_sz, "cannot create the lock %s: %s", path, strerror(errno));
+    return -1;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    char pid[32] = "";
+    ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+    pid[n > 0 ? n : 0] = 0;
+    pid[strcspn(pid, "\n")] = 0;
+    close(fd);
+    if (e == EWOULDBLOCK) {
+      ccsim_set_err(err, err_sz, "the state dir %s is in use by another server (pid %s)", dir,
+                    pid[0] ? pid : "unknown");
+    } else {
+      ccsim_set_err(err, err_sz, "cannot lock %s: %s", path, strerror(e));
+    }
+    return -1;
+  }
+  char pid[32];
+  int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+    // the pid is for the message above only: the lock holds without it
+  }
+  return fd;
 }
 
 int srv_restore_all(srv *s) {
@@ -470,13 +508,13 @@ int srv_restore_all(srv *s) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", s->cfg.state_dir, e->d_name);
     size_t len = 0;
-    uint8_t *buf = read_file(path, s->cfg.max_msg_bytes * 2, &len);
+    const char *problem = NULL;
+    uint8_t *buf = read_file(path, s->cfg.max_msg_bytes * 2, &len, &problem);
     Ccsim__SavedSession *sv = buf ? ccsim__saved_session__unpack(NULL, len, buf) : NULL;
     free(buf);
-    const char *problem = NULL;
     char err[512] = "";
     if (!sv) {
-      problem = "unreadable or not a saved session";
+      problem = problem ? problem : "not a saved session";  // unread: read_file says why
     } else if (!hex_id(sv->session_id) || !hex_id(sv->controller_token) || !sv->checkpoint ||
                !sv->checkpoint->scene || strncmp(e->d_name, sv->session_id, SRV_ID_LEN) != 0) {
       problem = "incomplete (id, token or checkpoint)";
@@ -492,6 +530,9 @@ int srv_restore_all(srv *s) {
       if (!ss) {
         problem = err;
       }
+    }
+    if (ss) {
+      ss->steps = ss->saved_steps = sv->steps;
     }
     if (ss && sv->has_last_reply && sv->last_reply.len > 0) {
       ss->last_reply = srv_blob_copy(sv->last_reply.data, sv->last_reply.len);

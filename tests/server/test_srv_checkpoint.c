@@ -267,6 +267,13 @@ static void test_state_dir_survives_sigterm(void **state) {
   // a new ccsimd restores it; the same client handle carries on with its seq
   pid = f->child = start_ccsimd(bin, endpoint, state_dir);
   assert_true(pid > 0);
+  // and its step count: the stream's sequence goes on without a jump back to 1
+  ccsim_session_info *list = NULL;
+  size_t nlist = 0;
+  assert_int_equal(ccsim_client_list_sessions(c, &list, &nlist), CCSIM_OK);
+  assert_int_equal(nlist, 1);
+  assert_int_equal(list[0].steps, K);
+  free(list);
   for (int k = K; k < N; k++) {
     ccsim_input in = {.body = 1, .force = {0, 1, 0}};
     int rcode = ccsim_session_step(s, 1e-2, &in, 1);
@@ -405,7 +412,27 @@ static void test_state_dir_unusable(void **state) {
   struct stat st;
   assert_int_equal(stat(fresh, &st), 0);
   assert_true(S_ISDIR(st.st_mode));
+  // a second server on the same dir is refused while the first lives, naming it
+  err[0] = 0;
+  assert_null(srv_new(&cfg, err, sizeof err));
+  char want[96];
+  snprintf(want, sizeof want, "in use by another server (pid %ld)", (long)getpid());
+  if (!strstr(err, want)) {
+    print_error("got '%s'\n", err);
+  }
+  assert_non_null(strstr(err, want));
   srv_destroy(&s);
+  // a FIFO named like a saved session does not hold up the start; it is skipped
+  char fifo[200];
+  snprintf(fifo, sizeof fifo, "%s/0123456789abcdef0123456789abcdef.session", fresh);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  alarm(20);  // a hang fails the test here instead of at ctest's timeout
+  s = srv_new(&cfg, err, sizeof err);
+  alarm(0);
+  assert_non_null(s);
+  assert_int_equal(srv_session_count(s), 0);
+  srv_destroy(&s);
+  assert_int_equal(unlink(fifo), 0);
 }
 
 int main(void) {
