@@ -739,6 +739,19 @@ int srv_run(srv *s) {
   // the caller's thread is a pool member like the workers: it leads or runs jobs
   srv_pool_serve(s);
   int rc = s->io_failed ? -1 : 0;
+  int busy = 0;
+  pthread_mutex_lock(&s->mu);
+  for (int i = 0; i < s->cfg.max_sessions; i++) {
+    busy += s->tab[i] && s->tab[i]->busy;
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (busy > 0) {
+    // a long step would otherwise hold the stop up silently
+    fprintf(stderr,
+            "ccsimd: stopping: %d session%s busy; a running request gets %g s more, then "
+            "stops with the state it reached; queued ones are dropped\n",
+            busy, busy == 1 ? "" : "s", SRV_STOP_GRACE);
+  }
   srv_pool_stop(s);  // workers send what they computed before they leave
   srv_pool_drain(s);
   if (s->cfg.state_dir && srv_save_all(s) < 0) {

@@ -816,6 +816,12 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   if (status == CCSIM_ENOMEM) {
     return fail(rc, CCSIM_ENOMEM, "step: out of memory for the reply");
   }
+  if (status != CCSIM_OK && j->stopped == SRV_STOPPED_SHUTDOWN) {
+    return fail(rc, status,
+                "step: stopped, the server is shutting down; the state reached at t = %.17g "
+                "is kept (and saved with --state-dir)",
+                sim_data_time(ss->d));
+  }
   if (status != CCSIM_OK && j->stopped) {
     return fail(rc, status,
                 "step: stopped after %g s of physics, this server's limit per request "

@@ -58,7 +58,11 @@
 #define SRV_VIEW 13          // doubles per body in a view: p(3) q(4) v(3) w(3)
 #define SRV_MAX_SUBSTATES 1000000  // body states in one reply's substates
 #define SRV_DECODED_PER_BYTE 16    // bytes a request may take decoded per byte (+ 64 KiB)
+#define SRV_STOP_GRACE 1.0         // wall time a running request gets once the server stops [s]
 #define SRV_WAKE_EP_FMT "inproc://ccsim-srv-wake-%p"
+
+// why a request's physics was stopped before its end (srv_job.stopped)
+enum { SRV_STOPPED_LIMIT = 1, SRV_STOPPED_SHUTDOWN = 2 };
 #define SRV_ZAP_EP "inproc://zeromq.zap.01"
 
 typedef struct srv_session srv_session;
@@ -89,7 +93,7 @@ typedef enum srv_job_kind {
 
 struct srv_job {
   srv_job *next;         // in a session queue, the ready queue or the pacer list
-  int stopped;           // its physics ran into cfg.max_step_seconds and was stopped
+  int stopped;           // its physics was stopped: SRV_STOPPED_* (0: ran to its end)
   srv_job_kind kind;
   srv_session *ss;       // target (NULL: CreateSession)
   Ccsim__Request *rq;    // in rq_arena; NULL for ticks and saves

@@ -245,17 +245,27 @@ typedef struct step_watch_arg {
   unsigned gen;    // the duty's generation when the step began
   double until;    // monotonic [s]: pass the duty on from here (0: not run by the holder)
   double stop_at;  // monotonic [s]: stop the physics from here (0: never)
+  double stop_seen;  // monotonic [s]: when it first saw the server stopping (0: not yet)
   int done;        // the duty was passed on
 } step_watch_arg;
 
-// sim_step's progress call: past the server's time per request, stop the physics; during a
-// Step run by the duty holder, past the watch, pass the duty on (unless the pacer did)
+// sim_step's progress call: past the server's time per request, or SRV_STOP_GRACE after
+// the server began to stop, stop the physics; during a Step run by the duty holder, past
+// the watch, pass the duty on (unless the pacer did)
 static int step_watch(void *arg) {
   step_watch_arg *w = arg;
   double now = srv_now();
   if (w->stop_at > 0 && now > w->stop_at) {
-    w->j->stopped = 1;
+    w->j->stopped = SRV_STOPPED_LIMIT;
     return 1;
+  }
+  if (atomic_load_explicit(&w->s->stop, memory_order_relaxed)) {
+    if (w->stop_seen == 0) {
+      w->stop_seen = now;
+    } else if (now > w->stop_seen + SRV_STOP_GRACE) {
+      w->j->stopped = SRV_STOPPED_SHUTDOWN;
+      return 1;
+    }
   }
   if (w->until == 0 || w->done || now < w->until) {
     return 0;
@@ -288,10 +298,8 @@ static void run_job(srv *s, srv_job *j, void *wake, ccsim_arena *a, const srv_du
       w.until = t0 + inline_watch(s);
     }
     w.stop_at = s->cfg.max_step_seconds > 0 ? t0 + s->cfg.max_step_seconds : 0;
-    if (w.until > 0 || w.stop_at > 0) {
-      watched = j->ss->d;
-      sim_set_progress(watched, step_watch, &w);
-    }
+    watched = j->ss->d;  // always: a stopping server must not wait out a long step
+    sim_set_progress(watched, step_watch, &w);
   }
   srv_execute(s, j, a);
   if (watched) {

@@ -354,6 +354,58 @@ static void test_realtime_refused(void **state) {
   assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+typedef struct long_step {
+  ccsim_client *c;
+  ccsim_session *s;
+  int rc;
+  char msg[512];
+} long_step;
+
+static void *long_step_main(void *arg) {
+  long_step *ls = arg;
+  ls->rc = ccsim_session_step_n(ls->s, 1e-3, 3000000, NULL, 0, NULL, NULL);
+  snprintf(ls->msg, sizeof ls->msg, "%s", ccsim_client_errmsg(ls->c));
+  return NULL;
+}
+
+// A stopping server gives a running step SRV_STOP_GRACE (1 s), then stops it with the state
+// reached, and says so in the reply: a Step of seconds of physics does not hold the stop up
+// (for up to --max-step-seconds, 600 s by default).
+static void test_stop_cuts_long_step(void **state) {
+  (void)state;
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.max_substeps = 10000000;
+  pthread_t th;
+  srv *s = test_server_start(&cfg, &th);
+  assert_non_null(s);
+  char err[512] = "";
+  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "inline", NULL, err, sizeof err);
+  assert_non_null(sc);
+  ccsim_client *c = ccsim_client_connect(srv_endpoint(s), 60000, 0, err, sizeof err);
+  assert_non_null(c);
+  long_step ls = {.c = c, .s = ccsim_session_create(c, sc)};
+  assert_non_null(ls.s);
+  // 3e6 sub-steps: tens of seconds of physics
+  pthread_t cl;
+  assert_int_equal(pthread_create(&cl, NULL, long_step_main, &ls), 0);
+  sleep_s(0.3);
+  double t0 = now_s();
+  srv_stop(s);
+  pthread_join(th, NULL);
+  double took = now_s() - t0;
+  pthread_join(cl, NULL);
+  print_message("  stopped in %.2f s: %s\n", took, ls.msg);
+  assert_true(took < 1.0 + 2.0);
+  assert_int_not_equal(ls.rc, CCSIM_OK);
+  assert_non_null(strstr(ls.msg, "shutting down"));
+  ccsim_session_release(&ls.s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+  srv_destroy(&s);
+}
+
 static void test_scene_file_errors(void **state) {
   (void)state;
   struct {
@@ -389,6 +441,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_hostile_frames, setup, teardown),
       cmocka_unit_test(test_oversized_request),
       cmocka_unit_test(test_realtime_refused),
+      cmocka_unit_test(test_stop_cuts_long_step),
       cmocka_unit_test(test_scene_file_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
