@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <zmq.h>
@@ -16,6 +17,15 @@
 // one attempt of 5 s for the queries of sessions and watch: a person at a terminal reruns
 // the command sooner than the library's default three attempts of 10 s would give up
 #define CLI_QUERY_TIMEOUT_MS 5000
+// watch asks for its session after this long without a stream message [ms]
+#define CLI_WATCH_CHECK_MS 2000
+
+// monotonic clock [s]
+static double mono_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 void cli_service_usage(FILE *f) {
   fprintf(f,
@@ -23,7 +33,9 @@ void cli_service_usage(FILE *f) {
           "      list a server's open sessions (id, time, bodies, steps, idle, pacing)\n"
           "  watch SESSION [--server E] [--csv] [--count N] [--timeout S]\n"
           "      print a session's state stream until it closes (or N messages, or S seconds\n"
-          "      without one); gaps in the stream's sequence numbers are reported on stderr\n"
+          "      without one); gaps in the stream's sequence numbers are reported on stderr;\n"
+          "      while the stream is quiet the session is asked for every 2 s, and a server\n"
+          "      that does not answer in 5 s ends the watch (exit 1)\n"
           "  keygen NAME [--dir DIR]\n"
           "      write a CURVE key pair: NAME.pub (give it to the other side) and NAME.secret\n"
           "      (keep it); ccsimd --curve-secret / --curve-allow, clients CCSIM_SERVER_KEY /\n"
@@ -226,14 +238,31 @@ int cli_watch_main(int argc, char **argv) {
     csv_header(stdout, s);
   }
   uint64_t last = 0, seen = 0;
+  double quiet_from = mono_s();  // the last message, or the start
   for (;;) {
     ccsim_stream_msg m;
-    int st = ccsim_watch_next(w, timeout > 0 ? (int)fmin(timeout * 1e3, 2e9) : -1, &m);
-    if (st == CCSIM_ETIMEOUT) {
+    // a stream says nothing when the server is gone: after every quiet slice the session
+    // is asked for directly, so a dead server or a lost close ends the watch
+    double left = timeout > 0 ? timeout - (mono_s() - quiet_from) : 1e9;
+    int slice_ms = (int)fmax(1.0, fmin(CLI_WATCH_CHECK_MS, left * 1e3));
+    int st = ccsim_watch_next(w, slice_ms, &m);
+    if (st == CCSIM_ETIMEOUT && timeout > 0 && mono_s() - quiet_from >= timeout) {
       fprintf(stderr, "ccsim %s: nothing for %g s\n", argv[0], timeout);
       rc = seen ? 0 : 1;
       break;
     }
+    if (st == CCSIM_ETIMEOUT) {
+      int gs = ccsim_session_get_state(s);
+      if (gs == CCSIM_OK) {
+        continue;
+      }
+      int ended = gs == CCSIM_ENOTFOUND || gs == CCSIM_EEXPIRED;
+      fprintf(stderr, "ccsim %s: %s%s\n", argv[0], ended ? "session ended: " : "",
+              ccsim_client_errmsg(c));
+      rc = ended ? 0 : 1;
+      break;
+    }
+    quiet_from = mono_s();
     if (st != CCSIM_OK) {
       fprintf(stderr, "ccsim %s: %s\n", argv[0], ccsim_status_str(st));
       break;

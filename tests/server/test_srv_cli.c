@@ -207,10 +207,70 @@ static void test_sessions_and_watch(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+typedef struct watcher {
+  fixture *f;
+  char **argv;
+  char out[4096];
+  int rc;
+  atomic_int done;
+} watcher;
+
+static void *watch_main(void *p) {
+  watcher *w = p;
+  w->rc = run(w->f, cli_watch_main, w->argv, w->out, sizeof w->out);
+  atomic_store(&w->done, 1);
+  return NULL;
+}
+
+// watch without --timeout on a quiet session ends when its server goes away (it used to
+// wait for ever) and when the session is closed behind it, not before
+static void test_watch_ends_with_server(void **state) {
+  fixture *f = *state;
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.stream_bind = "auto";
+  pthread_t sth;
+  srv *s2 = test_server_start(&cfg, &sth);
+  assert_non_null(s2);
+  char ep[256], err[256], id[64];
+  snprintf(ep, sizeof ep, "%s", srv_endpoint(s2));
+  const char *json =
+      "{\"bodies\": [{\"name\": \"ball\", \"mass\": 1, \"inertia\": [1, 1, 1],"
+      " \"pose\": {\"p\": [0, 0, 3]}}]}";
+  ccsim_scene *sc = ccsim_scene_parse(json, strlen(json), "ball", NULL, err, sizeof err);
+  if (!sc) print_error("%s\n", err);
+  ccsim_client *c = ccsim_client_new(ep, err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  snprintf(id, sizeof id, "%s", ccsim_session_id(s));
+  char *argv[] = {"watch", id, "--server", ep, NULL};
+  watcher w = {.f = f, .argv = argv};
+  pthread_t wth;
+  assert_int_equal(pthread_create(&wth, NULL, watch_main, &w), 0);
+  sleep_s(4.5);  // two quiet checks answered: still watching
+  assert_int_equal(atomic_load(&w.done), 0);
+  ccsim_session_release(&s);
+  ccsim_client_destroy(&c);
+  double t0 = now_s();
+  test_server_stop(&s2, sth);
+  while (!atomic_load(&w.done) && now_s() - t0 < 20) {
+    sleep_s(0.05);
+  }
+  double took = now_s() - t0;
+  assert_int_equal(atomic_load(&w.done), 1);  // (a hanging watch is left to the exit)
+  pthread_join(wth, NULL);
+  print_message("  the watch ended %.1f s after the server, status %d\n", took, w.rc);
+  assert_int_equal(w.rc, 1);
+  assert_true(took < 2.0 + 5.0 + 2.0);
+  ccsim_scene_destroy(&sc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_keygen, setup, teardown),
       cmocka_unit_test_setup_teardown(test_sessions_and_watch, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_watch_ends_with_server, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
