@@ -22,6 +22,8 @@ struct ccsim_client {
   char endpoint[512];
   void *zctx;            // owned
   void *sock;            // DEALER, owned
+  void *mon;             // PAIR receiving sock's CURVE refusals (CURVE only), owned
+  unsigned nmon;         // monitors made so far: each one's inproc name is new
   uint64_t next_id;      // request ids, increasing
   int timeout_ms;
   int retries;
@@ -76,7 +78,25 @@ static int set_curve(void *sock, const char *server, const char *pub, const char
          zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, sec, 41);
 }
 
+// Watch sock for the server refusing our CURVE key: without it a refused client sees only
+// its timeout, as if the server were down.
+static int open_monitor(ccsim_client *c) {
+  char ep[96];
+  snprintf(ep, sizeof ep, "inproc://ccsim-client-%p-%u", (void *)c, c->nmon++);
+  if (zmq_socket_monitor(c->sock, ep, ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0 ||
+      !(c->mon = zmq_socket(c->zctx, ZMQ_PAIR))) {
+    return -1;
+  }
+  int linger = 0;
+  zmq_setsockopt(c->mon, ZMQ_LINGER, &linger, sizeof linger);
+  return zmq_connect(c->mon, ep);
+}
+
 static int open_socket(ccsim_client *c) {
+  if (c->mon) {
+    zmq_close(c->mon);
+    c->mon = NULL;
+  }
   if (c->sock) {
     zmq_close(c->sock);
   }
@@ -97,6 +117,10 @@ static int open_socket(ccsim_client *c) {
     cerr(c, "cannot set CURVE keys: %s", zmq_strerror(zmq_errno()));
     return CCSIM_EINVAL;
   }
+  if (c->curve && open_monitor(c) != 0) {
+    cerr(c, "cannot watch the CURVE handshake: %s", zmq_strerror(zmq_errno()));
+    return CCSIM_EIO;
+  }
   if (zmq_connect(c->sock, c->endpoint) != 0) {
     cerr(c, "cannot connect to %s: %s", c->endpoint, zmq_strerror(zmq_errno()));
     return CCSIM_EIO;
@@ -106,6 +130,32 @@ static int open_socket(ccsim_client *c) {
 
 int ccsim_client_reconnect(ccsim_client *c) { return open_socket(c); }
 
+// Read one event of c->mon: CCSIM_EPERM when the server refused our key, else CCSIM_OK
+// (the wait goes on).
+static int monitor_event(ccsim_client *c) {
+  zmq_msg_t ev, addr;
+  zmq_msg_init(&ev);
+  zmq_msg_init(&addr);
+  int got = zmq_msg_recv(&ev, c->mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&ev) &&
+            zmq_msg_recv(&addr, c->mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_size(&ev) >= 6;
+  uint16_t id = 0;
+  uint32_t value = 0;
+  if (got) {
+    memcpy(&id, zmq_msg_data(&ev), 2);
+    memcpy(&value, (const uint8_t *)zmq_msg_data(&ev) + 2, 4);
+  }
+  zmq_msg_close(&ev);
+  zmq_msg_close(&addr);
+  if (got && id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+    cerr(c,
+         "%s: %s refused this client's CURVE key (ZAP status %u): its public key must be "
+         "in the server's --curve-allow directory",
+         ccsim_status_name(CCSIM_EPERM), c->endpoint, value);
+    return CCSIM_EPERM;
+  }
+  return CCSIM_OK;
+}
+
 // Wait up to timeout for the reply to request id; CCSIM_ETIMEOUT when none came.
 static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
   double deadline = now_us() + 1e3 * c->timeout_ms;
@@ -114,8 +164,23 @@ static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
     if (left <= 0) {
       return CCSIM_ETIMEOUT;
     }
-    // a receive with a timeout waits once; zmq_poll before it cost two more system calls
+    // a receive with a timeout waits once; zmq_poll before it cost two more system calls,
+    // paid only by CURVE clients, whose monitor may tell of a refusal meanwhile
     int wait_ms = (int)(left / 1e3) + 1;
+    if (c->mon) {
+      zmq_pollitem_t it[2] = {{.socket = c->sock, .events = ZMQ_POLLIN},
+                              {.socket = c->mon, .events = ZMQ_POLLIN}};
+      if (zmq_poll(it, 2, wait_ms) < 0 && zmq_errno() != EINTR) {
+        cerr(c, "poll failed: %s", zmq_strerror(zmq_errno()));
+        return CCSIM_EIO;
+      }
+      if ((it[1].revents & ZMQ_POLLIN) && monitor_event(c) == CCSIM_EPERM) {
+        return CCSIM_EPERM;
+      }
+      if (!(it[0].revents & ZMQ_POLLIN)) {
+        continue;  // the deadline decides
+      }
+    }
     zmq_setsockopt(c->sock, ZMQ_RCVTIMEO, &wait_ms, sizeof wait_ms);
     zmq_msg_t msg;
     zmq_msg_init(&msg);
@@ -325,6 +390,7 @@ void ccsim_client_destroy(ccsim_client **pc) {
     return;
   }
   ccsim_client *c = *pc;
+  if (c->mon) zmq_close(c->mon);
   if (c->sock) zmq_close(c->sock);
   if (c->zctx) zmq_ctx_term(c->zctx);
   ccsim_arena_fini(&c->rx);

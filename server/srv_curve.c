@@ -77,6 +77,36 @@ int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz) {
   return 0;
 }
 
+// Say on stderr that a client was refused, which key from where; a refused client
+// reconnects every few hundred ms, so after the first line at most one per 10 s, with
+// the count since the last.
+static void log_refusal(srv *s, int kept, zmq_msg_t *f) {
+  s->zap_refused++;
+  double now = srv_now();
+  if (s->zap_logged_at > 0 && now - s->zap_logged_at < 10.0 && !s->cfg.verbose) {
+    return;
+  }
+  char key[41] = "(not CURVE)", addr[64] = "?";
+  if (kept >= 7 && zmq_msg_size(&f[6]) == 32) {
+    zmq_z85_encode(key, zmq_msg_data(&f[6]), 32);
+  }
+  if (kept >= 4) {
+    size_t n = zmq_msg_size(&f[3]) < sizeof addr - 1 ? zmq_msg_size(&f[3]) : sizeof addr - 1;
+    memcpy(addr, zmq_msg_data(&f[3]), n);
+    addr[n] = 0;
+    for (size_t i = 0; i < n; i++) {
+      addr[i] = isprint((unsigned char)addr[i]) ? addr[i] : '?';
+    }
+  }
+  fprintf(stderr, "ccsimd: refused a client from %s: key %s is not in --curve-allow", addr, key);
+  if (s->zap_refused > 1) {
+    fprintf(stderr, " (%llu refusals since the last report)", (unsigned long long)s->zap_refused);
+  }
+  fprintf(stderr, "\n");
+  s->zap_refused = 0;
+  s->zap_logged_at = now;
+}
+
 int srv_zap_serve(srv *s) {
   // request: version, request id, domain, address, identity, mechanism, credentials...
   zmq_msg_t f[8];
@@ -114,8 +144,11 @@ int srv_zap_serve(srv *s) {
   zmq_send(s->zap, text, strlen(text), ZMQ_SNDMORE);
   zmq_send(s->zap, "", 0, ZMQ_SNDMORE);  // user id
   zmq_send(s->zap, "", 0, 0);            // metadata
-  if (s->cfg.verbose) {
-    fprintf(stderr, "ccsimd: ZAP: %s\n", ok ? "admitted a listed client key" : text);
+  if (s->cfg.verbose && ok) {
+    fprintf(stderr, "ccsimd: ZAP: admitted a listed client key\n");
+  }
+  if (!ok) {
+    log_refusal(s, kept, f);
   }
   for (int i = 0; i < kept; i++) {
     zmq_msg_close(&f[i]);

@@ -238,6 +238,8 @@ struct srv {
   double next_housekeeping;   // monotonic [s] (the leader)
   int io_failed;              // the leader met a transport failure (srv_run returns -1)
   int save_failed;            // the final save of srv_run lost a session
+  uint64_t zap_refused;       // CURVE refusals since the last logged (leader only)
+  double zap_logged_at;       // monotonic time of the last refusal logged [s] (0: none)
   int state_lock_fd;          // the --state-dir lock, held while the server lives (-1: none)
 
   unsigned char (*allow)[32]; // CURVE client keys admitted (nallow)
