@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,6 +200,12 @@ static int plot_figure5(const char *csv, const char *png, const ccsim_session *s
   return 0;
 }
 
+static volatile sig_atomic_t g_interrupted;  // the signal that asked cmd_run to stop (0: none)
+
+static void on_interrupt(int sig) {
+  g_interrupted = sig;
+}
+
 static int cmd_run(int argc, char **argv) {
   const char *scene_path = NULL, *server = NULL, *csv = NULL, *plot = NULL, *body = NULL;
   const char *mode = NULL;
@@ -307,11 +314,33 @@ static int cmd_run(int argc, char **argv) {
   }
   ccsim_step_stats total = {0};
   double t0 = now_s();
-  for (long k = 0; k < nsteps; k++) {
+  // Ctrl-C ends the run between steps and closes the session: a killed client's session
+  // would stay on the server (for ever with --idle-timeout 0). Once only: a second one
+  // kills as usual.
+  struct sigaction sa, old_int, old_term;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_interrupt;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  g_interrupted = 0;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  if (old_int.sa_handler == SIG_IGN) {
+    sigaction(SIGINT, &old_int, NULL);  // ignored by whoever started us (nohup, a script's &)
+  }
+  int stop_rc = 0;
+  for (long k = 0; k < nsteps && !stop_rc; k++) {
+    if (g_interrupted) {
+      fprintf(stderr, "ccsim: interrupted after %ld steps (t = %g); closing the session\n", k,
+              ccsim_session_time(s));
+      stop_rc = 128 + (int)g_interrupted;
+      break;
+    }
     if (ccsim_session_step(s, dt, NULL, 0) != CCSIM_OK) {
       fprintf(stderr, "ccsim: step %ld at t = %g: %s\n", k + 1, ccsim_session_time(s),
               ccsim_client_errmsg(c));
-      goto done;
+      stop_rc = 1;
+      break;
     }
     const ccsim_step_stats *st = ccsim_session_stats(s);
     total.steps += st->steps;
@@ -325,6 +354,12 @@ static int cmd_run(int argc, char **argv) {
     }
   }
   double wall = now_s() - t0;
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  if (stop_rc) {
+    rc = stop_rc;
+    goto done;
+  }
   printf("final state at t = %.17g s\n", ccsim_session_time(s));
   const ccsim_body_state *bs = ccsim_session_bodies(s);
   for (int b = 0; b < ccsim_session_nbody(s); b++) {

@@ -464,8 +464,15 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     pthread_mutex_lock(&s->mu);
     if (s->nsessions + s->pending_creates >= s->cfg.max_sessions) {
       pthread_mutex_unlock(&s->mu);
-      fail(&rc, CCSIM_ELIMIT, "create_session: the server already holds %d sessions (its limit)",
-           s->cfg.max_sessions);
+      // the usual cause: sessions of clients that went away without closing them
+      fail(&rc, CCSIM_ELIMIT,
+           "create_session: the server already holds %d sessions (its limit, "
+           "--max-sessions); `ccsim sessions` lists them, and %s",
+           s->cfg.max_sessions,
+           s->cfg.idle_timeout > 0
+               ? "sessions idle past --idle-timeout are freed"
+               : "this server never frees idle ones (--idle-timeout 0): clients that went "
+                 "away without closing keep theirs");
       finish(&rc, j);
       return 1;
     }

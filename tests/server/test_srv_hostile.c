@@ -551,7 +551,7 @@ static void test_limits(void **state) {
   Ccsim__Reply *r1 = create(f, 1), *r2 = create(f, 1);
   assert_int_equal(r1->error->code, CCSIM__CODE__OK);
   assert_int_equal(r2->error->code, CCSIM__CODE__OK);
-  expect(create(f, 1), CCSIM_ELIMIT, "limit");
+  expect(create(f, 1), CCSIM_ELIMIT, "never frees idle ones (--idle-timeout 0)");
   assert_int_equal(srv_session_count(f->s), 3);
   ccsim__reply__free_unpacked(r1, NULL);
   ccsim__reply__free_unpacked(r2, NULL);
