@@ -190,6 +190,14 @@ static int session_deadline(ccsim_arena *a, int pacing, const srv_deadline *dl,
   return *out ? 0 : -1;
 }
 
+// session_deadline for a reply built by the session's job thread (takes mu: the pacer and
+// readers share dl); left out when out of memory
+static void reply_deadline(rctx *rc, const srv_session *ss, Ccsim__DeadlineStats **out) {
+  pthread_mutex_lock(&rc->s->mu);
+  session_deadline(rc->a, ss->pacing, &ss->dl, out);
+  pthread_mutex_unlock(&rc->s->mu);
+}
+
 static Ccsim__Pacing *pacing_msg(ccsim_arena *a, int mode, double period) {
   Ccsim__Pacing *p = new_msg(a, sizeof *p, (void (*)(void *))ccsim__pacing__init);
   if (p) {
@@ -839,9 +847,7 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
     return fail(rc, status, "step: %s (at t = %.17g)", sim_data_errmsg(ss->d),
                 sim_data_time(ss->d));
   }
-  pthread_mutex_lock(&s->mu);
-  session_deadline(rc->a, ss->pacing, &ss->dl, &sr->deadline);  // out of memory: left out
-  pthread_mutex_unlock(&s->mu);
+  reply_deadline(rc, ss, &sr->deadline);
   sr->has_time = 1;
   sr->time = sim_data_time(ss->d);
   sr->bodies = bodies;
@@ -940,9 +946,7 @@ static void run_free_step(rctx *rc, srv_job *j, srv_session *ss) {
     if (!sr || wire_bodies_new(rc->a, ss->m, ss->d, &sr->bodies, &sr->n_bodies) != 0) {
       fail(rc, CCSIM_ENOMEM, "step: out of memory");
     } else {
-      pthread_mutex_lock(&rc->s->mu);
-      session_deadline(rc->a, ss->pacing, &ss->dl, &sr->deadline);  // out of memory: left out
-      pthread_mutex_unlock(&rc->s->mu);
+      reply_deadline(rc, ss, &sr->deadline);
       sr->has_time = 1;
       sr->time = sim_data_time(ss->d);
       rc->reply.body_case = CCSIM__REPLY__BODY_STEP;
@@ -1044,6 +1048,7 @@ static int do_set_state(rctx *rc, srv_job *j, srv_session *ss, const Ccsim__SetS
   }
   sr->has_time = 1;
   sr->time = sim_data_time(ss->d);
+  reply_deadline(rc, ss, &sr->deadline);
   state_changed(rc, j, ss, sr->bodies, sr->n_bodies, NULL, NULL, 0, 0);
   rc->reply.body_case = CCSIM__REPLY__BODY_STATE;
   rc->reply.state = sr;
@@ -1070,9 +1075,7 @@ static int do_checkpoint(rctx *rc, srv_session *ss) {
   sr->time = sim_data_time(ss->d);
   sr->checkpoint.data = copy;
   sr->checkpoint.len = len;
-  pthread_mutex_lock(&rc->s->mu);
-  session_deadline(rc->a, ss->pacing, &ss->dl, &sr->deadline);  // out of memory: left out
-  pthread_mutex_unlock(&rc->s->mu);
+  reply_deadline(rc, ss, &sr->deadline);
   rc->reply.body_case = CCSIM__REPLY__BODY_STATE;
   rc->reply.state = sr;
   return CCSIM_OK;

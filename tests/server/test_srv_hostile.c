@@ -431,6 +431,50 @@ static void test_numbers_roles_and_sessions(void **state) {
   hello_works(f);
 }
 
+// SetState's reply carries a paced session's deadline statistics, as every Step and
+// GetState reply does, and none for an unpaced one
+static void test_set_state_reply_deadline(void **state) {
+  fixture *f = *state;
+  scene_buf sb;
+  Ccsim__Request rq;
+  Ccsim__CreateSession cs;
+  Ccsim__Pacing pc;
+  ccsim__request__init(&rq);
+  ccsim__create_session__init(&cs);
+  ccsim__pacing__init(&pc);
+  pc.has_mode = 1;
+  pc.mode = CCSIM__PACING_MODE__PACING_LOCKSTEP;
+  cs.scene = make_scene(&sb, 1);
+  cs.pacing = &pc;
+  rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
+  rq.create_session = &cs;
+  Ccsim__Reply *cr = call(f, &rq);
+  assert_int_equal(cr->error->code, CCSIM__CODE__OK);
+  const char *ids[2] = {cr->create_session->session_id, f->id};
+  const char *tokens[2] = {cr->create_session->controller_token, f->token};
+  for (int k = 0; k < 2; k++) {
+    Ccsim__SetState ss;
+    ccsim__request__init(&rq);
+    ccsim__set_state__init(&ss);
+    ss.has_time = 1;
+    ss.time = 0.5;
+    rq.session_id = (char *)ids[k];
+    rq.token = (char *)tokens[k];
+    rq.body_case = CCSIM__REQUEST__BODY_SET_STATE;
+    rq.set_state = &ss;
+    Ccsim__Reply *r = call(f, &rq);
+    assert_int_equal(r->error->code, CCSIM__CODE__OK);
+    assert_non_null(r->state);
+    if (k == 0) {
+      assert_non_null(r->state->deadline);
+    } else {
+      assert_null(r->state->deadline);
+    }
+    ccsim__reply__free_unpacked(r, NULL);
+  }
+  ccsim__reply__free_unpacked(cr, NULL);
+}
+
 // A free ball's 1 ms step: the stats carry what is not zero (CVODE's steps, evaluations,
 // last step size) and leave out the zeros (no contacts, no penetrations, no geometry time);
 // the unpaced session's reply has no DeadlineStats.
@@ -560,6 +604,7 @@ static void test_limits(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_set_state_reply_deadline, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bytes_and_encodings, setup, teardown),
       cmocka_unit_test_setup_teardown(test_numbers_roles_and_sessions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
