@@ -1335,8 +1335,8 @@ void sim_data_kinematics_at(const sim_model *m, sim_data *d, double t, sim_kinem
 sim_stats *sim_data_stats_mut(sim_data *d) { return &d->stats; }
 
 ccsim_status sim_eval_contacts_at(const sim_model *m, sim_data *d, const int *given,
-                                  const double *pos, const double *quat,
-                                  const sim_contact **contacts, int *n) {
+                                  const double *pos, const double *quat, const double *vel,
+                                  const double *omega, const sim_contact **contacts, int *n) {
   *contacts = NULL;
   *n = 0;
   if (!d->col) return CCSIM_OK;
@@ -1359,10 +1359,11 @@ ccsim_status sim_eval_contacts_at(const sim_model *m, sim_data *d, const int *gi
   }
   sim_kinematics k;
   fill_kinematics(m, d, d->time, sim_data_state(d), &k);
-  // move the given bodies, keeping their twists, in the evaluation scratch (every
-  // right-hand side fills it anew); d's state and integrator stay as they are
+  // move the given bodies in the evaluation scratch (every right-hand side fills it
+  // anew); d's state and integrator stay as they are. Without a given twist a body keeps
+  // its centre of mass's velocity and its angular velocity.
   for (int b = 0; b < m->nbody; b++) {
-    if (!given[b]) continue;
+    if (!(given[b] & SIM_GIVEN_POSE)) continue;
     double q[4] = {quat[4 * b], quat[4 * b + 1], quat[4 * b + 2], quat[4 * b + 3]}, R[9], rc[3];
     if (geo_quat_normalize(q) == 0) q[0] = 1;
     geo_v3_copy(d->x_pos + 3 * b, pos + 3 * b);
@@ -1370,6 +1371,13 @@ ccsim_status sim_eval_contacts_at(const sim_model *m, sim_data *d, const int *gi
     geo_quat_to_mat(R, q);
     geo_m3_mulv(rc, R, m->com + 3 * b);
     geo_v3_add(d->x_com + 3 * b, pos + 3 * b, rc);
+    if (given[b] & SIM_GIVEN_TWIST) {
+      // the scratch holds the centre of mass's velocity: v_com = v_origin + w x r_com
+      double wxr[3];
+      geo_v3_copy(d->x_omega + 3 * b, omega + 3 * b);
+      geo_v3_cross(wxr, omega + 3 * b, rc);
+      geo_v3_add(d->x_vel + 3 * b, vel + 3 * b, wxr);
+    }
   }
   memset(d->qwrench, 0, sizeof(double) * 6 * (size_t)m->nbody);
   ccsim_status st = sim_collide(m, d->qcol, &k, d->qwrench);

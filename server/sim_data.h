@@ -100,16 +100,22 @@ ccsim_status sim_set_kinematic(const sim_model *m, sim_data *d, int b, const dou
 // contact statistics. CCSIM_ESOLVER when bodies touch past the standoff here.
 ccsim_status sim_eval_contacts(const sim_model *m, sim_data *d);
 
-// Compliant mode: the contacts with the bodies flagged in given (nbody) placed at pos
-// (nbody x 3) and quat (nbody x 4) — reference-frame poses, world — and every other body
-// where it is, all moving with their current twists, into *contacts (borrowed; valid until
-// the next call) and *n. Nothing of the session changes: the query runs on a collider of
-// its own (made at the first call) with a copy of the anchors, so the state, integrator,
-// caches and later steps are what they would have been without it.
+// What sim_eval_contacts_at is given of a body (flags in its given array).
+enum { SIM_GIVEN_POSE = 1, SIM_GIVEN_TWIST = 2 };
+
+// Compliant mode: the contacts with the bodies flagged SIM_GIVEN_POSE in given (nbody)
+// placed at pos (nbody x 3) and quat (nbody x 4) — reference-frame poses, world — and every
+// other body where it is, into *contacts (borrowed; valid until the next call) and *n. A
+// body flagged SIM_GIVEN_TWIST moves with vel (nbody x 3, its frame origin's velocity) and
+// omega (nbody x 3), world frame, as sim_get_body reports them; the others with their
+// current twists (vel and omega may be NULL when no body has the flag). Nothing of the
+// session changes: the query runs on a collider of its own (made at the first call) with a
+// copy of the anchors, so the state, integrator, caches and later steps are what they
+// would have been without it.
 // CCSIM_ENOTIMPL in rigid mode; CCSIM_ESOLVER when such bodies would touch; CCSIM_ENOMEM.
 ccsim_status sim_eval_contacts_at(const sim_model *m, sim_data *d, const int *given,
-                                  const double *pos, const double *quat,
-                                  const sim_contact **contacts, int *n);
+                                  const double *pos, const double *quat, const double *vel,
+                                  const double *omega, const sim_contact **contacts, int *n);
 
 // The contacts of the last sim_eval_contacts, if it was at the current state (else none).
 // Borrowed; valid until the next call on d. Count in *n.

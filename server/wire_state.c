@@ -208,7 +208,9 @@ int wire_contacts_at_new(ccsim_arena *a, const sim_model *m, sim_data *d,
   int *given = ccsim_arena_alloc(a, sizeof(int) * nb);
   double *pos = ccsim_arena_alloc(a, sizeof(double) * 3 * nb);
   double *quat = ccsim_arena_alloc(a, sizeof(double) * 4 * nb);
-  if (!given || !pos || !quat) {
+  double *vel = ccsim_arena_alloc(a, sizeof(double) * 3 * nb);
+  double *omega = ccsim_arena_alloc(a, sizeof(double) * 3 * nb);
+  if (!given || !pos || !quat || !vel || !omega) {
     ccsim_set_err(err, err_sz, "out of memory");
     return CCSIM_ENOMEM;
   }
@@ -229,14 +231,22 @@ int wire_contacts_at_new(ccsim_arena *a, const sim_model *m, sim_data *d,
       return CCSIM_EINVAL;
     }
     memcpy(quat + 4 * b, q, sizeof q);
-    given[b] = 1;
+    given[b] = SIM_GIVEN_POSE;
+    if (bs->twist) {
+      if (wire_vec3_get(bs->twist->v, vel + 3 * b, zero) != 0 ||
+          wire_vec3_get(bs->twist->w, omega + 3 * b, zero) != 0) {
+        ccsim_set_err(err, err_sz, "query_contacts.poses[%zu].twist: must be finite", i);
+        return CCSIM_EINVAL;
+      }
+      given[b] |= SIM_GIVEN_TWIST;
+    }
   }
   if (!has_contacts(m)) {
     return 0;
   }
   int nc = 0;
   const sim_contact *c = NULL;
-  int st = sim_eval_contacts_at(m, d, given, pos, quat, &c, &nc);
+  int st = sim_eval_contacts_at(m, d, given, pos, quat, vel, omega, &c, &nc);
   if (st != CCSIM_OK) {
     ccsim_set_err(err, err_sz, "%s", sim_data_errmsg(d));
     return st;

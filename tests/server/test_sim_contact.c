@@ -412,7 +412,7 @@ static void test_contacts_at_poses_change_nothing(void **state) {
         pos[5] -= j % 11 == 0 ? 0.05 : 3e-4;
         const sim_contact *c = NULL;
         int nc = -1;
-        ccsim_status st = sim_eval_contacts_at(m, d2, given, pos, quat, &c, &nc);
+        ccsim_status st = sim_eval_contacts_at(m, d2, given, pos, quat, NULL, NULL, &c, &nc);
         if (j % 11 == 0) {
           assert_int_equal(st, CCSIM_ESOLVER);
         } else {

@@ -7,6 +7,7 @@
 #include "ccsim_test.h"
 #include "ccsim_test_srv.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -647,6 +648,93 @@ static void test_contacts_at_poses(void **state) {
   snprintf(f->session, sizeof f->session, "%s", main_s);
 }
 
+// QueryContacts of the box 0.2 mm below its pose, with the twist v = (0, 0, vz), w = 0
+// (with_twist), or its own; the reply (caller frees)
+static Ccsim__Reply *query_box_moving(fixture *f, const Ccsim__BodyState *box, double vz,
+                                      int with_twist) {
+  Ccsim__BodyState bs;
+  Ccsim__Pose pose;
+  Ccsim__Twist tw;
+  Ccsim__Vec3 v, w, p;
+  ccsim__pose__init(&pose);
+  ccsim__vec3__init(&p);
+  p.has_x = p.has_y = p.has_z = 1;
+  p.x = box->pose->p->x, p.y = box->pose->p->y, p.z = box->pose->p->z - 2e-4;
+  pose.p = &p;
+  pose.q = box->pose->q;
+  ccsim__body_state__init(&bs);
+  ccsim__twist__init(&tw);
+  ccsim__vec3__init(&v);
+  ccsim__vec3__init(&w);
+  v.has_z = 1;
+  v.z = vz;
+  tw.v = &v;
+  tw.w = &w;
+  bs.has_body = 1;
+  bs.body = 1;
+  bs.pose = &pose;
+  bs.twist = with_twist ? &tw : NULL;
+  Ccsim__BodyState *bsp[1] = {&bs};
+  Ccsim__Request rq;
+  Ccsim__QueryContacts qc;
+  ccsim__request__init(&rq);
+  ccsim__query_contacts__init(&qc);
+  qc.n_poses = 1;
+  qc.poses = bsp;
+  rq.session_id = f->session;
+  rq.body_case = CCSIM__REQUEST__BODY_QUERY_CONTACTS;
+  rq.query_contacts = &qc;
+  return roundtrip(f, &rq);
+}
+
+// QueryContacts at a given pose and twist: the contacts move with the twist given (the
+// damping part of the force follows it), not with the body's own; a twist that is not
+// finite is refused
+static void test_contacts_at_pose_and_twist(void **state) {
+  fixture *f = *state;
+  Ccsim__Reply *r = NULL;
+  for (int k = 0; k < 100; k++) {  // 0.2 s: the box settles on the floor
+    if (r) ccsim__reply__free_unpacked(r, NULL);
+    r = step(f, 2e-3, NULL, 0, 0);
+    assert_int_equal(r->body_case, CCSIM__REPLY__BODY_STEP);
+  }
+  const Ccsim__BodyState *box = r->step->bodies[1];
+  Ccsim__Reply *still = query_box_moving(f, box, 0.0, 1);
+  Ccsim__Reply *down = query_box_moving(f, box, -0.1, 1);
+  assert_int_equal(still->body_case, CCSIM__REPLY__BODY_CONTACTS);
+  assert_int_equal(down->body_case, CCSIM__REPLY__BODY_CONTACTS);
+  const Ccsim__ContactsReply *a = still->contacts, *b = down->contacts;
+  assert_int_equal(a->n_contacts, 4);
+  assert_int_equal(b->n_contacts, 4);
+  double fa = 0, fb = 0;
+  for (size_t i = 0; i < 4; i++) {
+    // the floor (A) is fixed, the box (B) comes down at 0.1 m/s: the depth grows at 0.1
+    assert_double_near(a->contacts[i]->depth_rate, 0.0, 1e-9);
+    assert_double_near(b->contacts[i]->depth_rate, 0.1, 1e-9);
+    assert_true(b->contacts[i]->depth == a->contacts[i]->depth);
+    fa += a->contacts[i]->force->z;
+    fb += b->contacts[i]->force->z;
+  }
+  // the normal law's damping, lambda depth^n depth_rate with lambda = 1.5 alpha k = 7.5e4
+  // and n = 1 (this scene), adds up over the four corners
+  double damping = 0;
+  for (size_t i = 0; i < 4; i++) damping += 7.5e4 * b->contacts[i]->depth * 0.1;
+  assert_double_near(fb - fa, damping, 1e-6 * damping + 1e-9);
+  // without a twist the box moves with its own (it is still settling)
+  Ccsim__Reply *own = query_box_moving(f, box, 0.0, 0);
+  assert_int_equal(own->contacts->n_contacts, 4);
+  assert_double_near(own->contacts->contacts[0]->depth_rate, -box->twist->v->z, 1e-6);
+  assert_true(fabs(box->twist->v->z) > 1e-5);
+  ccsim__reply__free_unpacked(own, NULL);
+  ccsim__reply__free_unpacked(still, NULL);
+  ccsim__reply__free_unpacked(down, NULL);
+  Ccsim__Reply *bad = query_box_moving(f, box, NAN, 1);
+  assert_int_equal(bad->error->code, CCSIM__CODE__EINVAL);
+  assert_non_null(strstr(bad->error->message, "poses[0].twist"));
+  ccsim__reply__free_unpacked(bad, NULL);
+  ccsim__reply__free_unpacked(r, NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_resting_box_contacts, setup, teardown),
@@ -655,6 +743,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_step_stopped_at_time_limit, setup_step_limit, teardown),
       cmocka_unit_test_setup_teardown(test_kinematic_target, setup, teardown),
       cmocka_unit_test_setup_teardown(test_contacts_at_poses, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_contacts_at_pose_and_twist, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
