@@ -153,6 +153,12 @@ int cli_compare_main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
+  double nd = floor(duration / dt + 0.5);
+  if (nd < 1 || nd > 1e9) {
+    // lround of a huge ratio is undefined, and a billion steps is no comparison anyone waits for
+    fprintf(stderr, "ccsim compare: --duration / --dt must give between 1 and 1e9 steps\n");
+    return 2;
+  }
   char err[1024] = "";
   ccsim_scene *sc = ccsim_scene_load(path, err, sizeof err);
   if (!sc) {
@@ -183,8 +189,7 @@ int cli_compare_main(int argc, char **argv) {
     goto done;
   }
   if (out) fprintf(out, "t,support_compliant,support_rigid,contacts_compliant,contacts_rigid\n");
-  long nstep = lround(duration / dt);
-  if (nstep < 1) nstep = 1;
+  long nstep = (long)nd;
   for (long k = 1; k <= nstep && !(run[0].failed && run[1].failed); k++) {
     double t = k * dt;
     for (int i = 0; i < 2; i++) {
@@ -259,7 +264,10 @@ int cli_compare_main(int argc, char **argv) {
            2 * acos(fmin(1.0, dq)));
   }
 done:
-  if (out) fclose(out);
+  if (out && (ferror(out) | fclose(out)) != 0) {
+    fprintf(stderr, "ccsim compare: error writing %s\n", csv);  // a full disk, say
+    rc = 1;
+  }
   close_mode(&run[0]);
   close_mode(&run[1]);
   ccsim_scene_destroy(&sc);

@@ -383,7 +383,7 @@ static int cmd_run(int argc, char **argv) {
   }
   rc = 0;
 done:
-  if (out && fclose(out) != 0) {
+  if (out && (ferror(out) | fclose(out)) != 0) {
     fprintf(stderr, "ccsim: error writing %s\n", csv);
     rc = 1;
   }

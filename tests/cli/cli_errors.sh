@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The CLI refuses what it cannot do, with a message and an exit status, instead of running
+# for ever or reporting success: step counts out of range, a CSV that cannot be written.
+# usage: cli_errors.sh CCSIM SCENE
+set -uo pipefail
+ccsim=$1 scene=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+# expect STATUS TEXT -- COMMAND...: the command exits with STATUS and says TEXT on stderr
+expect() {
+  local want=$1 text=$2
+  shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" != "$want" ] || ! grep -qF -- "$text" "$tmp/err"; then
+    echo "FAIL: $* exited $got (wanted $want) saying:"
+    cat "$tmp/err"
+    fails=$((fails + 1))
+  fi
+}
+
+for cmd in run compare; do
+  expect 2 "between 1 and 1e9 steps" -- "$ccsim" "$cmd" "$scene" --duration 1e300 --dt 1e-300
+  expect 2 "between 1 and 1e9 steps" -- "$ccsim" "$cmd" "$scene" --duration 1e-9 --dt 1
+  if [ -w /dev/full ]; then
+    expect 1 "error writing /dev/full" -- "$ccsim" "$cmd" "$scene" --duration 0.05 --csv /dev/full
+  fi
+done
+[ "$fails" = 0 ] && echo "all refusals as expected"
+exit "$fails"
