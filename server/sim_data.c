@@ -1141,6 +1141,11 @@ ccsim_status sim_set_body(const sim_model *m, sim_data *d, int b, const double p
     snprintf(d->err, sizeof d->err, "set state: body %d: quaternion must be finite, nonzero", b);
     return CCSIM_EINVAL;
   }
+  const char *range = sim_motion_out_of_range(pos, vel, omega);
+  if (range) {
+    snprintf(d->err, sizeof d->err, "set state: body %d: %s", b, range);
+    return CCSIM_EINVAL;
+  }
   put_body(m, d, b, pos, quat, vel, omega);
   d->need_reinit = 1;
   // a body placed anew has no history of contact: its anchors go

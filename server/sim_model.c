@@ -242,6 +242,11 @@ static int check_body(const sim_body_desc *b, const char *where, char *err, size
     ccsim_set_err(err, err_sz, "%s: mass and density must not be negative", where);
     return -1;
   }
+  const char *range = sim_motion_out_of_range(b->pos, b->vel, b->omega);
+  if (range) {
+    ccsim_set_err(err, err_sz, "%s: pose.p / velocity: %s", where, range);
+    return -1;
+  }
   double qn = sqrt(b->quat[0] * b->quat[0] + b->quat[1] * b->quat[1] + b->quat[2] * b->quat[2] +
                    b->quat[3] * b->quat[3]);
   if (qn != 0 && (qn < 1e-6 || qn > 1e6)) {
@@ -251,6 +256,19 @@ static int check_body(const sim_body_desc *b, const char *where, char *err, size
     return -1;
   }
   return check_contact(&b->contact, where, err, err_sz);
+}
+
+const char *sim_motion_out_of_range(const double p[3], const double v[3], const double w[3]) {
+  if (p && geo_v3_norm(p) > SIM_MAX_COORD) {
+    return "position farther than 1e6 m from the origin";
+  }
+  if (v && geo_v3_norm(v) > SIM_MAX_SPEED) {
+    return "velocity above 1e6 m/s";
+  }
+  if (w && geo_v3_norm(w) > SIM_MAX_SPIN) {
+    return "angular velocity above 1e6 rad/s";
+  }
+  return NULL;
 }
 
 void sim_twist_between(const double p0[3], const double q0[4], const double p1[3],
@@ -332,6 +350,11 @@ static int compile_path(sim_model *m, int i, const sim_body_desc *b, const char 
     double *at = w + SIM_PATH_STRIDE * k;
     if (!all_finite(at, SIM_PATH_STRIDE)) {
       ccsim_set_err(err, err_sz, "%s.path[%d]: values must be finite", where, k);
+      return -1;
+    }
+    if (sim_motion_out_of_range(at + 1, NULL, NULL)) {
+      ccsim_set_err(err, err_sz, "%s.path[%d].p: %s", where, k,
+                    sim_motion_out_of_range(at + 1, NULL, NULL));
       return -1;
     }
     if (at[0] < 0 || (k > 0 && !(at[0] > at[-SIM_PATH_STRIDE]))) {

@@ -16,6 +16,12 @@
 #define SIM_MAX_PATH 100000        // waypoints per kinematic body's path
 #define SIM_MIN_RIGID_DT 1e-6      // [s] rigid mode's smallest step: finer would only stall
 #define SIM_PATH_STRIDE 8          // doubles per waypoint: t, position (3), quaternion (4)
+// Bounds of a body's motion, far beyond any plant but inside what double precision and
+// CVODE's tolerances handle: past them a step would fail with an integrator message that
+// names nothing the user gave.
+#define SIM_MAX_COORD 1e6  // |position| [m]
+#define SIM_MAX_SPEED 1e6  // |velocity| [m/s]
+#define SIM_MAX_SPIN 1e6   // |angular velocity| [rad/s]
 
 typedef enum sim_body_type {
   SIM_BODY_FREE = 0,       // integrated
@@ -165,6 +171,11 @@ int sim_model_body(const sim_model *m, const char *name);
 // orientation between neighbouring waypoints; the first pose before the path, the last
 // after it. b must have a path (m->path_n[b] > 0).
 void sim_model_path_pose(const sim_model *m, int b, double t, double pos[3], double quat[4]);
+
+// NULL when position p, velocity v and angular velocity w (any may be NULL) are within
+// SIM_MAX_COORD / SIM_MAX_SPEED / SIM_MAX_SPIN, else which bound is passed (a static
+// string). Values are assumed finite (checked before).
+const char *sim_motion_out_of_range(const double p[3], const double v[3], const double w[3]);
 
 // Pose (pos, quat) reached from (p0, q0) after time h [s] moving with the constant world
 // twist v, w: the motion sim_twist_between's twist makes. Outputs may not alias inputs.

@@ -121,9 +121,17 @@ int wire_inputs_check(const sim_model *m, const Ccsim__Step *st, char *err, size
       snprintf(err, err_sz, "step.inputs[%zu].pose: must be finite with a non-zero quaternion", i);
       return -1;
     }
+    if (in->pose && sim_motion_out_of_range(f, NULL, NULL)) {
+      snprintf(err, err_sz, "step.inputs[%zu].pose: %s", i, sim_motion_out_of_range(f, NULL, NULL));
+      return -1;
+    }
     if (in->twist && (wire_vec3_get(in->twist->v, f, zero) != 0 ||
                       wire_vec3_get(in->twist->w, t, zero) != 0)) {
       snprintf(err, err_sz, "step.inputs[%zu].twist: must be finite", i);
+      return -1;
+    }
+    if (in->twist && sim_motion_out_of_range(NULL, f, t)) {
+      snprintf(err, err_sz, "step.inputs[%zu].twist: %s", i, sim_motion_out_of_range(NULL, f, t));
       return -1;
     }
   }
@@ -230,12 +238,21 @@ int wire_contacts_at_new(ccsim_arena *a, const sim_model *m, sim_data *d,
                     "non-zero quaternion", i);
       return CCSIM_EINVAL;
     }
+    const char *range = sim_motion_out_of_range(pos + 3 * b, NULL, NULL);
+    if (range) {
+      ccsim_set_err(err, err_sz, "query_contacts.poses[%zu].pose: %s", i, range);
+      return CCSIM_EINVAL;
+    }
     memcpy(quat + 4 * b, q, sizeof q);
     given[b] = SIM_GIVEN_POSE;
     if (bs->twist) {
       if (wire_vec3_get(bs->twist->v, vel + 3 * b, zero) != 0 ||
           wire_vec3_get(bs->twist->w, omega + 3 * b, zero) != 0) {
         ccsim_set_err(err, err_sz, "query_contacts.poses[%zu].twist: must be finite", i);
+        return CCSIM_EINVAL;
+      }
+      if ((range = sim_motion_out_of_range(NULL, vel + 3 * b, omega + 3 * b))) {
+        ccsim_set_err(err, err_sz, "query_contacts.poses[%zu].twist: %s", i, range);
         return CCSIM_EINVAL;
       }
       given[b] |= SIM_GIVEN_TWIST;

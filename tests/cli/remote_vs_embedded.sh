@@ -5,9 +5,13 @@
 set -euo pipefail
 ccsim=$1 ccsimd=$2 scene=$3
 tmp=$(mktemp -d)
-trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+pid=""
+trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+      rm -rf "$tmp"' EXIT
 
-# a free port chosen by the kernel; ccsimd prints the endpoint it bound
+# a free port chosen by the kernel; ccsimd prints the endpoint it bound. The log exists
+# before the server starts: the background job may not have opened it when sed first reads.
+: >"$tmp/server.log"
 "$ccsimd" --bind 'tcp://127.0.0.1:*' >"$tmp/server.log" 2>&1 &
 pid=$!
 endpoint=""

@@ -431,6 +431,55 @@ static void test_numbers_roles_and_sessions(void **state) {
   hello_works(f);
 }
 
+// Finite but absurd motion (a body 1e7 m away, at 1e7 m/s or 1e7 rad/s) is refused where it
+// is given, naming the bound, instead of failing later inside the integrator; nothing changes
+static void test_motion_out_of_range(void **state) {
+  fixture *f = *state;
+  double t0, z0, t, z;
+  snapshot(f, &t0, &z0);
+  // a scene body's velocity
+  scene_buf sb;
+  Ccsim__Scene *sc = make_scene(&sb, 1);
+  Ccsim__Twist tw;
+  Ccsim__Vec3 v;
+  ccsim__twist__init(&tw);
+  ccsim__vec3__init(&v);
+  v.has_x = 1;
+  v.x = 1e7;
+  tw.v = &v;
+  sb.b[0].twist = &tw;
+  expect(create_scene(f, sc), CCSIM_EINVAL, "velocity above 1e6 m/s");
+  sb.b[0].twist = NULL;
+  sb.p[0].z = -1e7;
+  expect(create_scene(f, sc), CCSIM_EINVAL, "position farther than 1e6 m");
+  // SetState: an angular velocity, then a position
+  Ccsim__Request rq;
+  Ccsim__SetState ss;
+  Ccsim__BodyState bs, *bsp[1] = {&bs};
+  Ccsim__Twist btw;
+  Ccsim__Vec3 w;
+  ccsim__request__init(&rq);
+  ccsim__set_state__init(&ss);
+  ccsim__body_state__init(&bs);
+  ccsim__twist__init(&btw);
+  ccsim__vec3__init(&w);
+  w.has_y = 1;
+  w.y = -1e7;
+  btw.w = &w;
+  bs.has_body = 1;
+  bs.twist = &btw;
+  ss.n_bodies = 1;
+  ss.bodies = bsp;
+  rq.session_id = f->id;
+  rq.token = f->token;
+  rq.body_case = CCSIM__REQUEST__BODY_SET_STATE;
+  rq.set_state = &ss;
+  expect(call(f, &rq), CCSIM_EINVAL, "angular velocity above 1e6 rad/s");
+  snapshot(f, &t, &z);
+  assert_true(t == t0 && z == z0);
+  hello_works(f);
+}
+
 // SetState's reply carries a paced session's deadline statistics, as every Step and
 // GetState reply does, and none for an unpaced one
 static void test_set_state_reply_deadline(void **state) {
@@ -605,6 +654,7 @@ static void test_limits(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_set_state_reply_deadline, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_motion_out_of_range, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bytes_and_encodings, setup, teardown),
       cmocka_unit_test_setup_teardown(test_numbers_roles_and_sessions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
