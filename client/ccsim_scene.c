@@ -354,13 +354,22 @@ static Ccsim__Body *parse_body(pctx *p, json_t *obj, const char *path) {
   }
   const char *flags[] = {"fixed", "kinematic"};
   const Ccsim__BodyType ftype[] = {CCSIM__BODY_TYPE__BODY_FIXED, CCSIM__BODY_TYPE__BODY_KINEMATIC};
+  const char *typed_by = json_object_get(obj, "type") ? "\"type\"" : NULL;
   for (int k = 0; k < 2; k++) {
     if ((v = json_object_get(obj, flags[k]))) {
       if (!json_is_boolean(v)) {
         perr(p, path, "\"%s\" must be true or false", flags[k]);
         return NULL;
       }
-      if (json_is_true(v)) b->type = ftype[k];
+      if (json_is_true(v)) {
+        // which one would win is no rule a reader of the scene could guess
+        if (typed_by && b->type != ftype[k]) {
+          perr(p, path, "\"%s\": true contradicts %s", flags[k], typed_by);
+          return NULL;
+        }
+        b->type = ftype[k];
+        typed_by = k == 0 ? "\"fixed\": true" : "\"kinematic\": true";
+      }
     }
   }
   if (get_num(p, obj, "mass", path, &b->mass, &b->has_mass) ||

@@ -421,6 +421,10 @@ static void test_scene_file_errors(void **state) {
       {"{\"bodies\": [{\"name\": \"a\", \"pose\": {\"q\": [0, 0, 0, 0]}}]}", "pose.q"},
       {"{\"bodies\": [{\"name\": \"a\", \"mass\": \"heavy\"}]}", "\"mass\" must be a number"},
       {"{\"bodies\": [", "line 1"},
+      {"{\"bodies\": [{\"name\": \"a\", \"fixed\": true, \"kinematic\": true}]}",
+       "\"kinematic\": true contradicts \"fixed\": true"},
+      {"{\"bodies\": [{\"name\": \"a\", \"type\": \"free\", \"fixed\": true}]}",
+       "contradicts \"type\""},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char err[512] = "";
