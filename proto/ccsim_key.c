@@ -1,23 +1,43 @@
 #include "ccsim_key.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <zmq.h>
 
 #include "ccsim_status.h"
 
 int ccsim_read_key(const char *path, char out[41], char *err, size_t err_sz) {
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    ccsim_set_err(err, err_sz, "cannot read key file %s", path);
+  // O_NONBLOCK: a FIFO where a key should be must not hang a server's start
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    ccsim_set_err(err, err_sz, "cannot read key file %s: %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ccsim_set_err(err, err_sz, "key file %s is not a regular file", path);
+    close(fd);
     return -1;
   }
   char buf[256];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
+  ssize_t n;
+  do {
+    n = read(fd, buf, sizeof buf - 1);
+  } while (n < 0 && errno == EINTR);
+  int e = errno;
+  close(fd);
+  if (n < 0) {
+    ccsim_set_err(err, err_sz, "cannot read key file %s: %s", path, strerror(e));
+    return -1;
+  }
   buf[n] = 0;
   // the first non-blank word of the file
   char *p = buf;

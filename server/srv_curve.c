@@ -2,6 +2,7 @@
 // thread that admits only client public keys listed in the allow directory (*.pub files
 // of 40 Z85 characters, as `ccsim keygen` writes them).
 #include <ctype.h>
+#include <errno.h>
 #include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,7 +17,8 @@
 static int load_allowed(srv *s, char *err, size_t err_sz) {
   DIR *d = opendir(s->cfg.curve_allow_dir);
   if (!d) {
-    ccsim_set_err(err, err_sz, "cannot open the allow directory %s", s->cfg.curve_allow_dir);
+    ccsim_set_err(err, err_sz, "cannot open the allow directory %s: %s", s->cfg.curve_allow_dir,
+                  strerror(errno));
     return -1;
   }
   struct dirent *e;
@@ -45,6 +47,10 @@ static int load_allowed(srv *s, char *err, size_t err_sz) {
     zmq_z85_decode(s->allow[s->nallow++], z85);
   }
   closedir(d);
+  if (s->nallow == 0) {
+    fprintf(stderr, "ccsimd: warning: no *.pub key in %s: every client will be refused\n",
+            s->cfg.curve_allow_dir);
+  }
   return 0;
 }
 

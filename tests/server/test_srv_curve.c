@@ -183,10 +183,45 @@ static void test_unlisted_key_refused(void **state) {
   ccsim_client_destroy(&c);
 }
 
+// Key files that are not keys stop the server at start with the reason: a FIFO (which
+// used to hang the start in fopen), a directory (which read as an empty key)
+static void test_key_files_checked(void **state) {
+  fixture *f = *state;
+  char fifo[128], allow[128], sub[160];
+  snprintf(fifo, sizeof fifo, "%s/fifo.secret", f->dir);
+  snprintf(allow, sizeof allow, "%s/allow", f->dir);
+  snprintf(sub, sizeof sub, "%s/dir.pub", allow);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.curve_secret_file = fifo;
+  cfg.curve_allow_dir = allow;
+  char err[512] = "";
+  alarm(20);  // a hang fails here, not at ctest's timeout
+  srv *s = srv_new(&cfg, err, sizeof err);
+  alarm(0);
+  assert_null(s);
+  assert_non_null(strstr(err, "not a regular file"));
+  unlink(fifo);
+  // the server's secret is fine again, but a directory stands among the allowed keys
+  char secret[128];
+  snprintf(secret, sizeof secret, "%s/server.secret", f->dir);
+  cfg.curve_secret_file = secret;
+  assert_int_equal(mkdir(sub, 0700), 0);
+  err[0] = 0;
+  s = srv_new(&cfg, err, sizeof err);
+  rmdir(sub);
+  assert_null(s);
+  if (!strstr(err, "dir.pub is not a regular file")) print_error("got '%s'\n", err);
+  assert_non_null(strstr(err, "dir.pub is not a regular file"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_listed_key_served, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unlisted_key_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_key_files_checked, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
