@@ -570,84 +570,6 @@ static void test_kinematic_target(void **state) {
   ccsim__reply__free_unpacked(r, NULL);
 }
 
-// QueryContacts at given poses: the box lowered by 0.2 mm presses 4 k 0.2 mm harder; and
-// the session queried so is, to the last bit, the same as a twin stepped without queries
-static void test_contacts_at_poses(void **state) {
-  fixture *f = *state;
-  char main_s[64], twin[64], twin_token[128], main_token[128];
-  snprintf(main_s, sizeof main_s, "%s", f->session);
-  snprintf(main_token, sizeof main_token, "%s", f->token);
-  assert_int_equal(create(f, twin, sizeof twin), 0);
-  snprintf(twin_token, sizeof twin_token, "%s", f->token);
-  const char *sessions[2] = {main_s, twin};
-  const char *tokens[2] = {main_token, twin_token};
-  uint64_t seqs[2] = {0, 0};
-  Ccsim__Reply *last[2] = {NULL, NULL};
-  for (int k = 0; k < 300; k++) {
-    for (int v = 0; v < 2; v++) {
-      snprintf(f->session, sizeof f->session, "%s", sessions[v]);
-      f->seq = seqs[v];
-      snprintf(f->token, sizeof f->token, "%s", tokens[v]);
-      Ccsim__Reply *r = step(f, 2e-3, NULL, 0, 0);
-      assert_int_equal(r->body_case, CCSIM__REPLY__BODY_STEP);
-      seqs[v] = f->seq;
-      if (last[v]) ccsim__reply__free_unpacked(last[v], NULL);
-      last[v] = r;
-      if (v == 0 && k % 10 == 0) {
-        // ask the first session about a box lowered by 0.2 mm
-        const Ccsim__BodyState *box = r->step->bodies[1];
-        Ccsim__BodyState bs;
-        Ccsim__Pose pose;
-        Ccsim__Vec3 p;
-        ccsim__body_state__init(&bs);
-        ccsim__pose__init(&pose);
-        ccsim__vec3__init(&p);
-        p.has_x = p.has_y = p.has_z = 1;
-        p.x = box->pose->p->x, p.y = box->pose->p->y, p.z = box->pose->p->z - 2e-4;
-        pose.p = &p;
-        pose.q = box->pose->q;
-        bs.has_body = 1;
-        bs.body = 1;
-        bs.pose = &pose;
-        Ccsim__BodyState *bsp[1] = {&bs};
-        Ccsim__Request rq;
-        Ccsim__QueryContacts qc;
-        ccsim__request__init(&rq);
-        ccsim__query_contacts__init(&qc);
-        qc.n_poses = 1;
-        qc.poses = bsp;
-        rq.session_id = main_s;
-        rq.body_case = CCSIM__REQUEST__BODY_QUERY_CONTACTS;
-        rq.query_contacts = &qc;
-        Ccsim__Reply *qr = roundtrip(f, &rq);
-        assert_int_equal(qr->body_case, CCSIM__REPLY__BODY_CONTACTS);
-        if (k == 290) {
-          double fz = 0, fz_now = 0;
-          for (size_t i = 0; i < qr->contacts->n_contacts; i++)
-            fz += qr->contacts->contacts[i]->force->z;
-          fz_now = box->contact_force->z;
-          // four corner springs of 1e5 N/m pressed 0.2 mm further (plus their damping)
-          assert_int_equal(qr->contacts->n_contacts, 4);
-          assert_double_near(fz - fz_now, 4 * 1e5 * 2e-4, 0.05 * 4 * 1e5 * 2e-4);
-        }
-        ccsim__reply__free_unpacked(qr, NULL);
-      }
-    }
-  }
-  // the queried session and its twin: the same bits
-  for (int b = 0; b < 3; b++) {
-    const Ccsim__BodyState *x = last[0]->step->bodies[b], *y = last[1]->step->bodies[b];
-    assert_memory_equal(&x->pose->p->x, &y->pose->p->x, sizeof(double));
-    assert_memory_equal(&x->pose->p->z, &y->pose->p->z, sizeof(double));
-    assert_memory_equal(&x->twist->v->z, &y->twist->v->z, sizeof(double));
-    assert_memory_equal(&x->pose->q->x, &y->pose->q->x, sizeof(double));
-  }
-  assert_memory_equal(&last[0]->step->time, &last[1]->step->time, sizeof(double));
-  ccsim__reply__free_unpacked(last[0], NULL);
-  ccsim__reply__free_unpacked(last[1], NULL);
-  snprintf(f->session, sizeof f->session, "%s", main_s);
-}
-
 // QueryContacts of the box 0.2 mm below its pose, with the twist v = (0, 0, vz), w = 0
 // (with_twist), or its own; the reply (caller frees)
 static Ccsim__Reply *query_box_moving(fixture *f, const Ccsim__BodyState *box, double vz,
@@ -685,6 +607,61 @@ static Ccsim__Reply *query_box_moving(fixture *f, const Ccsim__BodyState *box, d
   rq.body_case = CCSIM__REQUEST__BODY_QUERY_CONTACTS;
   rq.query_contacts = &qc;
   return roundtrip(f, &rq);
+}
+
+// QueryContacts at given poses: the box lowered by 0.2 mm presses 4 k 0.2 mm harder; and
+// the session queried so is, to the last bit, the same as a twin stepped without queries
+static void test_contacts_at_poses(void **state) {
+  fixture *f = *state;
+  char main_s[64], twin[64], twin_token[128], main_token[128];
+  snprintf(main_s, sizeof main_s, "%s", f->session);
+  snprintf(main_token, sizeof main_token, "%s", f->token);
+  assert_int_equal(create(f, twin, sizeof twin), 0);
+  snprintf(twin_token, sizeof twin_token, "%s", f->token);
+  const char *sessions[2] = {main_s, twin};
+  const char *tokens[2] = {main_token, twin_token};
+  uint64_t seqs[2] = {0, 0};
+  Ccsim__Reply *last[2] = {NULL, NULL};
+  for (int k = 0; k < 300; k++) {
+    for (int v = 0; v < 2; v++) {
+      snprintf(f->session, sizeof f->session, "%s", sessions[v]);
+      f->seq = seqs[v];
+      snprintf(f->token, sizeof f->token, "%s", tokens[v]);
+      Ccsim__Reply *r = step(f, 2e-3, NULL, 0, 0);
+      assert_int_equal(r->body_case, CCSIM__REPLY__BODY_STEP);
+      seqs[v] = f->seq;
+      if (last[v]) ccsim__reply__free_unpacked(last[v], NULL);
+      last[v] = r;
+      if (v == 0 && k % 10 == 0) {
+        // ask the first session about a box lowered by 0.2 mm
+        const Ccsim__BodyState *box = r->step->bodies[1];
+        Ccsim__Reply *qr = query_box_moving(f, box, 0.0, 0);
+        assert_int_equal(qr->body_case, CCSIM__REPLY__BODY_CONTACTS);
+        if (k == 290) {
+          double fz = 0, fz_now = 0;
+          for (size_t i = 0; i < qr->contacts->n_contacts; i++)
+            fz += qr->contacts->contacts[i]->force->z;
+          fz_now = box->contact_force->z;
+          // four corner springs of 1e5 N/m pressed 0.2 mm further (plus their damping)
+          assert_int_equal(qr->contacts->n_contacts, 4);
+          assert_double_near(fz - fz_now, 4 * 1e5 * 2e-4, 0.05 * 4 * 1e5 * 2e-4);
+        }
+        ccsim__reply__free_unpacked(qr, NULL);
+      }
+    }
+  }
+  // the queried session and its twin: the same bits
+  for (int b = 0; b < 3; b++) {
+    const Ccsim__BodyState *x = last[0]->step->bodies[b], *y = last[1]->step->bodies[b];
+    assert_memory_equal(&x->pose->p->x, &y->pose->p->x, sizeof(double));
+    assert_memory_equal(&x->pose->p->z, &y->pose->p->z, sizeof(double));
+    assert_memory_equal(&x->twist->v->z, &y->twist->v->z, sizeof(double));
+    assert_memory_equal(&x->pose->q->x, &y->pose->q->x, sizeof(double));
+  }
+  assert_memory_equal(&last[0]->step->time, &last[1]->step->time, sizeof(double));
+  ccsim__reply__free_unpacked(last[0], NULL);
+  ccsim__reply__free_unpacked(last[1], NULL);
+  snprintf(f->session, sizeof f->session, "%s", main_s);
 }
 
 // QueryContacts at a given pose and twist: the contacts move with the twist given (the
