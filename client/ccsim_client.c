@@ -166,7 +166,7 @@ static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
     }
     // a receive with a timeout waits once; zmq_poll before it cost two more system calls,
     // paid only by CURVE clients, whose monitor may tell of a refusal meanwhile
-    int wait_ms = (int)(left / 1e3) + 1;
+    int wait_ms = (int)(left / 1e3) + 1, flags = 0;
     if (c->mon) {
       zmq_pollitem_t it[2] = {{.socket = c->sock, .events = ZMQ_POLLIN},
                               {.socket = c->mon, .events = ZMQ_POLLIN}};
@@ -180,11 +180,13 @@ static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
       if (!(it[0].revents & ZMQ_POLLIN)) {
         continue;  // the deadline decides
       }
+      flags = ZMQ_DONTWAIT;  // the poll has waited
+    } else {
+      zmq_setsockopt(c->sock, ZMQ_RCVTIMEO, &wait_ms, sizeof wait_ms);
     }
-    zmq_setsockopt(c->sock, ZMQ_RCVTIMEO, &wait_ms, sizeof wait_ms);
     zmq_msg_t msg;
     zmq_msg_init(&msg);
-    if (zmq_msg_recv(&msg, c->sock, 0) < 0) {
+    if (zmq_msg_recv(&msg, c->sock, flags) < 0) {
       int e = zmq_errno();
       zmq_msg_close(&msg);
       if (e == EAGAIN || e == EINTR) {
@@ -221,15 +223,18 @@ static int roundtrip_ex(ccsim_client *c, Ccsim__Request *rq, Ccsim__Reply **out,
   ccsim_arena_reset(&c->rx);  // the previous reply is gone from here on
   rq->has_request_id = 1;
   rq->request_id = ++c->next_id;
-  size_t n = 0;
-  uint8_t *buf = ccsim_pb_pack_new(&rq->base, 0, &n);
-  if (!buf) {
+  // a Step's request fits the stack (packed there once, zmq_send copies it); a scene may not
+  uint8_t stack[4096], *heap = NULL;
+  size_t n = ccsim_pb_pack_tail(&rq->base, stack, sizeof stack);
+  if (n == SIZE_MAX && !(heap = ccsim_pb_pack_new(&rq->base, 0, &n))) {
     cerr(c, "out of memory");
     return CCSIM_ENOMEM;
   }
+  const uint8_t *buf = heap ? heap : stack + sizeof stack - n;
   if (c->max_request && n > c->max_request) {
-    // sent, it would be dropped without a reply and the wait end in a timeout
-    free(buf);
+    // sent, it would be dropped past the server's limit + 1 KiB, the wait ending in a
+    // timeout; within that slack the server would refuse it too
+    free(heap);
     cerr(c,
          "%s: request of %zu bytes exceeds the server's limit of %llu bytes (ccsimd "
          "--max-msg-bytes)",
@@ -254,7 +259,7 @@ static int roundtrip_ex(ccsim_client *c, Ccsim__Request *rq, Ccsim__Reply **out,
       break;
     }
   }
-  free(buf);
+  free(heap);
   if (st == CCSIM_ETIMEOUT) {
     cerr(c, "no reply from %s within %d ms (%d attempt%s)", c->endpoint, c->timeout_ms,
          c->attempts, c->attempts == 1 ? "" : "s");

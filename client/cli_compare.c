@@ -23,6 +23,7 @@
 #include "sim_model.h"
 #include "sim_rigid.h"
 #include "wire.h"
+#include "cli.h"
 
 typedef struct mode_run {
   const char *label;
@@ -36,12 +37,6 @@ typedef struct mode_run {
   int contacts;        // contacts carrying force there
   int failed;
 } mode_run;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void usage(FILE *f) {
   fprintf(f, "usage: ccsim compare SCENE.json --duration T [--dt DT] [--csv FILE]\n"
@@ -153,10 +148,8 @@ int cli_compare_main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
-  double nd = floor(duration / dt + 0.5);
-  if (nd < 1 || nd > 1e9) {
-    // lround of a huge ratio is undefined, and a billion steps is no comparison anyone waits for
-    fprintf(stderr, "ccsim compare: --duration / --dt must give between 1 and 1e9 steps\n");
+  long nstep = 0;
+  if (cli_step_count("compare", duration, dt, &nstep) != 0) {
     return 2;
   }
   char err[1024] = "";
@@ -189,13 +182,12 @@ int cli_compare_main(int argc, char **argv) {
     goto done;
   }
   if (out) fprintf(out, "t,support_compliant,support_rigid,contacts_compliant,contacts_rigid\n");
-  long nstep = (long)nd;
   for (long k = 1; k <= nstep && !(run[0].failed && run[1].failed); k++) {
     double t = k * dt;
     for (int i = 0; i < 2; i++) {
       mode_run *x = &run[i];
       if (x->failed) continue;
-      double s0 = now_s(), t0 = sim_data_time(x->d), reached = t0;
+      double s0 = cli_now_s(), t0 = sim_data_time(x->d), reached = t0;
       ccsim_status st;
       if (x->r) {
         st = sim_rigid_step(x->m, x->d, x->r, t0, t, &reached);
@@ -203,7 +195,7 @@ int cli_compare_main(int argc, char **argv) {
       } else {
         st = sim_step(x->m, x->d, t);
       }
-      x->wall += now_s() - s0;
+      x->wall += cli_now_s() - s0;
       if (st != CCSIM_OK) {
         fprintf(stderr, "ccsim compare: %s mode stopped at t = %.6g s: %s\n", x->label,
                 sim_data_time(x->d), x->r ? sim_rigid_errmsg(x->r) : sim_data_errmsg(x->d));

@@ -22,6 +22,7 @@
 #include "geo_bvh.h"
 #include "geo_mesh.h"
 #include "geo_prim.h"
+#include "cli.h"
 #include "geo_query.h"
 
 // Entry point of `ccsim geom ...` (argv[0] == "geom"). Returns the process exit status:
@@ -37,12 +38,6 @@ static void usage(FILE *f) {
           "  cone:R,H[,SEGMENTS[,RINGS]]  torus:R,r[,NMAJOR,NMINOR]\n"
           "Poses are body -> world, metres and a unit quaternion (w x y z); default identity.\n"
           "The standoff D [m] defaults to 0.001.\n");
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 // parse up to max comma-separated numbers after "name:"; returns the count or -1
@@ -264,11 +259,11 @@ static int proximity(int argc, char **argv) {
   // timing: best of `repeat` runs of each query
   geo_pair mp;
   for (int r = 0; r < repeat; r++) {
-    double t0 = now_s();
+    double t0 = cli_now_s();
     geo_proximity(b[0], &x[0], b[1], &x[1], ds, ws, NULL, out, cap, &info);
-    double t1 = now_s();
+    double t1 = cli_now_s();
     geo_min_distance(b[0], &x[0], b[1], &x[1], ws, NULL, &mp);
-    double t2 = now_s();
+    double t2 = cli_now_s();
     if (r == 0 || t1 - t0 < t_prox) {
       t_prox = t1 - t0;
     }

@@ -16,12 +16,6 @@
 #include "cli_service.h"
 #include "srv.h"
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void usage(FILE *f) {
   fprintf(f,
           "usage: ccsim COMMAND [options]\n"
@@ -245,12 +239,10 @@ static int cmd_run(int argc, char **argv) {
     fprintf(stderr, "ccsim run: --dt and --duration must be > 0\n");
     return 2;
   }
-  double nd = floor(duration / dt + 0.5);
-  if (nd < 1 || nd > 1e9) {
-    fprintf(stderr, "ccsim run: --duration / --dt must give between 1 and 1e9 steps\n");
+  long nsteps = 0;
+  if (cli_step_count("run", duration, dt, &nsteps) != 0) {
     return 2;
   }
-  long nsteps = (long)nd;
   // --plot reads the CSV: without --csv it goes next to the picture
   char plot_csv[1100] = "";
   if (plot && !csv) {
@@ -313,7 +305,7 @@ static int cmd_run(int argc, char **argv) {
            emb.s ? " (embedded)" : "", ccsim_session_nbody(s), nsteps, dt);
   }
   ccsim_step_stats total = {0};
-  double t0 = now_s();
+  double t0 = cli_now_s();
   // Ctrl-C ends the run between steps and closes the session: a killed client's session
   // would stay on the server (for ever with --idle-timeout 0). Once only: a second one
   // kills as usual.
@@ -329,7 +321,7 @@ static int cmd_run(int argc, char **argv) {
     sigaction(SIGINT, &old_int, NULL);  // ignored by whoever started us (nohup, a script's &)
   }
   int stop_rc = 0;
-  for (long k = 0; k < nsteps && !stop_rc; k++) {
+  for (long k = 0; k < nsteps; k++) {
     if (g_interrupted) {
       fprintf(stderr, "ccsim: interrupted after %ld steps (t = %g); closing the session\n", k,
               ccsim_session_time(s));
@@ -353,7 +345,7 @@ static int cmd_run(int argc, char **argv) {
       csv_row(out, s);
     }
   }
-  double wall = now_s() - t0;
+  double wall = cli_now_s() - t0;
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   if (stop_rc) {

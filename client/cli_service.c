@@ -12,6 +12,7 @@
 #include <zmq.h>
 
 #include "ccsim_client.h"
+#include "cli.h"
 
 #define CLI_DEFAULT_SERVER "tcp://127.0.0.1:5555"
 // one attempt of 5 s for the queries of sessions and watch: a person at a terminal reruns
@@ -19,13 +20,6 @@
 #define CLI_QUERY_TIMEOUT_MS 5000
 // watch asks for its session after this long without a stream message [ms]
 #define CLI_WATCH_CHECK_MS 2000
-
-// monotonic clock [s]
-static double mono_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void cli_service_usage(FILE *f) {
   fprintf(f,
@@ -238,15 +232,15 @@ int cli_watch_main(int argc, char **argv) {
     csv_header(stdout, s);
   }
   uint64_t last = 0, seen = 0;
-  double quiet_from = mono_s();  // the last message, or the start
+  double quiet_from = cli_now_s();  // the last message, or the start
   for (;;) {
     ccsim_stream_msg m;
     // a stream says nothing when the server is gone: after every quiet slice the session
     // is asked for directly, so a dead server or a lost close ends the watch
-    double left = timeout > 0 ? timeout - (mono_s() - quiet_from) : 1e9;
+    double left = timeout > 0 ? timeout - (cli_now_s() - quiet_from) : 1e9;
     int slice_ms = (int)fmax(1.0, fmin(CLI_WATCH_CHECK_MS, left * 1e3));
     int st = ccsim_watch_next(w, slice_ms, &m);
-    if (st == CCSIM_ETIMEOUT && timeout > 0 && mono_s() - quiet_from >= timeout) {
+    if (st == CCSIM_ETIMEOUT && timeout > 0 && cli_now_s() - quiet_from >= timeout) {
       fprintf(stderr, "ccsim %s: nothing for %g s\n", argv[0], timeout);
       rc = seen ? 0 : 1;
       break;
@@ -262,7 +256,7 @@ int cli_watch_main(int argc, char **argv) {
       rc = ended ? 0 : 1;
       break;
     }
-    quiet_from = mono_s();
+    quiet_from = cli_now_s();
     if (st != CCSIM_OK) {
       fprintf(stderr, "ccsim %s: %s\n", argv[0], ccsim_status_str(st));
       break;

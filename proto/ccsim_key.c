@@ -2,29 +2,22 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zmq.h>
 
+#include "ccsim_file.h"
 #include "ccsim_status.h"
 
 int ccsim_read_key(const char *path, char out[41], char *err, size_t err_sz) {
-  // O_NONBLOCK: a FIFO where a key should be must not hang a server's start
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    ccsim_set_err(err, err_sz, "cannot read key file %s: %s", path, strerror(errno));
-    if (fd >= 0) close(fd);
-    return -1;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ccsim_set_err(err, err_sz, "key file %s is not a regular file", path);
-    close(fd);
+  const char *why = NULL;
+  int fd = ccsim_open_regular(path, 0, NULL, &why);
+  if (fd < 0) {
+    ccsim_set_err(err, err_sz, fd == -2 ? "key file %s is %s" : "cannot read key file %s: %s", path,
+                  why);
     return -1;
   }
   char buf[256];

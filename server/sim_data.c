@@ -43,11 +43,11 @@ struct sim_data {
   double *torque_in;   // (nbody x 3) held world-frame torque [N m]
   // scratch of one evaluation: every body's placement and motion (see sim_kinematics)
   double *x_pos, *x_quat, *x_com, *x_vel, *x_omega;  // (nbody x 3/4/3/3/3)
-  double *wrench;      // (nbody x 6) contact force and torque about the COM, world
+  double *wrench;      // (nbody x 6) contact force and torque about the COM, world: scratch
+                       // too, filled by each contact evaluation before it is read
   sim_collider *col;   // contact queries; NULL when fewer than two bodies have geometry
   sim_collider *qcol;  // sim_eval_contacts_at's own, made at its first call: what it caches
                        // and finds must not reach the integration's collider
-  double *qwrench;     // (nbody x 6) its wrench
   sim_rigid *rigid;    // rigid mode stepper; NULL in compliant mode
   double contact_time; // time of the contacts held by col (NAN: none evaluated)
   int touches;         // evaluations past the standoff during the current sim_step
@@ -767,7 +767,6 @@ void sim_data_destroy(sim_data **pd) {
   free(d->wrench);
   sim_collider_destroy(&d->col);
   sim_collider_destroy(&d->qcol);
-  free(d->qwrench);
   sim_rigid_destroy(&d->rigid);
   free(d);
   *pd = NULL;
@@ -1272,10 +1271,7 @@ ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf
   }
   memcpy(d->force_in, in, 3 * sizeof(double) * (size_t)m->nbody);
   memcpy(d->torque_in, in + 3 * m->nbody, 3 * sizeof(double) * (size_t)m->nbody);
-  d->need_reinit = 1;
-  d->contact_time = NAN;
-  sim_collider_forget(d->col);  // as a new session's: two restored alike step alike
-  sim_rigid_reset(d->rigid);
+  sim_restart(m, d);  // as a new session's: two restored alike step alike
   return CCSIM_OK;
 }
 
@@ -1354,10 +1350,6 @@ ccsim_status sim_eval_contacts_at(const sim_model *m, sim_data *d, const int *gi
   if (!d->qcol && !(d->qcol = sim_collider_new(m, 0, d->err, sizeof d->err))) {
     return CCSIM_ENOMEM;
   }
-  if (!d->qwrench && !(d->qwrench = malloc(sizeof(double) * 6 * (size_t)m->nbody))) {
-    snprintf(d->err, sizeof d->err, "contacts at given poses: out of memory");
-    return CCSIM_ENOMEM;
-  }
   if (sim_friction_copy(d->qcol, d->col) != CCSIM_OK) {
     snprintf(d->err, sizeof d->err, "contacts at given poses: out of memory for the anchors");
     return CCSIM_ENOMEM;
@@ -1384,8 +1376,8 @@ ccsim_status sim_eval_contacts_at(const sim_model *m, sim_data *d, const int *gi
       geo_v3_add(d->x_vel + 3 * b, vel + 3 * b, wxr);
     }
   }
-  memset(d->qwrench, 0, sizeof(double) * 6 * (size_t)m->nbody);
-  ccsim_status st = sim_collide(m, d->qcol, &k, d->qwrench);
+  memset(d->wrench, 0, sizeof(double) * 6 * (size_t)m->nbody);
+  ccsim_status st = sim_collide(m, d->qcol, &k, d->wrench);
   if (st != CCSIM_OK) {
     snprintf(d->err, sizeof d->err, "contacts at given poses: %s", sim_collider_errmsg(d->qcol));
     return st;

@@ -352,9 +352,9 @@ static int compile_path(sim_model *m, int i, const sim_body_desc *b, const char 
       ccsim_set_err(err, err_sz, "%s.path[%d]: values must be finite", where, k);
       return -1;
     }
-    if (sim_motion_out_of_range(at + 1, NULL, NULL)) {
-      ccsim_set_err(err, err_sz, "%s.path[%d].p: %s", where, k,
-                    sim_motion_out_of_range(at + 1, NULL, NULL));
+    const char *range = sim_motion_out_of_range(at + 1, NULL, NULL);
+    if (range) {
+      ccsim_set_err(err, err_sz, "%s.path[%d].p: %s", where, k, range);
       return -1;
     }
     if (at[0] < 0 || (k > 0 && !(at[0] > at[-SIM_PATH_STRIDE]))) {

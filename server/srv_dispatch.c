@@ -193,6 +193,10 @@ static int session_deadline(ccsim_arena *a, int pacing, const srv_deadline *dl,
 // session_deadline for a reply built by the session's job thread (takes mu: the pacer and
 // readers share dl); left out when out of memory
 static void reply_deadline(rctx *rc, const srv_session *ss, Ccsim__DeadlineStats **out) {
+  *out = NULL;
+  if (ss->pacing == CCSIM__PACING_MODE__PACING_NONE) {
+    return;  // nothing to report: no server-wide lock on the unpaced step path
+  }
   pthread_mutex_lock(&rc->s->mu);
   session_deadline(rc->a, ss->pacing, &ss->dl, out);
   pthread_mutex_unlock(&rc->s->mu);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ccsim_file.h"
 #include "ccsim_pb.h"
 #include "srv_internal.h"
 #include "wire.h"
@@ -353,14 +354,13 @@ int srv_save_session(srv *s, srv_session *ss) {
       }
       off += (size_t)w;
     }
-    if (off == n && fsync(fd) == 0 && close(fd) == 0) {
-      fd = -1;
+    int synced = off == n && fsync(fd) == 0;
+    // closed once whatever happened: after a failed close the descriptor is gone already,
+    // and closing its number again could close another thread's new one
+    if (close(fd) == 0 && synced) {
       rc = rename(tmp, path);
     }
     if (rc != 0 && !why) why = errno;
-    if (fd >= 0) {
-      close(fd);
-    }
   }
   if (rc != 0) {
     fprintf(stderr, "ccsimd: cannot save session %s in %s: %s\n", ss->id, s->cfg.state_dir,
@@ -382,25 +382,17 @@ void srv_unlink_session(srv *s, const char *id) {
 
 // The whole of a regular file of at most max bytes (malloc'd), or NULL with *why set.
 static uint8_t *read_file(const char *path, size_t max, size_t *len, const char **why) {
-  // O_NONBLOCK: a FIFO put in the state dir must not hold up the server's start
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    *why = strerror(errno);
-    if (fd >= 0) close(fd);
+  off_t size = 0;
+  int fd = ccsim_open_regular(path, O_NOFOLLOW, &size, why);
+  if (fd < 0) {
     return NULL;
   }
-  if (!S_ISREG(st.st_mode)) {
-    *why = "not a regular file";
-    close(fd);
-    return NULL;
-  }
-  if ((uint64_t)st.st_size > max) {
+  if ((uint64_t)size > max) {
     *why = "larger than twice --max-msg-bytes";
     close(fd);
     return NULL;
   }
-  size_t n = (size_t)st.st_size, off = 0;
+  size_t n = (size_t)size, off = 0;
   uint8_t *buf = malloc(n ? n : 1);
   if (!buf) {
     *why = "out of memory";

@@ -121,8 +121,9 @@ int wire_inputs_check(const sim_model *m, const Ccsim__Step *st, char *err, size
       snprintf(err, err_sz, "step.inputs[%zu].pose: must be finite with a non-zero quaternion", i);
       return -1;
     }
-    if (in->pose && sim_motion_out_of_range(f, NULL, NULL)) {
-      snprintf(err, err_sz, "step.inputs[%zu].pose: %s", i, sim_motion_out_of_range(f, NULL, NULL));
+    const char *range = in->pose ? sim_motion_out_of_range(f, NULL, NULL) : NULL;
+    if (range) {
+      snprintf(err, err_sz, "step.inputs[%zu].pose: %s", i, range);
       return -1;
     }
     if (in->twist && (wire_vec3_get(in->twist->v, f, zero) != 0 ||
@@ -130,8 +131,8 @@ int wire_inputs_check(const sim_model *m, const Ccsim__Step *st, char *err, size
       snprintf(err, err_sz, "step.inputs[%zu].twist: must be finite", i);
       return -1;
     }
-    if (in->twist && sim_motion_out_of_range(NULL, f, t)) {
-      snprintf(err, err_sz, "step.inputs[%zu].twist: %s", i, sim_motion_out_of_range(NULL, f, t));
+    if (in->twist && (range = sim_motion_out_of_range(NULL, f, t))) {
+      snprintf(err, err_sz, "step.inputs[%zu].twist: %s", i, range);
       return -1;
     }
   }

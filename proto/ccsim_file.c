@@ -1,0 +1,25 @@
+#include "ccsim_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int ccsim_open_regular(const char *path, int extra_flags, off_t *size, const char **why) {
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | extra_flags);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    *why = strerror(errno);
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    *why = "not a regular file";
+    close(fd);
+    return -2;
+  }
+  if (size) *size = st.st_size;
+  return fd;
+}
