@@ -896,12 +896,14 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
     rc->error.last_seq = record ? seq : ss->last_seq;
   }
   if (record && seq != 0) {
-    // packed once without the id for retries; this request's reply is a prefixed copy
+    // packed once without the id for retries; this request's reply is a prefixed copy.
+    // The seq is spent even when no memory is left to keep the reply: a retry is then
+    // refused as out of sequence rather than stepped a second time
     srv_blob *b = srv_blob_pack(&rc->reply);
+    srv_blob_release(&ss->last_reply);
+    ss->last_reply = b;
+    ss->last_seq = seq;
     if (b) {
-      srv_blob_release(&ss->last_reply);
-      ss->last_reply = b;
-      ss->last_seq = seq;
       finish_stored(rc, j, ss);
       return;
     }
