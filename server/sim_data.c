@@ -999,17 +999,20 @@ ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out) {
   harvest_stats(d, base);
   if (flag < 0) {
     // CVODE leaves y at its last accepted step (tret); restart from there next time
-    char why[160];
     if (d->stopped) {
-      snprintf(why, sizeof why, "stopped by the progress function");
-    } else if (d->col && (d->stats.penetrations > pen0 || d->contact_status != CCSIM_OK)) {
-      snprintf(why, sizeof why, "%s", sim_collider_errmsg(d->col));
+      // asked for (a time limit, a shutdown): not the integrator's failure
+      snprintf(d->err, sizeof d->err, "stopped by the progress function at t = %.9g", tret);
     } else {
-      memcpy(why, d->err, sizeof why - 1);
-      why[sizeof why - 1] = 0;
+      char why[160];
+      if (d->col && (d->stats.penetrations > pen0 || d->contact_status != CCSIM_OK)) {
+        snprintf(why, sizeof why, "%s", sim_collider_errmsg(d->col));
+      } else {
+        memcpy(why, d->err, sizeof why - 1);
+        why[sizeof why - 1] = 0;
+      }
+      snprintf(d->err, sizeof d->err, "integration failed at t = %.9g (flag %d): %s", tret, flag,
+               why);
     }
-    snprintf(d->err, sizeof d->err, "integration failed at t = %.9g (flag %d): %s", tret, flag,
-             why);
     advance_kinematic(m, d, tret, 0);
     d->time = tret;
     d->need_reinit = 1;
@@ -1301,6 +1304,7 @@ ccsim_status sim_eval_derivatives(const sim_model *m, sim_data *d, const double 
     return CCSIM_ENOMEM;
   }
   d->contact_status = CCSIM_OK;
+  d->stopped = 0;  // a stop asked of an earlier step is not this evaluation's
   int rc = rhs(d->time, yv, fv, d);
   if (rc == 0 && jac) {
     rc = jac_fn(d->time, yv, fv, d->J, d, NULL, NULL, NULL);
@@ -1321,6 +1325,8 @@ ccsim_status sim_eval_derivatives(const sim_model *m, sim_data *d, const double 
   }
   N_VDestroy(yv);
   N_VDestroy(fv);
+  // the scratch now holds the contacts of y, which need not be d's state: not its report
+  d->contact_time = NAN;
   if (rc < 0 && d->contact_status != CCSIM_OK) return d->contact_status;
   return rc == 0 ? CCSIM_OK : rc > 0 ? CCSIM_ESOLVER : CCSIM_ELIMIT;
 }
