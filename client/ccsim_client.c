@@ -503,13 +503,14 @@ int ccsim_client_list_sessions(ccsim_client *c, ccsim_session_info **out, size_t
 }
 
 // copy BodyState messages into an array of nbody states; checks indices and presence
-static int take_bodies_into(ccsim_client *c, ccsim_body_state *dst, int nbody,
+// copy n body states into dst (nbody entries); EPROTO with the reason in err otherwise
+static int take_bodies_into(char *err, size_t err_sz, ccsim_body_state *dst, int nbody,
                             Ccsim__BodyState **bs, size_t n) {
   for (size_t i = 0; i < n; i++) {
     const Ccsim__BodyState *b = bs[i];
     if (b->body >= (uint32_t)nbody || !b->pose || !b->pose->p || !b->pose->q || !b->twist ||
         !b->twist->v || !b->twist->w) {
-      cerr(c, "reply: body state %zu is incomplete or out of range", i);
+      snprintf(err, err_sz, "reply: body state %zu is incomplete or out of range", i);
       return CCSIM_EPROTO;
     }
     ccsim_body_state *o = &dst[b->body];
@@ -529,7 +530,7 @@ static int take_bodies_into(ccsim_client *c, ccsim_body_state *dst, int nbody,
 }
 
 static int take_bodies(ccsim_session *s, Ccsim__BodyState **bs, size_t n) {
-  return take_bodies_into(s->c, s->bodies, s->nbody, bs, n);
+  return take_bodies_into(s->c->err, sizeof s->c->err, s->bodies, s->nbody, bs, n);
 }
 
 // a session handle from a CreateSessionReply (create, resume or attach)
@@ -727,8 +728,8 @@ int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t nsub, const ccsim
     for (size_t k = 0; status == CCSIM_OK && k < r->step->n_substates; k++) {
       const Ccsim__SubState *ss = r->step->substates[k];
       if (sub) {
-        status = take_bodies_into(s->c, sub + k * (size_t)s->nbody, s->nbody, ss->bodies,
-                                  ss->n_bodies);
+        status = take_bodies_into(s->c->err, sizeof s->c->err, sub + k * (size_t)s->nbody, s->nbody,
+                                  ss->bodies, ss->n_bodies);
       }
       if (sub_t) {
         sub_t[k] = ss->time;
@@ -867,6 +868,7 @@ struct ccsim_watch {
   void *zctx, *sub;          // owned
   ccsim_body_state *bodies;  // (cap)
   int cap;
+  ccsim_arena rx;  // each message is unpacked here: a malloc per field otherwise
   char err[256];
 };
 
@@ -877,6 +879,7 @@ ccsim_watch *ccsim_watch_new(const char *stream_endpoint, const char *session_id
     if (err) snprintf(err, err_sz, "out of memory");
     return NULL;
   }
+  ccsim_arena_init(&w->rx, 16 * 1024, 0);
   w->zctx = zmq_ctx_new();
   w->sub = w->zctx ? zmq_socket(w->zctx, ZMQ_SUB) : NULL;
   int linger = 0;
@@ -897,31 +900,49 @@ ccsim_watch *ccsim_watch_new(const char *stream_endpoint, const char *session_id
 }
 
 int ccsim_watch_next(ccsim_watch *w, int timeout_ms, ccsim_stream_msg *out) {
+  w->err[0] = 0;
   zmq_pollitem_t it = {.socket = w->sub, .events = ZMQ_POLLIN};
   int rc = zmq_poll(&it, 1, timeout_ms);
-  if (rc < 0) {
-    return zmq_errno() == EINTR ? CCSIM_ETIMEOUT : CCSIM_EIO;
-  }
-  if (rc == 0) {
+  if (rc < 0 && zmq_errno() == EINTR) {
+    snprintf(w->err, sizeof w->err, "interrupted");
     return CCSIM_ETIMEOUT;
   }
-  // [topic][StreamState]; anything else is skipped
+  if (rc <= 0) {
+    snprintf(w->err, sizeof w->err, "%s",
+             rc < 0 ? zmq_strerror(zmq_errno()) : "nothing within the timeout");
+    return rc < 0 ? CCSIM_EIO : CCSIM_ETIMEOUT;
+  }
+  // [topic][StreamState]; further parts are skipped
+  ccsim_arena_reset(&w->rx);  // the previous message's bodies were copied out of it
   zmq_msg_t part;
   zmq_msg_init(&part);
   Ccsim__StreamState *m = NULL;
+  size_t len = 0;
   int nparts = 0, more = 1;
   while (more) {
     if (zmq_msg_recv(&part, w->sub, 0) < 0) {
+      snprintf(w->err, sizeof w->err, "receive failed: %s", zmq_strerror(zmq_errno()));
       zmq_msg_close(&part);
       return CCSIM_EIO;
     }
     more = zmq_msg_more(&part);
-    if (nparts++ == 1 && !m) {
-      m = ccsim__stream_state__unpack(NULL, zmq_msg_size(&part), zmq_msg_data(&part));
+    if (nparts++ == 1) {
+      len = zmq_msg_size(&part);
+      m = (Ccsim__StreamState *)ccsim_pb_unpack(&ccsim__stream_state__descriptor, &w->rx, len,
+                                                zmq_msg_data(&part));
     }
   }
   zmq_msg_close(&part);
   if (!m) {
+    if (w->rx.out_of_memory) {
+      snprintf(w->err, sizeof w->err, "out of memory decoding a stream message of %zu bytes", len);
+      return CCSIM_ENOMEM;
+    }
+    if (nparts < 2) {
+      snprintf(w->err, sizeof w->err, "a stream message of one part, not [topic][StreamState]");
+    } else {
+      snprintf(w->err, sizeof w->err, "a stream message that is not a ccsim.StreamState");
+    }
     return CCSIM_EPROTO;
   }
   memset(out, 0, sizeof *out);
@@ -930,26 +951,24 @@ int ccsim_watch_next(ccsim_watch *w, int timeout_ms, ccsim_stream_msg *out) {
   out->time = m->time;
   out->closed = m->has_closed && m->closed;
   take_deadline(&out->deadline, m->deadline);
-  int st = CCSIM_OK;
   if (m->n_bodies > (size_t)w->cap) {
     ccsim_body_state *nb = realloc(w->bodies, m->n_bodies * sizeof *nb);
     if (!nb) {
-      st = CCSIM_ENOMEM;
-    } else {
-      w->bodies = nb;
-      w->cap = (int)m->n_bodies;
+      snprintf(w->err, sizeof w->err, "out of memory for %zu body states", m->n_bodies);
+      return CCSIM_ENOMEM;
     }
+    w->bodies = nb;
+    w->cap = (int)m->n_bodies;
   }
-  if (st == CCSIM_OK) {
-    ccsim_client tmp;  // for its error buffer only
-    memset(&tmp, 0, sizeof tmp);
-    if (w->cap > 0) memset(w->bodies, 0, (size_t)w->cap * sizeof *w->bodies);  // NULL at 0
-    st = take_bodies_into(&tmp, w->bodies, (int)m->n_bodies, m->bodies, m->n_bodies);
-    out->nbody = (int)m->n_bodies;
-    out->bodies = w->bodies;
-  }
-  ccsim__stream_state__free_unpacked(m, NULL);
-  return st;
+  if (w->cap > 0) memset(w->bodies, 0, (size_t)w->cap * sizeof *w->bodies);  // NULL at 0
+  out->nbody = (int)m->n_bodies;
+  out->bodies = w->bodies;
+  return take_bodies_into(w->err, sizeof w->err, w->bodies, (int)m->n_bodies, m->bodies,
+                          m->n_bodies);
+}
+
+const char *ccsim_watch_errmsg(const ccsim_watch *w) {
+  return w->err;
 }
 
 void ccsim_watch_destroy(ccsim_watch **pw) {
@@ -960,6 +979,7 @@ void ccsim_watch_destroy(ccsim_watch **pw) {
   if (w->sub) zmq_close(w->sub);
   if (w->zctx) zmq_ctx_term(w->zctx);
   free(w->bodies);
+  ccsim_arena_fini(&w->rx);
   free(w);
   *pw = NULL;
 }

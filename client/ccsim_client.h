@@ -220,8 +220,12 @@ typedef struct ccsim_stream_msg {
 ccsim_watch *ccsim_watch_new(const char *stream_endpoint, const char *session_id,
                              const ccsim_client_opts *o, char *err, size_t err_sz);
 
-// Wait up to timeout_ms for the next message. CCSIM_OK, CCSIM_ETIMEOUT or an error.
+// Wait up to timeout_ms for the next message. CCSIM_OK, CCSIM_ETIMEOUT or an error
+// (ccsim_watch_errmsg says why).
 int ccsim_watch_next(ccsim_watch *w, int timeout_ms, ccsim_stream_msg *out);
+
+// Why the last ccsim_watch_next did not return CCSIM_OK (borrowed; "" after an OK).
+const char *ccsim_watch_errmsg(const ccsim_watch *w);
 
 void ccsim_watch_destroy(ccsim_watch **w);
 

@@ -258,7 +258,7 @@ int cli_watch_main(int argc, char **argv) {
     }
     quiet_from = cli_now_s();
     if (st != CCSIM_OK) {
-      fprintf(stderr, "ccsim %s: %s\n", argv[0], ccsim_status_str(st));
+      fprintf(stderr, "ccsim %s: %s: %s\n", argv[0], ccsim_status_str(st), ccsim_watch_errmsg(w));
       break;
     }
     if (last && m.seq > last + 1) {

@@ -459,6 +459,83 @@ static void test_free_running(void **state) {
   paced_close(&p);
 }
 
+// send [topic][bytes] from a raw publisher until the watch's subscription has reached it:
+// the status of the first message the watch returns, its reason into why
+static int publish_until_heard(void *pub, ccsim_watch *w, const void *bytes, size_t len,
+                               char why[256]) {
+  ccsim_stream_msg m;
+  for (int k = 0; k < 500; k++) {
+    zmq_send(pub, "s1", 2, ZMQ_SNDMORE);
+    zmq_send(pub, bytes, len, 0);
+    int st = ccsim_watch_next(w, 10, &m);
+    if (st != CCSIM_ETIMEOUT) {
+      snprintf(why, 256, "%s", ccsim_watch_errmsg(w));
+      // one sent before the subscription settled may still be on its way: same bytes
+      while (ccsim_watch_next(w, 100, &m) != CCSIM_ETIMEOUT) {
+      }
+      return st;
+    }
+  }
+  return CCSIM_ETIMEOUT;
+}
+
+// A stream message the watch cannot use is refused with a reason (what it was not), and
+// the watch goes on with the next good one.
+static void test_watch_bad_messages(void **state) {
+  (void)state;
+  void *ctx = zmq_ctx_new(), *pub = zmq_socket(ctx, ZMQ_PUB);
+  int linger = 0;
+  zmq_setsockopt(pub, ZMQ_LINGER, &linger, sizeof linger);
+  assert_int_equal(zmq_bind(pub, "tcp://127.0.0.1:*"), 0);
+  char ep[256], err[256];
+  size_t el = sizeof ep;
+  zmq_getsockopt(pub, ZMQ_LAST_ENDPOINT, ep, &el);
+  ccsim_watch *w = ccsim_watch_new(ep, "s1", NULL, err, sizeof err);
+  assert_non_null(w);
+  const uint8_t junk[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 0x22};
+  char why[256];
+  assert_int_equal(publish_until_heard(pub, w, junk, sizeof junk, why), CCSIM_EPROTO);
+  assert_non_null(strstr(why, "not a ccsim.StreamState"));
+  // a body state naming a body the message does not carry
+  Ccsim__Vec3 p = CCSIM__VEC3__INIT, v = CCSIM__VEC3__INIT, om = CCSIM__VEC3__INIT;
+  Ccsim__Quat q = CCSIM__QUAT__INIT;
+  Ccsim__Pose pose = CCSIM__POSE__INIT;
+  Ccsim__Twist tw = CCSIM__TWIST__INIT;
+  p.has_z = 1, p.z = 2.5, q.has_w = 1, q.w = 1, v.has_x = 1, v.x = -0.5;
+  pose.p = &p, pose.q = &q, tw.v = &v, tw.w = &om;
+  Ccsim__BodyState b = CCSIM__BODY_STATE__INIT, *bp = &b;
+  b.has_body = 1, b.body = 5, b.pose = &pose, b.twist = &tw;
+  Ccsim__StreamState ss = CCSIM__STREAM_STATE__INIT;
+  ss.session_id = "s1", ss.has_stream_seq = 1, ss.stream_seq = 7, ss.has_time = 1;
+  ss.time = 0.25, ss.n_bodies = 1, ss.bodies = &bp;
+  uint8_t buf[512];
+  size_t n = ccsim__stream_state__pack(&ss, buf);
+  zmq_send(pub, "s1", 2, ZMQ_SNDMORE);
+  zmq_send(pub, buf, n, 0);
+  ccsim_stream_msg m;
+  assert_int_equal(ccsim_watch_next(w, 2000, &m), CCSIM_EPROTO);
+  assert_non_null(strstr(ccsim_watch_errmsg(w), "out of range"));
+  // a topic alone
+  zmq_send(pub, "s1", 2, 0);
+  assert_int_equal(ccsim_watch_next(w, 2000, &m), CCSIM_EPROTO);
+  assert_non_null(strstr(ccsim_watch_errmsg(w), "one part"));
+  // and a good one is read as sent
+  b.body = 0;
+  n = ccsim__stream_state__pack(&ss, buf);
+  zmq_send(pub, "s1", 2, ZMQ_SNDMORE);
+  zmq_send(pub, buf, n, 0);
+  assert_int_equal(ccsim_watch_next(w, 2000, &m), CCSIM_OK);
+  assert_string_equal(ccsim_watch_errmsg(w), "");
+  assert_string_equal(m.session_id, "s1");
+  assert_int_equal(m.seq, 7);
+  assert_true(m.time == 0.25 && m.nbody == 1);
+  assert_true(m.bodies[0].p[2] == 2.5 && m.bodies[0].q[0] == 1 && m.bodies[0].v[0] == -0.5);
+  assert_int_equal(ccsim_watch_next(w, 50, &m), CCSIM_ETIMEOUT);
+  ccsim_watch_destroy(&w);
+  zmq_close(pub);
+  zmq_ctx_term(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_stream_sequence, setup, teardown),
@@ -468,6 +545,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_lockstep_pacing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lockstep_late_client, setup, teardown),
       cmocka_unit_test_setup_teardown(test_free_running, setup, teardown),
+      cmocka_unit_test(test_watch_bad_messages),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
