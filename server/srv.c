@@ -625,12 +625,12 @@ static void housekeeping(srv *s) {
 srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
   int idle = poll_first;
   while (!atomic_load(&s->stop)) {
+    int queued = 0;
     if (!idle) {
       // take what waits on the ROUTER, looking at the stop flag in between; then a job
       // ready while a pool thread idles is ours to run, and the duty passes to that thread.
       // Receiving until the ROUTER is empty first means the next leader starts by waiting:
       // a receive of its own would meet our reply's send on sock_mu.
-      int queued = 0;
       for (int k = 0; k < 64 && !atomic_load(&s->stop); k++) {
         int got = serve_one(s);
         if (!got) {
@@ -641,17 +641,18 @@ srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
       }
       // under load a leader may never reach the poll below: the housekeeping comes first
       housekeeping(s);
-      // jobs left ready by our earlier turns count too: short ones wait for us
-      srv_job *j = queued || atomic_load(&s->nready) > 0 ? srv_pool_take_over(s, idle, duty) : NULL;
-      if (j) {
-        if (duty->kept) {
-          // we receive again before we wait, so senders need not wake us meanwhile
-          sock_lock(s);
-          s->io_sleeping = 0;
-          pthread_mutex_unlock(&s->sock_mu);
-        }
-        return j;
+    }
+    // jobs left ready by our earlier turns count too: short ones wait for us, and so do
+    // paced ones when every thread is busy; a leader that starts by waiting looks as well
+    srv_job *j = queued || atomic_load(&s->nready) > 0 ? srv_pool_take_over(s, idle, duty) : NULL;
+    if (j) {
+      if (duty->kept) {
+        // we receive again before we wait, so senders need not wake us meanwhile
+        sock_lock(s);
+        s->io_sleeping = 0;
+        pthread_mutex_unlock(&s->sock_mu);
       }
+      return j;
     }
     // poll(2) on the sockets' file descriptors: zmq_poll would ask every socket for
     // ZMQ_EVENTS and poll once more without waiting, system calls on every round trip.

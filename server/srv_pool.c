@@ -464,6 +464,13 @@ static void *pacer_main(void *arg) {
       pthread_mutex_unlock(&s->mu);
       srv_pool_kick(s);
       pthread_mutex_lock(&s->mu);
+      if (s->phead && s->leader) {
+        // no thread was idle: the duty holder runs paced jobs itself
+        // (srv_pool_take_over), but a sleeping one looks only at its poll's timeout
+        pthread_mutex_unlock(&s->mu);
+        zmq_send(wake, "", 0, ZMQ_DONTWAIT);  // a full pipe means a wake-up is pending already
+        pthread_mutex_lock(&s->mu);
+      }
       now = srv_now();
     }
     if (s->delayed && s->delayed->send_at < next) {

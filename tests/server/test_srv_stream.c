@@ -459,6 +459,76 @@ static void test_free_running(void **state) {
   paced_close(&p);
 }
 
+typedef struct long_step {
+  ccsim_client *c;
+  ccsim_session *s;
+  int rc;
+} long_step;
+
+static void *long_step_main(void *arg) {
+  long_step *ls = arg;
+  ls->rc = ccsim_session_step_n(ls->s, 1e-3, 3000000, NULL, 0, NULL, NULL);
+  return NULL;
+}
+
+// steps a free-running session took so far (ListSessions, answered by the I/O duty)
+static uint64_t steps_of(ccsim_client *c, const char *id) {
+  ccsim_session_info *in = NULL;
+  size_t n = 0;
+  assert_int_equal(ccsim_client_list_sessions(c, &in, &n), CCSIM_OK);
+  uint64_t steps = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!strcmp(in[i].id, id)) steps = in[i].steps;
+  }
+  free(in);
+  return steps;
+}
+
+// With every pool thread busy on a long step, a free-running session still ticks at its
+// rate: the thread holding the I/O duty runs its ticks, woken for each (it used to see
+// them only at its poll's 50 ms timeout: 20 ticks a second).
+static void test_free_running_beside_busy_pool(void **state) {
+  (void)state;
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.workers = 1;
+  cfg.max_substeps = 10000000;
+  cfg.max_step_seconds = 2.5;  // ends the long step
+  pthread_t th;
+  srv *sv = test_server_start(&cfg, &th);
+  assert_non_null(sv);
+  char err[256];
+  ccsim_scene *sc = balls(1);
+  ccsim_client *c = ccsim_client_connect(srv_endpoint(sv), 10000, 0, err, sizeof err);
+  assert_non_null(c);
+  ccsim_session *fr = ccsim_session_create_paced(c, sc, CCSIM_PACING_FREE_RUNNING, 1e-3);
+  assert_non_null(fr);
+  long_step ls = {.c = ccsim_client_connect(srv_endpoint(sv), 10000, 0, err, sizeof err)};
+  assert_non_null(ls.c);
+  ls.s = ccsim_session_create(ls.c, sc);
+  assert_non_null(ls.s);
+  pthread_t lt;
+  assert_int_equal(pthread_create(&lt, NULL, long_step_main, &ls), 0);
+  sleep_s(0.4);
+  uint64_t a = steps_of(c, ccsim_session_id(fr));
+  double t0 = now_s();
+  sleep_s(1.0);
+  uint64_t b = steps_of(c, ccsim_session_id(fr));
+  double wall = now_s() - t0;
+  pthread_join(lt, NULL);
+  print_message("free-running beside a busy pool: %llu ticks in %.2f s (long step: %s)\n",
+                (unsigned long long)(b - a), wall, ccsim_status_name(ls.rc));
+  assert_int_equal(ls.rc, CCSIM_ELIMIT);  // the pool was busy throughout
+  assert_true((double)(b - a) > 0.4 * wall / 1e-3);
+  ccsim_session_close(&ls.s);
+  ccsim_client_destroy(&ls.c);
+  ccsim_session_close(&fr);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+  test_server_stop(&sv, th);
+}
+
 // send [topic][bytes] from a raw publisher until the watch's subscription has reached it:
 // the status of the first message the watch returns, its reason into why
 static int publish_until_heard(void *pub, ccsim_watch *w, const void *bytes, size_t len,
@@ -545,6 +615,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_lockstep_pacing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lockstep_late_client, setup, teardown),
       cmocka_unit_test_setup_teardown(test_free_running, setup, teardown),
+      cmocka_unit_test(test_free_running_beside_busy_pool),
       cmocka_unit_test(test_watch_bad_messages),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
