@@ -305,7 +305,7 @@ uint8_t *srv_handle(srv *s, const uint8_t *req, size_t len, size_t *reply_len) {
   }
   if (srv_accept(s, j, req, len) == 0) {
     srv_execute(s, j, &s->io_arena);
-    srv_session_done(s, j->ss, -1);
+    srv_session_done(s, j->ss, -1, srv_job_active_until(j));
   }
   uint8_t *out = j->reply;
   *reply_len = j->reply_len;

@@ -354,7 +354,7 @@ static int do_list(rctx *rc) {
     m->time = ss->view_time;
     m->bodies = (uint32_t)ss->m->nbody;
     m->steps = ss->steps;
-    m->idle = now - ss->last_active;
+    m->idle = now > ss->last_active ? now - ss->last_active : 0;  // a held reply: ahead
     sl->sessions[sl->n_sessions++] = m;
   }
   pthread_mutex_unlock(&s->mu);
@@ -518,6 +518,7 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     // idle means: nothing from the controller; an observer's requests, refused or not, or
     // a stranger's, must not keep a session its controller left from the idle timeout
     ss->last_active = j->arrived;
+    j->controller = 1;  // and when its reply leaves, for a request that takes long
   }
   int queue = 0;
   switch (rq->body_case) {

@@ -102,6 +102,7 @@ struct srv_job {
   size_t ident_len;
   int delim;             // the client is a REQ socket: an empty delimiter frame goes back
   double arrived;        // monotonic [s]
+  int controller;        // sent by the session's controller: its end counts as activity
   uint8_t *reply;        // owned, the serialized Reply to send
   size_t reply_len;
   double send_at;        // monotonic [s]; 0: at once (lockstep pacing holds replies)
@@ -138,7 +139,7 @@ struct srv_session {
   srv_job *qhead, *qtail;   // jobs waiting behind the running one
   int busy;                 // a job of this session is queued in ready or running
   int dead;                 // closed or expired: out of the table, freed when idle
-  double last_active;       // monotonic time of the last request [s]
+  double last_active;       // monotonic time the controller's last request came or ended [s]
   double cost;              // decaying maximum of its jobs' wall times [s]; < 0: none ran
 
   // published view (under srv.mu), written after every job
@@ -389,10 +390,14 @@ void srv_pool_quit(srv *s);
 void srv_pool_serve(srv *s);
 
 // After a job of ss ran (a pool thread or srv_handle): note its wall time cost [s] (< 0:
-// not a request, or not timed), put the session's next job in the ready queue (the
-// caller's pool loop picks it up; nobody is woken), or mark the session idle and free it
-// when it is dead. ss may be NULL (CreateSession). Takes mu.
-void srv_session_done(srv *s, srv_session *ss, double cost);
+// not a request, or not timed), restart the idle clock at active (> 0: the controller's
+// request ended then, its reply sent or held until then), put the session's next job in
+// the ready queue (the caller's pool loop picks it up; nobody is woken), or mark the
+// session idle and free it when it is dead. ss may be NULL (CreateSession). Takes mu.
+void srv_session_done(srv *s, srv_session *ss, double cost, double active);
+// When a finished job j leaves its session active (srv_session_done's active): 0 unless
+// the controller sent it, else when its reply goes out. Read before j is delivered.
+double srv_job_active_until(const srv_job *j);
 
 // Run the calling thread SCHED_FIFO at cfg.rt_priority (no-op when 0); a refusal is
 // reported once on stderr. Returns 0 or -1.

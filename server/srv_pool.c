@@ -139,12 +139,23 @@ void srv_pool_quit(srv *s) {
   }
 }
 
-void srv_session_done(srv *s, srv_session *ss, double cost) {
+double srv_job_active_until(const srv_job *j) {
+  if (j->kind != SRV_JOB_REQUEST || !j->controller) return 0;
+  double now = srv_now();
+  return j->send_at > now ? j->send_at : now;
+}
+
+void srv_session_done(srv *s, srv_session *ss, double cost, double active) {
   if (!ss) {
     return;
   }
   int free_it = 0;
   pthread_mutex_lock(&s->mu);
+  if (active > ss->last_active) {
+    // a request that ran longer than the idle timeout (or a reply held that long) must
+    // not leave its session expired the moment it is done
+    ss->last_active = active;
+  }
   if (cost >= 0) {
     // a decaying maximum: one long job keeps the session off the duty holder for a few
     // jobs, so a session alternating short and long jobs is not run inline
@@ -306,6 +317,7 @@ static void run_job(srv *s, srv_job *j, void *wake, ccsim_arena *a, const srv_du
     sim_set_progress(watched, NULL, NULL);
   }
   double cost = j->kind == SRV_JOB_REQUEST ? srv_now() - t0 : -1;
+  double active = srv_job_active_until(j);
   srv_session *ss = j->ss;
   // deliver before starting the session's next job, so replies and stream messages of
   // one session leave in order
@@ -322,7 +334,7 @@ static void run_job(srv *s, srv_job *j, void *wake, ccsim_arena *a, const srv_du
   } else {
     srv_send_job(s, j, wake);
   }
-  srv_session_done(s, ss, cost);
+  srv_session_done(s, ss, cost, active);
 }
 
 void srv_pool_serve(srv *s) {

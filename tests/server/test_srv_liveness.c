@@ -375,6 +375,50 @@ static void test_idle_session_expires_for_its_controller(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+// A request that takes longer than the idle timeout (a step cut by --max-step-seconds, a
+// lockstep reply held until the wall clock reaches its time) leaves its session active
+// from when it ended: the controller's next request, soon after, finds it there. It used
+// to find it expired, the idle clock counting from the request's arrival.
+static void test_long_request_is_not_idleness(void **state) {
+  (void)state;
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.idle_timeout = IDLE_TIMEOUT;
+  cfg.max_substeps = 10000000;
+  cfg.max_step_seconds = 1.6 * IDLE_TIMEOUT;
+  pthread_t th;
+  srv *sv = test_server_start(&cfg, &th);
+  assert_non_null(sv);
+  char err[256];
+  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "ball", NULL, err, sizeof err);
+  ccsim_client *c = ccsim_client_connect(srv_endpoint(sv), 10000, 0, err, sizeof err);
+  assert_non_null(c);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  double t0 = now_s();
+  assert_int_equal(ccsim_session_step_n(s, 1e-3, 3000000, NULL, 0, NULL, NULL), CCSIM_ELIMIT);
+  assert_true(now_s() - t0 > IDLE_TIMEOUT);
+  sleep_s(IDLE_TIMEOUT / 4);  // the server's housekeeping runs every 50 ms meanwhile
+  assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+  ccsim_session *p = ccsim_session_create_paced(c, sc, CCSIM_PACING_LOCKSTEP, 0);
+  assert_non_null(p);
+  t0 = now_s();
+  assert_int_equal(ccsim_session_step(p, 1.6 * IDLE_TIMEOUT, NULL, 0), CCSIM_OK);
+  assert_true(now_s() - t0 > IDLE_TIMEOUT);  // held
+  sleep_s(IDLE_TIMEOUT / 4);
+  assert_int_equal(ccsim_session_step(p, 1e-3, NULL, 0), CCSIM_OK);
+  // and idleness after the end still counts
+  sleep_s(2 * IDLE_TIMEOUT);
+  assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_EEXPIRED);
+  assert_int_equal(ccsim_session_step(p, 1e-3, NULL, 0), CCSIM_EEXPIRED);
+  ccsim_session_release(&s);
+  ccsim_session_release(&p);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+  test_server_stop(&sv, th);
+}
+
 int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "--doomed-client") == 0) {
     doomed_client(argv[2], atoi(argv[3]));  // never returns
@@ -383,6 +427,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_killed_client_session_expires, setup, teardown),
       cmocka_unit_test_setup_teardown(test_idle_session_expires_for_its_controller, setup,
                                       teardown),
+      cmocka_unit_test(test_long_request_is_not_idleness),
       cmocka_unit_test_setup_teardown(test_server_heartbeats_end_a_silent_connection, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_client_heartbeats_end_a_silent_connection, setup,
