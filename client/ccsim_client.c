@@ -790,6 +790,160 @@ static int get_state(ccsim_session *s, int checkpoint, uint8_t **blob, size_t *l
   return status;
 }
 
+// the BodyState messages of n ccsim_body_set entries, all in one allocation (*bundle, for
+// free()); NULL when out of memory
+typedef struct body_msg {
+  Ccsim__BodyState bs;
+  Ccsim__Pose pose;
+  Ccsim__Twist tw;
+  Ccsim__Vec3 p, v, w;
+  Ccsim__Quat q;
+} body_msg;
+
+static void vec3_msg(Ccsim__Vec3 *m, const double *x) {
+  ccsim__vec3__init(m);
+  m->has_x = m->has_y = m->has_z = 1;
+  m->x = x[0], m->y = x[1], m->z = x[2];
+}
+
+static Ccsim__BodyState **body_msgs(const ccsim_body_set *b, size_t n, void **bundle) {
+  *bundle = NULL;
+  if (n == 0) return NULL;
+  body_msg *bm = calloc(n, sizeof *bm + sizeof(Ccsim__BodyState *));
+  if (!bm) return NULL;
+  Ccsim__BodyState **ptrs = (Ccsim__BodyState **)(bm + n);
+  for (size_t i = 0; i < n; i++) {
+    body_msg *e = &bm[i];
+    ccsim__body_state__init(&e->bs);
+    e->bs.has_body = 1;
+    e->bs.body = (uint32_t)b[i].body;
+    if (b[i].has_pose) {
+      ccsim__pose__init(&e->pose);
+      ccsim__quat__init(&e->q);
+      vec3_msg(&e->p, b[i].p);
+      e->q.has_w = e->q.has_x = e->q.has_y = e->q.has_z = 1;
+      e->q.w = b[i].q[0], e->q.x = b[i].q[1], e->q.y = b[i].q[2], e->q.z = b[i].q[3];
+      e->pose.p = &e->p;
+      e->pose.q = &e->q;
+      e->bs.pose = &e->pose;
+    }
+    if (b[i].has_twist) {
+      ccsim__twist__init(&e->tw);
+      vec3_msg(&e->v, b[i].v);
+      vec3_msg(&e->w, b[i].w);
+      e->tw.v = &e->v;
+      e->tw.w = &e->w;
+      e->bs.twist = &e->tw;
+    }
+    ptrs[i] = &e->bs;
+  }
+  *bundle = bm;
+  return ptrs;
+}
+
+int ccsim_session_set_state(ccsim_session *s, const double *time, const ccsim_body_set *b,
+                            size_t n) {
+  Ccsim__Request rq;
+  Ccsim__SetState ss;
+  ccsim__request__init(&rq);
+  ccsim__set_state__init(&ss);
+  if (time) {
+    ss.has_time = 1;
+    ss.time = *time;
+  }
+  void *bundle = NULL;
+  ss.bodies = body_msgs(b, n, &bundle);
+  if (n > 0 && !ss.bodies) {
+    cerr(s->c, "out of memory");
+    return CCSIM_ENOMEM;
+  }
+  ss.n_bodies = n;
+  rq.session_id = s->id;
+  rq.token = s->token[0] ? s->token : NULL;
+  rq.body_case = CCSIM__REQUEST__BODY_SET_STATE;
+  rq.set_state = &ss;
+  Ccsim__Reply *r = NULL;
+  // absolute values: a retry after a lost reply sets the same state again
+  int status = roundtrip(s->c, &rq, &r);
+  free(bundle);
+  if (status == CCSIM_OK && (r->body_case != CCSIM__REPLY__BODY_STATE || !r->state)) {
+    cerr(s->c, "set_state: the reply has no state");
+    status = CCSIM_EPROTO;
+  }
+  if (status == CCSIM_OK) {
+    status = take_bodies(s, r->state->bodies, r->state->n_bodies);
+    s->time = r->state->time;
+    take_deadline(&s->deadline, r->state->deadline);
+  }
+  return status;
+}
+
+static void vec3_take(double *x, const Ccsim__Vec3 *m) {
+  x[0] = m ? m->x : 0, x[1] = m ? m->y : 0, x[2] = m ? m->z : 0;
+}
+
+int ccsim_session_query_contacts(ccsim_session *s, const ccsim_body_set *at, size_t n,
+                                 ccsim_contact **out, size_t *nout) {
+  *out = NULL;
+  *nout = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!at[i].has_pose) {
+      cerr(s->c, "query_contacts: at[%zu] has no pose", i);
+      return CCSIM_EINVAL;
+    }
+  }
+  Ccsim__Request rq;
+  Ccsim__QueryContacts q;
+  ccsim__request__init(&rq);
+  ccsim__query_contacts__init(&q);
+  void *bundle = NULL;
+  q.poses = body_msgs(at, n, &bundle);
+  if (n > 0 && !q.poses) {
+    cerr(s->c, "out of memory");
+    return CCSIM_ENOMEM;
+  }
+  q.n_poses = n;
+  rq.session_id = s->id;
+  rq.token = s->token[0] ? s->token : NULL;
+  rq.body_case = CCSIM__REQUEST__BODY_QUERY_CONTACTS;
+  rq.query_contacts = &q;
+  Ccsim__Reply *r = NULL;
+  int status = roundtrip(s->c, &rq, &r);
+  free(bundle);
+  if (status == CCSIM_OK && (r->body_case != CCSIM__REPLY__BODY_CONTACTS || !r->contacts)) {
+    cerr(s->c, "query_contacts: the reply has no contacts");
+    status = CCSIM_EPROTO;
+  }
+  if (status != CCSIM_OK || r->contacts->n_contacts == 0) {
+    return status;
+  }
+  size_t nc = r->contacts->n_contacts;
+  ccsim_contact *c = calloc(nc, sizeof *c);
+  if (!c) {
+    cerr(s->c, "out of memory for %zu contacts", nc);
+    return CCSIM_ENOMEM;
+  }
+  for (size_t i = 0; i < nc; i++) {
+    const Ccsim__Contact *m = r->contacts->contacts[i];
+    if (m->body_a >= (uint32_t)s->nbody || m->body_b >= (uint32_t)s->nbody) {
+      free(c);
+      cerr(s->c, "query_contacts: contact %zu names a body out of range", i);
+      return CCSIM_EPROTO;
+    }
+    c[i].body_a = (int)m->body_a;
+    c[i].body_b = (int)m->body_b;
+    vec3_take(c[i].point_a, m->point_a);
+    vec3_take(c[i].point_b, m->point_b);
+    vec3_take(c[i].normal, m->normal);
+    c[i].depth = m->depth;
+    c[i].depth_rate = m->depth_rate;
+    vec3_take(c[i].force, m->force);
+  }
+  *out = c;
+  *nout = nc;
+  return CCSIM_OK;
+}
+
 int ccsim_session_get_state(ccsim_session *s) { return get_state(s, 0, NULL, NULL); }
 
 int ccsim_session_checkpoint(ccsim_session *s, uint8_t **blob, size_t *len) {

@@ -163,6 +163,39 @@ int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t n, const ccsim_in
 // Fetch the current state without stepping (never waits for a running step).
 int ccsim_session_get_state(ccsim_session *s);
 
+// A body's new pose and/or twist (ccsim_session_set_state), or the pose (and twist) to
+// query contacts at (ccsim_session_query_contacts, where has_pose is required).
+typedef struct ccsim_body_set {
+  int body;           // index (ccsim_session_body_index)
+  int has_pose;       // set p and q; else the body keeps its pose
+  double p[3], q[4];  // reference frame's position [m] and orientation (w, x, y, z), world
+  int has_twist;      // set v and w; else the body keeps its twist
+  double v[3], w[3];  // frame origin's velocity [m/s] and angular velocity [rad/s], world
+} ccsim_body_set;
+
+// Controller only: move the session to time (nullable: keep its time) and set the n bodies'
+// poses and twists; the integrator restarts there (paced sessions pair the wall clock with
+// the new time at their next step). On success the handle's states and time follow; a
+// refusal changes nothing on the server.
+int ccsim_session_set_state(ccsim_session *s, const double *time, const ccsim_body_set *b,
+                            size_t n);
+
+// One witness pair carrying force, as QueryContacts reports it.
+typedef struct ccsim_contact {
+  int body_a, body_b;
+  double point_a[3], point_b[3];  // witness points on A and B, world [m]
+  double normal[3];               // unit, from A towards B
+  double depth;                   // deformation d_s - distance [m]
+  double depth_rate;              // its rate [m/s]
+  double force[3];                // on B, world [N] (A feels the opposite)
+} ccsim_contact;
+
+// Contacts and forces at the current state (n == 0), or with the n bodies at the poses
+// given (the rest where they are) without changing the session; observers may ask. *out
+// (caller frees with free(); NULL when none) gets *nout contacts.
+int ccsim_session_query_contacts(ccsim_session *s, const ccsim_body_set *at, size_t n,
+                                 ccsim_contact **out, size_t *nout);
+
 // Take a checkpoint: *blob (caller frees with free()) gets the whole session, resumable
 // with ccsim_session_resume. The session restarts its integrator there (controller only).
 int ccsim_session_checkpoint(ccsim_session *s, uint8_t **blob, size_t *len);

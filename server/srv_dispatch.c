@@ -1049,6 +1049,12 @@ static int do_set_state(rctx *rc, srv_job *j, srv_session *ss, const Ccsim__SetS
       return fail(rc, CCSIM_EINVAL, "set_state.bodies[%zu]: %s", i, e);
     }
   }
+  if (st->has_time) {
+    // pacing pairs a wall-clock time with a simulated one: the next step pairs them anew
+    // (else a lockstep reply is held for the jump forward, or every step is late by the
+    // jump back; a free-running plant freezes or catches up at once)
+    ss->paced_started = 0;
+  }
   Ccsim__StateReply *sr = NEW(rc, Ccsim__StateReply, ccsim__state_reply__init);
   if (!sr || wire_bodies_new(rc->a, m, ss->d, &sr->bodies, &sr->n_bodies) != 0) {
     return fail(rc, CCSIM_ENOMEM, "set_state: out of memory for the reply");

@@ -459,6 +459,47 @@ static void test_free_running(void **state) {
   paced_close(&p);
 }
 
+// SetState's time moves a paced session's clock pairing along: a lockstep reply after a
+// jump forward is not held for the jump (nor is every step late after a jump back), and a
+// free-running plant goes on at real time from the new time (it froze after a jump forward
+// and caught up at once after one back).
+static void test_set_time_repairs_pacing(void **state) {
+  paced p;
+  paced_open(*state, &p, CCSIM_PACING_LOCKSTEP, 0);
+  for (int k = 0; k < 3; k++) {
+    assert_int_equal(ccsim_session_step(p.s, 1e-3, NULL, 0), CCSIM_OK);
+  }
+  double t = 5.0;
+  assert_int_equal(ccsim_session_set_state(p.s, &t, NULL, 0), CCSIM_OK);
+  double t0 = now_s();
+  assert_int_equal(ccsim_session_step(p.s, 1e-3, NULL, 0), CCSIM_OK);
+  assert_int_equal(ccsim_session_step(p.s, 1e-3, NULL, 0), CCSIM_OK);
+  assert_true(now_s() - t0 < 1.0);
+  t = 0.0;
+  assert_int_equal(ccsim_session_set_state(p.s, &t, NULL, 0), CCSIM_OK);
+  assert_int_equal(ccsim_session_step(p.s, 1e-3, NULL, 0), CCSIM_OK);
+  assert_true(ccsim_session_deadline(p.s)->last_lateness < 1.0);  // not the 5 s jump
+  paced_close(&p);
+
+  paced_open(*state, &p, CCSIM_PACING_FREE_RUNNING, 1e-3);
+  sleep_s(0.5);
+  t = 100.0;
+  assert_int_equal(ccsim_session_set_state(p.s, &t, NULL, 0), CCSIM_OK);
+  sleep_s(0.3);
+  assert_int_equal(ccsim_session_get_state(p.s), CCSIM_OK);
+  double ts = ccsim_session_time(p.s);
+  print_message("free-running 0.3 s after SetState(time 100): time %.3f\n", ts);
+  assert_true(ts > 100.1 && ts < 100.6);
+  t = 0.0;
+  assert_int_equal(ccsim_session_set_state(p.s, &t, NULL, 0), CCSIM_OK);
+  sleep_s(0.2);
+  assert_int_equal(ccsim_session_get_state(p.s), CCSIM_OK);
+  ts = ccsim_session_time(p.s);
+  print_message("free-running 0.2 s after SetState(time 0): time %.3f\n", ts);
+  assert_true(ts > 0.05 && ts < 0.5);
+  paced_close(&p);
+}
+
 typedef struct long_step {
   ccsim_client *c;
   ccsim_session *s;
@@ -615,6 +656,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_lockstep_pacing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lockstep_late_client, setup, teardown),
       cmocka_unit_test_setup_teardown(test_free_running, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_set_time_repairs_pacing, setup, teardown),
       cmocka_unit_test(test_free_running_beside_busy_pool),
       cmocka_unit_test(test_watch_bad_messages),
   };

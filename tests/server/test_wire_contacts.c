@@ -712,6 +712,79 @@ static void test_contacts_at_pose_and_twist(void **state) {
   ccsim__reply__free_unpacked(r, NULL);
 }
 
+// The client library's QueryContacts and SetState: a box settled on the floor reports
+// contacts whose vertical forces on it add up to its weight; lifted in a query it touches
+// nothing and the session is unchanged; an observer may query but not set; SetState moves
+// the time and the box, and the box falls freely from there; a refused SetState changes
+// nothing.
+static void test_library_contacts_and_set_state(void **state) {
+  fixture *f = *state;
+  char err[512] = "";
+  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "inline", NULL, err, sizeof err);
+  assert_non_null(sc);
+  ccsim_client *c = ccsim_client_new(srv_endpoint(f->s), err, sizeof err);
+  assert_non_null(c);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  int box = ccsim_session_body_index(s, "box");
+  assert_int_equal(box, 1);
+  assert_int_equal(ccsim_session_step_n(s, 2e-3, 1500, NULL, 0, NULL, NULL), CCSIM_OK);
+  ccsim_contact *ct = NULL;
+  size_t nc = 0;
+  assert_int_equal(ccsim_session_query_contacts(s, NULL, 0, &ct, &nc), CCSIM_OK);
+  assert_true(nc >= 4);
+  double fz = 0;
+  for (size_t i = 0; i < nc; i++) {
+    assert_true(ct[i].body_a == box || ct[i].body_b == box);
+    assert_true(ct[i].depth > 0 && ct[i].depth < 0.001);
+    assert_double_near(fabs(ct[i].normal[2]), 1, 1e-6);
+    fz += ct[i].body_b == box ? ct[i].force[2] : -ct[i].force[2];
+  }
+  free(ct);
+  assert_double_near(fz, 9.81, 0.01 * 9.81);
+  const double z_rest = ccsim_session_bodies(s)[box].p[2], t_rest = ccsim_session_time(s);
+  // lifted in a query: no contacts, and the session stays where it was
+  ccsim_body_set up = {.body = box, .has_pose = 1, .p = {0.1, 0.3, 0.5}, .q = {1, 0, 0, 0}};
+  assert_int_equal(ccsim_session_query_contacts(s, &up, 1, &ct, &nc), CCSIM_OK);
+  assert_int_equal(nc, 0);
+  assert_null(ct);
+  up.has_pose = 0;  // a query needs the pose
+  assert_int_equal(ccsim_session_query_contacts(s, &up, 1, &ct, &nc), CCSIM_EINVAL);
+  up.has_pose = 1;
+  assert_int_equal(ccsim_session_get_state(s), CCSIM_OK);
+  assert_true(ccsim_session_bodies(s)[box].p[2] == z_rest && ccsim_session_time(s) == t_rest);
+  // an observer queries, and may not set
+  ccsim_session *obs = ccsim_session_attach(c, ccsim_session_id(s));
+  assert_non_null(obs);
+  assert_int_equal(ccsim_session_query_contacts(obs, NULL, 0, &ct, &nc), CCSIM_OK);
+  assert_true(nc >= 4);
+  free(ct);
+  assert_int_equal(ccsim_session_set_state(obs, NULL, &up, 1), CCSIM_EPERM);
+  ccsim_session_release(&obs);
+  // set: time 2 s, the box at rest 0.3 m up; then 0.1 s of free fall
+  double t = 2.0;
+  ccsim_body_set drop = {
+      .body = box, .has_pose = 1, .p = {0.1, 0.3, 0.3}, .q = {1, 0, 0, 0}, .has_twist = 1};
+  assert_int_equal(ccsim_session_set_state(s, &t, &drop, 1), CCSIM_OK);
+  assert_true(ccsim_session_time(s) == 2.0);
+  assert_true(ccsim_session_bodies(s)[box].p[2] == 0.3);
+  assert_int_equal(ccsim_session_step_n(s, 1e-3, 100, NULL, 0, NULL, NULL), CCSIM_OK);
+  assert_double_near(ccsim_session_time(s), 2.1, 1e-12);
+  assert_double_near(ccsim_session_bodies(s)[box].p[2], 0.3 - 0.5 * 9.81 * 0.01, 1e-6);
+  assert_double_near(ccsim_session_bodies(s)[box].v[2], -9.81 * 0.1, 1e-6);
+  // refused: a NaN in the pose; nothing changes
+  const double z = ccsim_session_bodies(s)[box].p[2];
+  drop.p[2] = NAN;
+  t = 5.0;
+  assert_int_equal(ccsim_session_set_state(s, &t, &drop, 1), CCSIM_EINVAL);
+  assert_int_equal(ccsim_session_get_state(s), CCSIM_OK);
+  assert_double_near(ccsim_session_time(s), 2.1, 1e-12);
+  assert_true(ccsim_session_bodies(s)[box].p[2] == z);
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_resting_box_contacts, setup, teardown),
@@ -721,6 +794,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_kinematic_target, setup, teardown),
       cmocka_unit_test_setup_teardown(test_contacts_at_poses, setup, teardown),
       cmocka_unit_test_setup_teardown(test_contacts_at_pose_and_twist, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_library_contacts_and_set_state, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
