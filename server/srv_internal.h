@@ -59,6 +59,10 @@
 #define SRV_MAX_SUBSTATES 1000000  // body states in one reply's substates
 #define SRV_DECODED_PER_BYTE 16    // bytes a request may take decoded per byte (+ 64 KiB)
 #define SRV_STOP_GRACE 1.0         // wall time a running request gets once the server stops [s]
+// Largest saved session [bytes], for saving and restoring alike, so every save is read back
+// whatever the limits the server restarts with: a scene under --max-msg-bytes (at most
+// 2 GiB) plus a stored Step reply (1e6 sub-states, 1e5 contacts: a few hundred MB)
+#define SRV_SAVED_MAX ((uint64_t)4 << 30)
 #define SRV_WAKE_EP_FMT "inproc://ccsim-srv-wake-%p"
 
 // why a request's physics was stopped before its end (srv_job.stopped)

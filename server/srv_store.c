@@ -333,6 +333,13 @@ int srv_save_session(srv *s, srv_session *ss) {
     fprintf(stderr, "ccsimd: cannot save session %s: out of memory\n", ss->id);
     return -1;
   }
+  if ((uint64_t)n > SRV_SAVED_MAX) {
+    // a restore would refuse it: the previous save stays, and the operator is told
+    fprintf(stderr, "ccsimd: cannot save session %s: %zu bytes, more than a restore reads\n",
+            ss->id, n);
+    free(buf);
+    return -1;
+  }
   sim_restart(ss->m, ss->d);
   // write a temporary file, flush it to disk, then rename: a crash leaves the old file
   char tmp[4096], path[4096];
@@ -361,11 +368,21 @@ int srv_save_session(srv *s, srv_session *ss) {
       rc = rename(tmp, path);
     }
     if (rc != 0 && !why) why = errno;
+    if (rc == 0) {
+      // the rename lives in the directory: until it is on disk, a power cut may leave the
+      // old file (or none, for a first save) however well the file itself was flushed
+      int dfd = open(s->cfg.state_dir, O_RDONLY | O_DIRECTORY);
+      if (dfd < 0 || fsync(dfd) != 0) {
+        why = errno;
+        rc = -1;
+      }
+      if (dfd >= 0) close(dfd);
+    }
   }
   if (rc != 0) {
     fprintf(stderr, "ccsimd: cannot save session %s in %s: %s\n", ss->id, s->cfg.state_dir,
             strerror(why));
-    unlink(tmp);
+    unlink(tmp);  // after a failed directory flush: already renamed, nothing to remove
   }
   free(buf);
   return rc;
@@ -377,18 +394,20 @@ void srv_unlink_session(srv *s, const char *id) {
   }
   char path[4096];
   session_path(s, id, "", path, sizeof path);
+  // not flushed to disk (the I/O thread calls this): after a power cut soon after, a
+  // closed session may come back at the restart, its saved state intact
   unlink(path);
 }
 
 // The whole of a regular file of at most max bytes (malloc'd), or NULL with *why set.
-static uint8_t *read_file(const char *path, size_t max, size_t *len, const char **why) {
+static uint8_t *read_file(const char *path, uint64_t max, size_t *len, const char **why) {
   off_t size = 0;
   int fd = ccsim_open_regular(path, O_NOFOLLOW, &size, why);
   if (fd < 0) {
     return NULL;
   }
   if ((uint64_t)size > max) {
-    *why = "larger than twice --max-msg-bytes";
+    *why = "larger than any session a server saves";
     close(fd);
     return NULL;
   }
@@ -501,7 +520,7 @@ int srv_restore_all(srv *s) {
     snprintf(path, sizeof path, "%s/%s", s->cfg.state_dir, e->d_name);
     size_t len = 0;
     const char *problem = NULL;
-    uint8_t *buf = read_file(path, s->cfg.max_msg_bytes * 2, &len, &problem);
+    uint8_t *buf = read_file(path, SRV_SAVED_MAX, &len, &problem);
     Ccsim__SavedSession *sv = buf ? ccsim__saved_session__unpack(NULL, len, buf) : NULL;
     free(buf);
     char err[512] = "";

@@ -372,6 +372,64 @@ static void test_periodic_checkpoints(void **state) {
   (void)token;
 }
 
+// A session whose stored Step reply (sub-states) is far larger than --max-msg-bytes is
+// saved and restored with it, as is one saved under a larger limit than the restarted
+// server's: restore used to refuse files over twice the limit, losing such sessions.
+static void test_big_saved_session_restores(void **state) {
+  fixture *f = *state;
+  snprintf(f->dir, sizeof f->dir, "ccsim-state-XXXXXX");
+  assert_non_null(mkdtemp(f->dir));
+  char state_dir[128];
+  snprintf(state_dir, sizeof state_dir, "%s/state", f->dir);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.workers = 2;
+  cfg.state_dir = state_dir;
+  cfg.max_substeps = 10000;
+  cfg.max_msg_bytes = 64 * 1024;
+  char err[512];
+  pthread_t th;
+  srv *s2 = test_server_start(&cfg, &th);
+  assert_non_null(s2);
+  ccsim_scene *sc = scene();
+  ccsim_client *c = ccsim_client_new(srv_endpoint(s2), err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  enum { N = 3000 };
+  int nb = ccsim_session_nbody(s);
+  ccsim_body_state *sub = calloc((size_t)N * (size_t)nb, sizeof *sub);
+  assert_int_equal(ccsim_session_step_n(s, 1e-3, N, NULL, 0, sub, NULL), CCSIM_OK);
+  free(sub);
+  double t = ccsim_session_time(s);
+  char id[64];
+  snprintf(id, sizeof id, "%s", ccsim_session_id(s));
+  ccsim_session_release(&s);
+  ccsim_client_destroy(&c);
+  test_server_stop(&s2, th);  // saves it
+  char path[256];
+  snprintf(path, sizeof path, "%s/%s.session", state_dir, id);
+  struct stat st;
+  assert_int_equal(stat(path, &st), 0);
+  print_message("saved session with its stored reply: %lld bytes (limit %zu)\n",
+                (long long)st.st_size, cfg.max_msg_bytes);
+  assert_true((size_t)st.st_size > 2 * cfg.max_msg_bytes);
+  for (int k = 0; k < 2; k++) {
+    cfg.max_msg_bytes = k == 0 ? 64 * 1024 : 1024;  // the same limit, then a smaller one
+    s2 = test_server_start(&cfg, &th);
+    assert_non_null(s2);
+    assert_int_equal(srv_session_count(s2), 1);
+    c = ccsim_client_new(srv_endpoint(s2), err, sizeof err);
+    ccsim_session *obs = ccsim_session_attach(c, id);
+    assert_non_null(obs);
+    assert_true(ccsim_session_time(obs) == t);
+    ccsim_session_release(&obs);
+    ccsim_client_destroy(&c);
+    test_server_stop(&s2, th);
+  }
+  ccsim_scene_destroy(&sc);
+}
+
 // a state dir the server could not save into is refused at start, not at the stop that
 // would lose the sessions; a missing one is created
 static void test_state_dir_unusable(void **state) {
@@ -440,6 +498,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_batching_equals_single_steps, setup, teardown),
       cmocka_unit_test_setup_teardown(test_checkpoint_resume_bit_exact, setup, teardown),
       cmocka_unit_test_setup_teardown(test_state_dir_survives_sigterm, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_big_saved_session_restores, setup, teardown),
       cmocka_unit_test_setup_teardown(test_state_dir_unusable, setup, teardown),
       cmocka_unit_test_setup_teardown(test_periodic_checkpoints, setup, teardown),
   };
