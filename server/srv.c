@@ -754,6 +754,17 @@ int srv_run(srv *s) {
             busy, busy == 1 ? "" : "s", SRV_STOP_GRACE);
   }
   srv_pool_stop(s);  // workers send what they computed before they leave
+  // lockstep replies still held for the wall clock: their steps ran (and are saved), so
+  // they go out now, early, rather than never
+  pthread_mutex_lock(&s->mu);
+  srv_job *held = s->delayed;
+  s->delayed = NULL;
+  pthread_mutex_unlock(&s->mu);
+  while (held) {
+    srv_job *nx = held->next;
+    srv_send_job(s, held, NULL);
+    held = nx;
+  }
   srv_pool_drain(s);
   if (s->cfg.state_dir && srv_save_all(s) < 0) {
     s->save_failed = 1;
@@ -797,6 +808,12 @@ void srv_destroy(srv **ps) {
     }
   }
   free(s->tab);
+  if (s->router) {
+    // the last replies (a step cut by the stop, held lockstep replies) may still be on
+    // their way out: a moment for them, bounded for a peer that is gone
+    int linger = SRV_STOP_LINGER_MS;
+    zmq_setsockopt(s->router, ZMQ_LINGER, &linger, sizeof linger);
+  }
   void *socks[] = {s->router, s->pub, s->wake, s->zap};
   for (size_t i = 0; i < sizeof socks / sizeof socks[0]; i++) {
     if (socks[i]) {

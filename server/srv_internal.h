@@ -59,6 +59,7 @@
 #define SRV_MAX_SUBSTATES 1000000  // body states in one reply's substates
 #define SRV_DECODED_PER_BYTE 16    // bytes a request may take decoded per byte (+ 64 KiB)
 #define SRV_STOP_GRACE 1.0         // wall time a running request gets once the server stops [s]
+#define SRV_STOP_LINGER_MS 500     // wall time the last replies get to leave at destroy [ms]
 // Largest saved session [bytes], for saving and restoring alike, so every save is read back
 // whatever the limits the server restarts with: a scene under --max-msg-bytes (at most
 // 2 GiB) plus a stored Step reply (1e6 sub-states, 1e5 contacts: a few hundred MB)

@@ -570,6 +570,48 @@ static void test_free_running_beside_busy_pool(void **state) {
   test_server_stop(&sv, th);
 }
 
+static void *long_lockstep_main(void *arg) {
+  long_step *ls = arg;
+  ls->rc = ccsim_session_step(ls->s, 0.8, NULL, 0);
+  return NULL;
+}
+
+// A lockstep reply still held for the wall clock when the server stops goes out at the
+// stop, early: the step ran (it used to be dropped, the client waiting out its timeout).
+static void test_stop_sends_held_replies(void **state) {
+  (void)state;
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  pthread_t th;
+  srv *sv = test_server_start(&cfg, &th);
+  assert_non_null(sv);
+  char err[256];
+  ccsim_scene *sc = balls(1);
+  long_step ls = {.c = ccsim_client_connect(srv_endpoint(sv), 5000, 0, err, sizeof err)};
+  assert_non_null(ls.c);
+  ls.s = ccsim_session_create_paced(ls.c, sc, CCSIM_PACING_LOCKSTEP, 0);
+  assert_non_null(ls.s);
+  assert_int_equal(ccsim_session_step(ls.s, 1e-3, NULL, 0), CCSIM_OK);
+  double t1 = ccsim_session_time(ls.s);
+  pthread_t lt;
+  assert_int_equal(pthread_create(&lt, NULL, long_lockstep_main, &ls), 0);
+  sleep_s(0.2);  // the step has run; its reply waits for the wall clock
+  double t0 = now_s();
+  srv_stop(sv);
+  pthread_join(th, NULL);
+  pthread_join(lt, NULL);
+  double took = now_s() - t0;
+  print_message("held reply at the stop: %s after %.2f s\n", ccsim_status_name(ls.rc), took);
+  assert_int_equal(ls.rc, CCSIM_OK);
+  assert_double_near(ccsim_session_time(ls.s), t1 + 0.8, 1e-12);
+  assert_true(took < 0.5);  // not held to its time, 0.6 s on
+  ccsim_session_release(&ls.s);
+  ccsim_client_destroy(&ls.c);
+  srv_destroy(&sv);
+  ccsim_scene_destroy(&sc);
+}
+
 // send [topic][bytes] from a raw publisher until the watch's subscription has reached it:
 // the status of the first message the watch returns, its reason into why
 static int publish_until_heard(void *pub, ccsim_watch *w, const void *bytes, size_t len,
@@ -658,6 +700,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_free_running, setup, teardown),
       cmocka_unit_test_setup_teardown(test_set_time_repairs_pacing, setup, teardown),
       cmocka_unit_test(test_free_running_beside_busy_pool),
+      cmocka_unit_test(test_stop_sends_held_replies),
       cmocka_unit_test(test_watch_bad_messages),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
