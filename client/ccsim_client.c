@@ -29,6 +29,8 @@ struct ccsim_client {
   int retries;
   int heartbeat_ms;
   int attempts;          // attempts the last round trip took
+  int stale;             // the socket may hold unsent requests or a refused connection:
+                         // the next round trip opens a fresh one first
   int curve;
   uint64_t max_request;  // the server's limit on a request [bytes] (0: not told)
   char server_key[41], public_key[41], secret_key[41];
@@ -107,6 +109,9 @@ static int open_socket(ccsim_client *c) {
   }
   int linger = 0;
   zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof linger);
+  // a send blocks once the server stops taking requests (its queue full): bounded too
+  zmq_setsockopt(c->sock, ZMQ_SNDTIMEO, &c->timeout_ms, sizeof c->timeout_ms);
+  c->stale = 0;
   if (c->heartbeat_ms > 0) {
     int ivl = c->heartbeat_ms, tmo = 3 * c->heartbeat_ms;
     zmq_setsockopt(c->sock, ZMQ_HEARTBEAT_IVL, &ivl, sizeof ivl);
@@ -246,10 +251,14 @@ static int roundtrip_ex(ccsim_client *c, Ccsim__Request *rq, Ccsim__Reply **out,
   c->attempts = 0;
   for (int k = 0; k < tries; k++) {
     c->attempts++;
-    if (k > 0 && (st = open_socket(c)) != CCSIM_OK) {
+    if ((k > 0 || c->stale) && (st = open_socket(c)) != CCSIM_OK) {
       break;  // a fresh connection (new identity) for the retry
     }
     if (zmq_send(c->sock, buf, n, 0) < 0) {
+      if (zmq_errno() == EAGAIN) {
+        st = CCSIM_ETIMEOUT;  // not even taken: the server is gone or swamped
+        continue;
+      }
       cerr(c, "send failed: %s", zmq_strerror(zmq_errno()));
       st = CCSIM_EIO;
       break;
@@ -260,6 +269,11 @@ static int roundtrip_ex(ccsim_client *c, Ccsim__Request *rq, Ccsim__Reply **out,
     }
   }
   free(heap);
+  if (st == CCSIM_ETIMEOUT || st == CCSIM_EPERM) {
+    // requests still queued on this socket would reach a server that comes back, long
+    // after their caller gave up, and a connection refused by CURVE is not tried again
+    c->stale = 1;
+  }
   if (st == CCSIM_ETIMEOUT) {
     cerr(c, "no reply from %s within %d ms (%d attempt%s)", c->endpoint, c->timeout_ms,
          c->attempts, c->attempts == 1 ? "" : "s");
@@ -403,7 +417,10 @@ void ccsim_client_destroy(ccsim_client **pc) {
   *pc = NULL;
 }
 
-void ccsim_client_set_timeout(ccsim_client *c, int ms) { c->timeout_ms = ms > 0 ? ms : 1; }
+void ccsim_client_set_timeout(ccsim_client *c, int ms) {
+  c->timeout_ms = ms > 0 ? ms : 1;
+  if (c->sock) zmq_setsockopt(c->sock, ZMQ_SNDTIMEO, &c->timeout_ms, sizeof c->timeout_ms);
+}
 
 void ccsim_client_set_retries(ccsim_client *c, int n) { c->retries = n > 0 ? n : 0; }
 

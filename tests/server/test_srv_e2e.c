@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -439,6 +440,68 @@ static void test_scene_file_errors(void **state) {
   }
 }
 
+typedef struct hammer {
+  ccsim_client *c;
+  int n, timeouts;
+  atomic_int done;
+} hammer;
+
+static void *hammer_main(void *arg) {
+  hammer *h = arg;
+  ccsim_server_info info;
+  for (int k = 0; k < h->n; k++) {
+    h->timeouts += ccsim_client_server_info(h->c, &info, NULL) == CCSIM_ETIMEOUT;
+  }
+  atomic_store(&h->done, 1);
+  return NULL;
+}
+
+// With its server gone, a client's requests time out one by one, never blocking in the
+// send (it used to hang once a thousand unanswered requests filled the socket's queue),
+// and the requests it gave up on are not delivered to a server that comes back on the
+// same endpoint (they stayed queued: creates made sessions nobody held).
+static void test_gone_server_times_out(void **state) {
+  (void)state;
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  pthread_t th;
+  srv *sv = test_server_start(&cfg, &th);
+  assert_non_null(sv);
+  char endpoint[256], err[512];
+  snprintf(endpoint, sizeof endpoint, "%s", srv_endpoint(sv));
+  ccsim_client *c = ccsim_client_connect(endpoint, 5000, 0, err, sizeof err);
+  assert_non_null(c);
+  test_server_stop(&sv, th);
+  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "inline", NULL, err, sizeof err);
+  assert_non_null(sc);
+  ccsim_client_set_timeout(c, 2);
+  for (int k = 0; k < 3; k++) {
+    assert_null(ccsim_session_create(c, sc));
+  }
+  hammer h = {.c = c, .n = 1200};
+  pthread_t ht;
+  assert_int_equal(pthread_create(&ht, NULL, hammer_main, &h), 0);
+  for (int k = 0; k < 600 && !atomic_load(&h.done); k++) sleep_s(0.1);
+  assert_true(atomic_load(&h.done));  // else it hangs in a send: the test fails here
+  pthread_join(ht, NULL);
+  assert_int_equal(h.timeouts, h.n);
+  // a server back on the endpoint gets this client's next request, and nothing older
+  cfg.bind = endpoint;
+  sv = test_server_start(&cfg, &th);
+  assert_non_null(sv);
+  ccsim_client_set_timeout(c, 5000);
+  ccsim_server_info info;
+  assert_int_equal(ccsim_client_server_info(c, &info, NULL), CCSIM_OK);
+  sleep_s(0.3);
+  assert_int_equal(ccsim_client_server_info(c, &info, NULL), CCSIM_OK);
+  assert_int_equal(info.sessions, 0);
+  assert_int_equal(srv_session_count(sv), 0);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+  test_server_stop(&sv, th);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_session_lifecycle, setup, teardown),
@@ -447,6 +510,7 @@ int main(void) {
       cmocka_unit_test(test_realtime_refused),
       cmocka_unit_test(test_stop_cuts_long_step),
       cmocka_unit_test(test_scene_file_errors),
+      cmocka_unit_test(test_gone_server_times_out),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
