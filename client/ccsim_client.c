@@ -729,8 +729,7 @@ int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t nsub, const ccsim
     cerr(s->c, "step: the reply has no step result");
     status = CCSIM_EPROTO;
   }
-  if (status == CCSIM_OK && (sub || sub_t) && r->step->n_substates != (nsub > 1 ? nsub : 1) &&
-      r->step->n_substates != 0) {
+  if (status == CCSIM_OK && (sub || sub_t) && r->step->n_substates != (nsub > 1 ? nsub : 1)) {
     cerr(s->c, "step: %zu sub-states for %u sub-steps", r->step->n_substates, nsub);
     status = CCSIM_EPROTO;
   }

@@ -873,18 +873,55 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   return CCSIM_OK;
 }
 
-// a sequenced Step: seq = last + 1 steps, seq = last answers the stored reply again
+// FNV-1a of the Step as packed (never 0; 0 when out of memory: not known). A retry sends
+// the same Step, so the same digest; a different Step under the same seq differs.
+static uint64_t step_digest(const Ccsim__Step *st) {
+  uint8_t stack[1024], *heap = NULL;
+  size_t n = ccsim_pb_pack_tail(&st->base, stack, sizeof stack);
+  if (n == SIZE_MAX && !(heap = ccsim_pb_pack_new(&st->base, 0, &n))) {
+    return 0;  // out of memory: not known, a retry is trusted as before
+  }
+  const uint8_t *p = heap ? heap : stack + sizeof stack - n;
+  uint64_t h = 0xcbf29ce484222325u;  // FNV-1a
+  for (size_t i = 0; i < n; i++) {
+    h = (h ^ p[i]) * 0x100000001b3u;
+  }
+  free(heap);
+  return h ? h : 1;
+}
+
+// a sequenced Step: seq = last + 1 steps, seq = last answers the stored reply again when
+// it is the same Step (a retry); a different Step under a spent seq is refused
 static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
   const Ccsim__Request *rq = j->rq;
-  uint64_t seq = rq->has_seq ? rq->seq : 0;
-  if (seq != 0 && seq == ss->last_seq && ss->last_reply) {
-    finish_stored(rc, j, ss);
-    return;
-  }
-  if (seq != 0 && seq != ss->last_seq + 1) {
+  uint64_t seq = rq->has_seq ? rq->seq : 0, last = ss->last_seq;
+  uint64_t digest = seq != 0 ? step_digest(rq->step) : 0;
+  if (seq != 0 && seq == last) {
+    int same = !ss->last_digest || !digest || digest == ss->last_digest;
+    if (same && ss->last_reply) {
+      finish_stored(rc, j, ss);
+      return;
+    }
+    // the reply carries last_seq = seq: the client learns the seq is spent and moves on
+    if (same) {
+      fail(rc, CCSIM_ESEQ,
+           "step: seq %llu ran, but its reply could not be kept (the server "
+           "ran out of memory); get_state gives the state it reached; send %llu next",
+           (unsigned long long)seq, (unsigned long long)seq + 1);
+    } else {
+      fail(rc, CCSIM_ESEQ,
+           "step: seq %llu was spent by a different Step, which ran (an "
+           "earlier request that timed out?); get_state gives the state it reached; send "
+           "%llu next",
+           (unsigned long long)seq, (unsigned long long)seq + 1);
+    }
+  } else if (seq != 0 && seq != last + 1) {
     fail(rc, CCSIM_ESEQ, "step: seq %llu is out of sequence (last executed: %llu; send %llu)",
-         (unsigned long long)seq, (unsigned long long)ss->last_seq,
-         (unsigned long long)ss->last_seq + 1);
+         (unsigned long long)seq, (unsigned long long)last, (unsigned long long)last + 1);
+  }
+  if (rc->error.code != CCSIM__CODE__OK) {
+    rc->error.has_last_seq = 1;
+    rc->error.last_seq = last;
     finish(rc, j);
     return;
   }
@@ -904,6 +941,7 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
     srv_blob_release(&ss->last_reply);
     ss->last_reply = b;
     ss->last_seq = seq;
+    ss->last_digest = digest;
     if (b) {
       finish_stored(rc, j, ss);
       return;
@@ -947,6 +985,14 @@ static void run_free_step(rctx *rc, srv_job *j, srv_session *ss) {
   if (!st->has_dt || !isfinite(st->dt) || !(st->dt > 0)) {
     fail(rc, CCSIM_EINVAL, "step.dt = %g: must be given, finite and > 0",
          st->has_dt ? st->dt : 0.0);
+  } else if ((st->has_want_substates && st->want_substates) ||
+             (st->has_want_contacts && st->want_contacts)) {
+    // asked for, they would silently be missing: this Step steps nothing
+    fail(rc, CCSIM_EINVAL,
+         "step.want_%s: a free-running session steps on its own and a Step "
+         "only sets its inputs; its states come in the stream, its contacts from "
+         "QueryContacts",
+         st->has_want_substates && st->want_substates ? "substates" : "contacts");
   } else if (check_inputs(rc, ss->m, st) == CCSIM_OK) {
     wire_inputs_apply(ss->m, ss->d, st, st->dt);
     Ccsim__StepReply *sr = NEW(rc, Ccsim__StepReply, ccsim__step_reply__init);

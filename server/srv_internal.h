@@ -136,9 +136,11 @@ struct srv_session {
   double *snap;             // (snap_cap) scratch for snapshots (srv_snapshot)
   size_t nsnap, snap_cap;   // doubles of the last snapshot in it, and room
 
-  // exactly-once record (job thread only)
-  uint64_t last_seq;        // last sequenced Step executed (0: none)
-  srv_blob *last_reply;     // its Reply serialized without request_id (one reference owned)
+  // exactly-once record (written by the session's job thread; last_seq is also read by
+  // the thread that answers AttachSession, hence atomic)
+  _Atomic uint64_t last_seq;  // last sequenced Step executed (0: none)
+  uint64_t last_digest;       // digest of that Step (0: not known, any retry matches)
+  srv_blob *last_reply;       // its Reply serialized without request_id (one reference owned)
 
   // scheduling (under srv.mu)
   srv_job *qhead, *qtail;   // jobs waiting behind the running one

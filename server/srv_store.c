@@ -326,6 +326,8 @@ int srv_save_session(srv *s, srv_session *ss) {
     sv.has_last_reply = 1;
     sv.last_reply.data = ss->last_reply->data;
     sv.last_reply.len = ss->last_reply->len;
+    sv.has_last_step_digest = ss->last_digest != 0;
+    sv.last_step_digest = ss->last_digest;
   }
   size_t n = 0;
   uint8_t *buf = ccsim_pb_pack_new(&sv.base, 0, &n);
@@ -547,6 +549,7 @@ int srv_restore_all(srv *s) {
     }
     if (ss && sv->has_last_reply && sv->last_reply.len > 0) {
       ss->last_reply = srv_blob_copy(sv->last_reply.data, sv->last_reply.len);
+      ss->last_digest = sv->has_last_step_digest ? sv->last_step_digest : 0;
     }
     if (ss) {
       memcpy(ss->id, sv->session_id, SRV_ID_LEN + 1);

@@ -184,6 +184,43 @@ static void test_dropped_reply_steps_once(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+// A step that timed out may have run: the next, different step sent under its seq (the
+// library advances only on an answer) is refused as such, with the seq marked spent, and
+// the one after it steps. It used to be answered the first step's stored reply, as if it
+// were its own.
+static void test_different_step_under_spent_seq(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "ball", NULL, err, sizeof err);
+  ccsim_client_opts o;
+  ccsim_client_opts_defaults(&o);
+  o.timeout_ms = 300;
+  o.retries = 0;
+  ccsim_client *c = ccsim_client_new_opts(f->proxy_endpoint, &o, err, sizeof err);
+  assert_non_null(c);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  atomic_store(&f->drop_steps, 1);
+  assert_int_equal(ccsim_session_step(s, 1e-2, NULL, 0), CCSIM_ETIMEOUT);
+  assert_int_equal(ccsim_session_seq(s), 0);
+  // the same step again is a retry: its stored reply
+  assert_int_equal(ccsim_session_step(s, 1e-2, NULL, 0), CCSIM_OK);
+  assert_int_equal(ccsim_session_seq(s), 1);
+  assert_double_near(ccsim_session_time(s), 0.01, 1e-15);
+  atomic_store(&f->drop_steps, 1);
+  assert_int_equal(ccsim_session_step(s, 1e-2, NULL, 0), CCSIM_ETIMEOUT);
+  // a different one under the spent seq 2
+  assert_int_equal(ccsim_session_step(s, 5e-2, NULL, 0), CCSIM_ESEQ);
+  assert_non_null(strstr(ccsim_client_errmsg(c), "different Step"));
+  assert_int_equal(ccsim_session_seq(s), 2);
+  assert_int_equal(ccsim_session_step(s, 5e-2, NULL, 0), CCSIM_OK);
+  assert_int_equal(ccsim_session_seq(s), 3);
+  assert_double_near(ccsim_session_time(s), 0.07, 1e-15);
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
 // raw requests with chosen seqs
 static Ccsim__Reply *send_step(void *sock, const char *id, const char *token, uint64_t rid,
                                uint64_t seq) {
@@ -265,6 +302,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_dropped_reply_steps_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_seq_rules, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_different_step_under_spent_seq, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -455,6 +455,11 @@ static void test_free_running(void **state) {
   }
   assert_int_equal(seen, 50);
   assert_true(vz < -2);
+  // sub-states a free-running Step cannot give are refused, not left unfilled
+  ccsim_body_state sub[2];
+  double sub_t[2] = {-1, -1};
+  assert_int_equal(ccsim_session_step_n(s, 1e-3, 2, NULL, 0, sub, sub_t), CCSIM_EINVAL);
+  assert_non_null(strstr(ccsim_client_errmsg(p.c), "free-running"));
   ccsim_watch_destroy(&w);
   paced_close(&p);
 }
