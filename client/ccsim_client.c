@@ -857,6 +857,20 @@ static Ccsim__BodyState **body_msgs(const ccsim_body_set *b, size_t n, void **bu
   return ptrs;
 }
 
+// rq (its body set) for session s with its token, sent and retried (requests that are safe
+// to repeat); *r the reply when it carries body want, else EPROTO naming what
+static int session_call(ccsim_session *s, Ccsim__Request *rq, Ccsim__Reply__BodyCase want,
+                        const char *what, Ccsim__Reply **r) {
+  rq->session_id = s->id;
+  rq->token = s->token[0] ? s->token : NULL;
+  int status = roundtrip(s->c, rq, r);
+  if (status == CCSIM_OK && (*r)->body_case != want) {
+    cerr(s->c, "%s: the reply is not its answer", what);
+    status = CCSIM_EPROTO;
+  }
+  return status;
+}
+
 int ccsim_session_set_state(ccsim_session *s, const double *time, const ccsim_body_set *b,
                             size_t n) {
   Ccsim__Request rq;
@@ -874,15 +888,13 @@ int ccsim_session_set_state(ccsim_session *s, const double *time, const ccsim_bo
     return CCSIM_ENOMEM;
   }
   ss.n_bodies = n;
-  rq.session_id = s->id;
-  rq.token = s->token[0] ? s->token : NULL;
   rq.body_case = CCSIM__REQUEST__BODY_SET_STATE;
   rq.set_state = &ss;
   Ccsim__Reply *r = NULL;
   // absolute values: a retry after a lost reply sets the same state again
-  int status = roundtrip(s->c, &rq, &r);
+  int status = session_call(s, &rq, CCSIM__REPLY__BODY_STATE, "set_state", &r);
   free(bundle);
-  if (status == CCSIM_OK && (r->body_case != CCSIM__REPLY__BODY_STATE || !r->state)) {
+  if (status == CCSIM_OK && !r->state) {
     cerr(s->c, "set_state: the reply has no state");
     status = CCSIM_EPROTO;
   }
@@ -919,14 +931,12 @@ int ccsim_session_query_contacts(ccsim_session *s, const ccsim_body_set *at, siz
     return CCSIM_ENOMEM;
   }
   q.n_poses = n;
-  rq.session_id = s->id;
-  rq.token = s->token[0] ? s->token : NULL;
   rq.body_case = CCSIM__REQUEST__BODY_QUERY_CONTACTS;
   rq.query_contacts = &q;
   Ccsim__Reply *r = NULL;
-  int status = roundtrip(s->c, &rq, &r);
+  int status = session_call(s, &rq, CCSIM__REPLY__BODY_CONTACTS, "query_contacts", &r);
   free(bundle);
-  if (status == CCSIM_OK && (r->body_case != CCSIM__REPLY__BODY_CONTACTS || !r->contacts)) {
+  if (status == CCSIM_OK && !r->contacts) {
     cerr(s->c, "query_contacts: the reply has no contacts");
     status = CCSIM_EPROTO;
   }

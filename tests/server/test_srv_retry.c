@@ -135,18 +135,28 @@ static uint64_t server_steps(ccsim_client *c, const char *id) {
   return steps;
 }
 
-static void test_dropped_reply_steps_once(void **state) {
-  fixture *f = *state;
+// a client of the proxy with 300 ms attempts, and a session of k_scene on it
+static ccsim_client *proxy_client(fixture *f, int retries, ccsim_scene **sc, ccsim_session **s) {
   char err[256];
-  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "ball", NULL, err, sizeof err);
+  *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "ball", NULL, err, sizeof err);
+  assert_non_null(*sc);
   ccsim_client_opts o;
   ccsim_client_opts_defaults(&o);
   o.timeout_ms = 300;
-  o.retries = 3;
+  o.retries = retries;
   ccsim_client *c = ccsim_client_new_opts(f->proxy_endpoint, &o, err, sizeof err);
   assert_non_null(c);
-  ccsim_session *s = ccsim_session_create(c, sc);
-  assert_non_null(s);
+  *s = ccsim_session_create(c, *sc);
+  assert_non_null(*s);
+  return c;
+}
+
+static void test_dropped_reply_steps_once(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc;
+  ccsim_session *s;
+  ccsim_client *c = proxy_client(f, 3, &sc, &s);
   // a reference session stepped directly, never retried
   ccsim_client *direct = ccsim_client_new(f->endpoint, err, sizeof err);
   ccsim_session *ref = ccsim_session_create(direct, sc);
@@ -190,16 +200,9 @@ static void test_dropped_reply_steps_once(void **state) {
 // were its own.
 static void test_different_step_under_spent_seq(void **state) {
   fixture *f = *state;
-  char err[256];
-  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "ball", NULL, err, sizeof err);
-  ccsim_client_opts o;
-  ccsim_client_opts_defaults(&o);
-  o.timeout_ms = 300;
-  o.retries = 0;
-  ccsim_client *c = ccsim_client_new_opts(f->proxy_endpoint, &o, err, sizeof err);
-  assert_non_null(c);
-  ccsim_session *s = ccsim_session_create(c, sc);
-  assert_non_null(s);
+  ccsim_scene *sc;
+  ccsim_session *s;
+  ccsim_client *c = proxy_client(f, 0, &sc, &s);
   atomic_store(&f->drop_steps, 1);
   assert_int_equal(ccsim_session_step(s, 1e-2, NULL, 0), CCSIM_ETIMEOUT);
   assert_int_equal(ccsim_session_seq(s), 0);
