@@ -520,6 +520,17 @@ int ccsim_client_list_sessions(ccsim_client *c, ccsim_session_info **out, size_t
 }
 
 // copy BodyState messages into an array of nbody states; checks indices and presence
+// a Vec3 message of x[3] (every field set), and x[3] of one (NULL: zeros)
+static void vec3_msg(Ccsim__Vec3 *m, const double *x) {
+  ccsim__vec3__init(m);
+  m->has_x = m->has_y = m->has_z = 1;
+  m->x = x[0], m->y = x[1], m->z = x[2];
+}
+
+static void vec3_take(double *x, const Ccsim__Vec3 *m) {
+  x[0] = m ? m->x : 0, x[1] = m ? m->y : 0, x[2] = m ? m->z : 0;
+}
+
 // copy n body states into dst (nbody entries); EPROTO with the reason in err otherwise
 static int take_bodies_into(char *err, size_t err_sz, ccsim_body_state *dst, int nbody,
                             Ccsim__BodyState **bs, size_t n) {
@@ -531,16 +542,13 @@ static int take_bodies_into(char *err, size_t err_sz, ccsim_body_state *dst, int
       return CCSIM_EPROTO;
     }
     ccsim_body_state *o = &dst[b->body];
-    o->p[0] = b->pose->p->x, o->p[1] = b->pose->p->y, o->p[2] = b->pose->p->z;
+    vec3_take(o->p, b->pose->p);
     o->q[0] = b->pose->q->w, o->q[1] = b->pose->q->x, o->q[2] = b->pose->q->y;
     o->q[3] = b->pose->q->z;
-    o->v[0] = b->twist->v->x, o->v[1] = b->twist->v->y, o->v[2] = b->twist->v->z;
-    o->w[0] = b->twist->w->x, o->w[1] = b->twist->w->y, o->w[2] = b->twist->w->z;
-    const Ccsim__Vec3 *cf = b->contact_force, *ct = b->contact_torque;
-    o->contact_force[0] = cf ? cf->x : 0, o->contact_force[1] = cf ? cf->y : 0;
-    o->contact_force[2] = cf ? cf->z : 0;
-    o->contact_torque[0] = ct ? ct->x : 0, o->contact_torque[1] = ct ? ct->y : 0;
-    o->contact_torque[2] = ct ? ct->z : 0;
+    vec3_take(o->v, b->twist->v);
+    vec3_take(o->w, b->twist->w);
+    vec3_take(o->contact_force, b->contact_force);
+    vec3_take(o->contact_torque, b->contact_torque);
     o->contact_count = b->has_contact_count ? (int)b->contact_count : 0;
   }
   return CCSIM_OK;
@@ -701,12 +709,9 @@ int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t nsub, const ccsim
     }
     for (size_t i = 0; i < nin; i++) {
       ccsim__body_input__init(&bi[i]);
-      ccsim__vec3__init(&vecs[2 * i]);
-      ccsim__vec3__init(&vecs[2 * i + 1]);
       Ccsim__Vec3 *f = &vecs[2 * i], *t = &vecs[2 * i + 1];
-      f->has_x = f->has_y = f->has_z = t->has_x = t->has_y = t->has_z = 1;
-      f->x = in[i].force[0], f->y = in[i].force[1], f->z = in[i].force[2];
-      t->x = in[i].torque[0], t->y = in[i].torque[1], t->z = in[i].torque[2];
+      vec3_msg(f, in[i].force);
+      vec3_msg(t, in[i].torque);
       bi[i].has_body = 1;
       bi[i].body = in[i].body;
       bi[i].force = f;
@@ -816,12 +821,6 @@ typedef struct body_msg {
   Ccsim__Quat q;
 } body_msg;
 
-static void vec3_msg(Ccsim__Vec3 *m, const double *x) {
-  ccsim__vec3__init(m);
-  m->has_x = m->has_y = m->has_z = 1;
-  m->x = x[0], m->y = x[1], m->z = x[2];
-}
-
 static Ccsim__BodyState **body_msgs(const ccsim_body_set *b, size_t n, void **bundle) {
   *bundle = NULL;
   if (n == 0) return NULL;
@@ -904,10 +903,6 @@ int ccsim_session_set_state(ccsim_session *s, const double *time, const ccsim_bo
     take_deadline(&s->deadline, r->state->deadline);
   }
   return status;
-}
-
-static void vec3_take(double *x, const Ccsim__Vec3 *m) {
-  x[0] = m ? m->x : 0, x[1] = m ? m->y : 0, x[2] = m ? m->z : 0;
 }
 
 int ccsim_session_query_contacts(ccsim_session *s, const ccsim_body_set *at, size_t n,

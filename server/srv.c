@@ -756,15 +756,7 @@ int srv_run(srv *s) {
   srv_pool_stop(s);  // workers send what they computed before they leave
   // lockstep replies still held for the wall clock: their steps ran (and are saved), so
   // they go out now, early, rather than never
-  pthread_mutex_lock(&s->mu);
-  srv_job *held = s->delayed;
-  s->delayed = NULL;
-  pthread_mutex_unlock(&s->mu);
-  while (held) {
-    srv_job *nx = held->next;
-    srv_send_job(s, held, NULL);
-    held = nx;
-  }
+  srv_send_held(s, 1, NULL);
   srv_pool_drain(s);
   if (s->cfg.state_dir && srv_save_all(s) < 0) {
     s->save_failed = 1;

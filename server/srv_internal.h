@@ -279,6 +279,10 @@ int srv_stream_watched(srv *s, const char *id);
 // srv_wake_open), NULL while the caller holds the I/O duty itself.
 void srv_send_job(srv *s, srv_job *j, void *wake);
 
+// Send the lockstep replies held in srv.delayed whose time has come (all: every one, at
+// the stop); wake as for srv_send_job. Takes mu.
+void srv_send_held(srv *s, int all, void *wake);
+
 // A PUSH socket for the calling pool or pacer thread to wake the leader (caller closes
 // it), or NULL.
 void *srv_wake_open(srv *s);

@@ -450,6 +450,18 @@ static double fire_ticks_locked(srv *s, double now, double next, int *nwake) {
   return next;
 }
 
+void srv_send_held(srv *s, int all, void *wake) {
+  pthread_mutex_lock(&s->mu);
+  while (s->delayed && (all || s->delayed->send_at <= srv_now())) {
+    srv_job *j = s->delayed;
+    s->delayed = j->next;
+    pthread_mutex_unlock(&s->mu);
+    srv_send_job(s, j, wake);
+    pthread_mutex_lock(&s->mu);
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
 static void *pacer_main(void *arg) {
   srv *s = arg;
   prctl(PR_SET_NAME, "ccsim-pacer", 0, 0, 0);
@@ -461,15 +473,12 @@ static void *pacer_main(void *arg) {
   uint64_t seen_inline = 0;
   pthread_mutex_lock(&s->mu);
   while (!s->quit) {
-    double now = srv_now();
-    while (s->delayed && s->delayed->send_at <= now) {
-      srv_job *j = s->delayed;
-      s->delayed = j->next;
+    if (s->delayed && s->delayed->send_at <= srv_now()) {
       pthread_mutex_unlock(&s->mu);
-      srv_send_job(s, j, wake);
+      srv_send_held(s, 0, wake);
       pthread_mutex_lock(&s->mu);
-      now = srv_now();
     }
+    double now = srv_now();
     int nwake = 0;
     double next = fire_ticks_locked(s, now, now + 0.1, &nwake);
     if (nwake > 0) {
