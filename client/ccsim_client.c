@@ -602,9 +602,15 @@ static ccsim_session *create(ccsim_client *c, Ccsim__CreateSession *cs) {
   ccsim__request__init(&rq);
   rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
   rq.create_session = cs;
+  // the key makes a retry return the session the first attempt made, if it did; without
+  // randomness the create goes once, as a second one would make a second session
+  uint8_t key[16];
+  int keyed = ccsim_random(key, sizeof key) == 0;
+  cs->has_create_key = keyed;
+  cs->create_key.data = key;
+  cs->create_key.len = sizeof key;
   Ccsim__Reply *r = NULL;
-  // not retried: a second create would leave the first session to its idle timeout
-  int st = roundtrip_ex(c, &rq, &r, 0);
+  int st = roundtrip_ex(c, &rq, &r, keyed);
   ccsim_session *s = NULL;
   if (st == CCSIM_OK) {
     if (r->body_case != CCSIM__REPLY__BODY_CREATE_SESSION) {

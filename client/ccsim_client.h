@@ -135,8 +135,11 @@ typedef struct ccsim_session_info {
 // The server's open sessions: *out (caller frees with free()) gets *n entries.
 int ccsim_client_list_sessions(ccsim_client *c, ccsim_session_info **out, size_t *n);
 
-// Create a session from a scene; this client becomes its controller. Returns the session
-// (caller owns; ccsim_session_close) or NULL (message in ccsim_client_errmsg(c)).
+// Create a session from a scene; this client becomes its controller. Retried on timeout
+// under a random create key: the server makes one session however many attempts reach it.
+// (After the last attempt timed out, one may still have been made; a server with an idle
+// timeout frees it.) Returns the session (caller owns; ccsim_session_close) or NULL
+// (message in ccsim_client_errmsg(c)).
 ccsim_session *ccsim_session_create(ccsim_client *c, const ccsim_scene *scene);
 
 // The same with real-time pacing (period: free-running plant step [s]; 0: 1 ms).

@@ -12,6 +12,39 @@ typedef struct pbw {
 
 enum { WT_VARINT = 0, WT_64 = 1, WT_LEN = 2, WT_32 = 5 };
 
+static uint64_t fnv1a(uint64_t h, const uint8_t *p, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    h = (h ^ p[i]) * 0x100000001b3u;
+  }
+  return h;
+}
+
+typedef struct fnv_buffer {
+  ProtobufCBuffer base;  // first: protobuf-c hands back the pointer it was given
+  uint64_t h;
+} fnv_buffer;
+
+static void fnv_append(ProtobufCBuffer *b, size_t n, const uint8_t *data) {
+  fnv_buffer *f = (fnv_buffer *)b;
+  f->h = fnv1a(f->h, data, n);
+}
+
+uint64_t ccsim_pb_digest(const ProtobufCMessage *m) {
+  // most messages hashed here (a Step) fit the stack, packed in one walk; protobuf-c's
+  // streaming pack sizes every sub-message again, but needs no buffer for a large scene
+  uint8_t stack[1024];
+  uint64_t h = 0xcbf29ce484222325u;
+  size_t n = ccsim_pb_pack_tail(m, stack, sizeof stack);
+  if (n != SIZE_MAX) {
+    h = fnv1a(h, stack + sizeof stack - n, n);
+  } else {
+    fnv_buffer f = {{fnv_append}, h};
+    protobuf_c_message_pack_to_buffer(m, &f.base);
+    h = f.h;
+  }
+  return h ? h : 1;
+}
+
 static int room(pbw *w, size_t n) {
   if ((size_t)(w->p - w->lo) < n) {
     w->full = 1;

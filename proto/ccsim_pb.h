@@ -22,6 +22,10 @@ size_t ccsim_pb_pack_tail(const ProtobufCMessage *m, uint8_t *buf, size_t cap);
 // (the caller owns the block, head bytes left for its own header); NULL when out of memory.
 void *ccsim_pb_pack_new(const ProtobufCMessage *m, size_t head, size_t *len);
 
+// FNV-1a (64 bit) of m's serialized bytes, never 0: equal messages, as a retry resends
+// them, give equal digests. Needs no memory (large messages are hashed as they are packed).
+uint64_t ccsim_pb_digest(const ProtobufCMessage *m);
+
 // data parsed as a message of type d, every piece of it allocated in a (the caller's: it
 // lives until a is reset); NULL when protobuf_c_message_unpack would refuse it too, when a
 // runs out, or past CCSIM_PB_MAX_DEPTH nested messages.

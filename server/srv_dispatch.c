@@ -473,8 +473,17 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
       finish(&rc, j);
       return 1;
     }
+    if (cs->has_create_key &&
+        (cs->create_key.len < SRV_CREATE_KEY_MIN || cs->create_key.len > SRV_CREATE_KEY_MAX)) {
+      fail(&rc, CCSIM_EINVAL, "create_session: create_key of %zu bytes: give %d to %d random bytes",
+           cs->create_key.len, SRV_CREATE_KEY_MIN, SRV_CREATE_KEY_MAX);
+      finish(&rc, j);
+      return 1;
+    }
     pthread_mutex_lock(&s->mu);
-    if (s->nsessions + s->pending_creates >= s->cfg.max_sessions) {
+    // a retry of a create that made its session takes no new slot (do_create answers it)
+    int again = cs->has_create_key && srv_find_key(s, cs->create_key.data, cs->create_key.len);
+    if (!again && s->nsessions + s->pending_creates >= s->cfg.max_sessions) {
       pthread_mutex_unlock(&s->mu);
       // the usual cause: sessions of clients that went away without closing them
       fail(&rc, CCSIM_ELIMIT,
@@ -669,9 +678,43 @@ static void record_lateness(srv *s, srv_session *ss, double lateness, int late_r
   pthread_mutex_unlock(&s->mu);
 }
 
+// under mu: the answer to a create whose key names the session made already (a retry of
+// a create whose reply was lost): that session again, or a refusal of other bytes
+static int create_again(rctx *rc, srv_job *j, srv_session *made, uint64_t digest) {
+  if (made->create_digest && made->create_digest != digest) {
+    return fail(rc, CCSIM_EINVAL,
+                "create_session: create_key already made session %s from a different "
+                "request; pick a new key for each session",
+                made->id);
+  }
+  // its controller just came back for the token
+  made->last_active = j->arrived;
+  Ccsim__CreateSessionReply *cr = session_reply(rc, made, 1);
+  if (!cr) {
+    return fail(rc, CCSIM_ENOMEM, "create_session: out of memory for the reply");
+  }
+  rc->reply.body_case = CCSIM__REPLY__BODY_CREATE_SESSION;
+  rc->reply.create_session = cr;
+  return CCSIM_OK;
+}
+
 static int do_create(rctx *rc, srv_job *j) {
   srv *s = rc->s;
   Ccsim__CreateSession *cs = j->rq->create_session;
+  const size_t klen = cs->has_create_key ? cs->create_key.len : 0;
+  // the whole request but its envelope: a retry resends the same bytes
+  const uint64_t digest = klen ? ccsim_pb_digest(&cs->base) : 0;
+  if (klen) {
+    pthread_mutex_lock(&s->mu);
+    srv_session *made = srv_find_key(s, cs->create_key.data, klen);
+    if (made) {
+      s->pending_creates--;
+      int code = create_again(rc, j, made, digest);
+      pthread_mutex_unlock(&s->mu);
+      return code;
+    }
+    pthread_mutex_unlock(&s->mu);
+  }
   Ccsim__Checkpoint *cp = NULL;
   Ccsim__Scene *sc = NULL;
   char err[512] = "";
@@ -712,9 +755,22 @@ static int do_create(rctx *rc, srv_job *j) {
     code = CCSIM_ENOMEM;
     snprintf(err, sizeof err, "no randomness for a session id");
   }
+  if (ss && klen) {
+    memcpy(ss->create_key, cs->create_key.data, klen);
+    ss->create_key_len = klen;
+    ss->create_digest = digest;
+  }
   pthread_mutex_lock(&s->mu);
   s->pending_creates--;
   Ccsim__CreateSessionReply *cr = NULL;
+  srv_session *made = ss ? srv_find_key(s, ss->create_key, klen) : NULL;
+  if (made) {
+    // a retry that came while the first attempt was still building: that one stands
+    code = create_again(rc, j, made, digest);
+    pthread_mutex_unlock(&s->mu);
+    srv_session_free(&ss);
+    return code;
+  }
   if (ss) {
     srv_insert(s, ss);  // a slot was reserved by srv_accept
     cr = session_reply(rc, ss, 1);
@@ -873,31 +929,15 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   return CCSIM_OK;
 }
 
-// FNV-1a of the Step as packed (never 0; 0 when out of memory: not known). A retry sends
-// the same Step, so the same digest; a different Step under the same seq differs.
-static uint64_t step_digest(const Ccsim__Step *st) {
-  uint8_t stack[1024], *heap = NULL;
-  size_t n = ccsim_pb_pack_tail(&st->base, stack, sizeof stack);
-  if (n == SIZE_MAX && !(heap = ccsim_pb_pack_new(&st->base, 0, &n))) {
-    return 0;  // out of memory: not known, a retry is trusted as before
-  }
-  const uint8_t *p = heap ? heap : stack + sizeof stack - n;
-  uint64_t h = 0xcbf29ce484222325u;  // FNV-1a
-  for (size_t i = 0; i < n; i++) {
-    h = (h ^ p[i]) * 0x100000001b3u;
-  }
-  free(heap);
-  return h ? h : 1;
-}
-
 // a sequenced Step: seq = last + 1 steps, seq = last answers the stored reply again when
 // it is the same Step (a retry); a different Step under a spent seq is refused
 static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
   const Ccsim__Request *rq = j->rq;
   uint64_t seq = rq->has_seq ? rq->seq : 0, last = ss->last_seq;
-  uint64_t digest = seq != 0 ? step_digest(rq->step) : 0;
+  // a retry sends the same Step, so the same digest; a different Step under it differs
+  uint64_t digest = seq != 0 ? ccsim_pb_digest(&rq->step->base) : 0;
   if (seq != 0 && seq == last) {
-    int same = !ss->last_digest || !digest || digest == ss->last_digest;
+    int same = !ss->last_digest || digest == ss->last_digest;
     if (same && ss->last_reply) {
       finish_stored(rc, j, ss);
       return;

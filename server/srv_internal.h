@@ -52,6 +52,8 @@
 #include "srv.h"
 
 #define SRV_ID_LEN 32        // hex characters of a session id and of a controller token
+#define SRV_CREATE_KEY_MIN 16  // bytes of a CreateSession.create_key: as hard to guess as
+#define SRV_CREATE_KEY_MAX 64  // the token it answers with, and small to keep
 #define SRV_SUBS_MAX 256     // distinct stream topics tracked one by one
 #define SRV_MAX_DT 3600.0    // longest simulated span of one Step request [s]
 #define SRV_TOMBS 1024       // closed/expired session ids remembered for EEXPIRED replies
@@ -141,6 +143,11 @@ struct srv_session {
   _Atomic uint64_t last_seq;  // last sequenced Step executed (0: none)
   uint64_t last_digest;       // digest of that Step (0: not known, any retry matches)
   srv_blob *last_reply;       // its Reply serialized without request_id (one reference owned)
+
+  // the create's retry record (fixed once the session is in the table)
+  uint8_t create_key[SRV_CREATE_KEY_MAX];  // CreateSession.create_key (create_key_len 0: none)
+  size_t create_key_len;
+  uint64_t create_digest;  // of the CreateSession that made it (0: not known, any matches)
 
   // scheduling (under srv.mu)
   srv_job *qhead, *qtail;   // jobs waiting behind the running one
@@ -334,6 +341,9 @@ void srv_remove(srv *s, srv_session *ss, const char *why);
 
 // Under mu: why a session id is gone ("" when never seen).
 const char *srv_tomb(const srv *s, const char *id);
+
+// Under mu: the session in the table made by a CreateSession with this create_key, or NULL.
+srv_session *srv_find_key(srv *s, const uint8_t *key, size_t len);
 
 // A Checkpoint blob for ss (job thread): serialized into *out (malloc, caller frees).
 // Restarts ss's integrator at the checkpoint. Returns CCSIM_OK or an error code.

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "ccsim_file.h"
+#include "ccsim_key.h"
 #include "ccsim_pb.h"
 #include "srv_internal.h"
 #include "wire.h"
@@ -34,16 +34,8 @@ int srv_new_id(srv *s, char out[SRV_ID_LEN + 1]) {
     snprintf(out, SRV_ID_LEN + 1, "%032llx", (unsigned long long)n);
     return 0;
   }
-  size_t got = 0;
-  while (got < sizeof raw) {
-    ssize_t r = getrandom(raw + got, sizeof raw - got, 0);
-    if (r < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return -1;
-    }
-    got += (size_t)r;
+  if (ccsim_random(raw, sizeof raw) != 0) {
+    return -1;
   }
   for (size_t i = 0; i < sizeof raw; i++) {
     snprintf(out + 2 * i, 3, "%02x", raw[i]);
@@ -212,6 +204,20 @@ srv_session *srv_find(srv *s, const char *id) {
   return NULL;
 }
 
+srv_session *srv_find_key(srv *s, const uint8_t *key, size_t len) {
+  if (len == 0) {
+    return NULL;
+  }
+  // creates are rare and the table small: a scan, like srv_find's
+  for (int i = 0; i < s->cfg.max_sessions; i++) {
+    const srv_session *ss = s->tab[i];
+    if (ss && ss->create_key_len == len && memcmp(ss->create_key, key, len) == 0) {
+      return s->tab[i];
+    }
+  }
+  return NULL;
+}
+
 int srv_insert(srv *s, srv_session *ss) {
   for (int i = 0; i < s->cfg.max_sessions; i++) {
     if (!s->tab[i]) {
@@ -328,6 +334,13 @@ int srv_save_session(srv *s, srv_session *ss) {
     sv.last_reply.len = ss->last_reply->len;
     sv.has_last_step_digest = ss->last_digest != 0;
     sv.last_step_digest = ss->last_digest;
+  }
+  if (ss->create_key_len) {
+    // a create retried across the restart still finds its session
+    sv.has_create_key = sv.has_create_digest = 1;
+    sv.create_key.data = ss->create_key;
+    sv.create_key.len = ss->create_key_len;
+    sv.create_digest = ss->create_digest;
   }
   size_t n = 0;
   uint8_t *buf = ccsim_pb_pack_new(&sv.base, 0, &n);
@@ -550,6 +563,12 @@ int srv_restore_all(srv *s) {
     if (ss && sv->has_last_reply && sv->last_reply.len > 0) {
       ss->last_reply = srv_blob_copy(sv->last_reply.data, sv->last_reply.len);
       ss->last_digest = sv->has_last_step_digest ? sv->last_step_digest : 0;
+    }
+    if (ss && sv->has_create_key && sv->create_key.len >= SRV_CREATE_KEY_MIN &&
+        sv->create_key.len <= SRV_CREATE_KEY_MAX) {
+      memcpy(ss->create_key, sv->create_key.data, sv->create_key.len);
+      ss->create_key_len = sv->create_key.len;
+      ss->create_digest = sv->has_create_digest ? sv->create_digest : 0;
     }
     if (ss) {
       memcpy(ss->id, sv->session_id, SRV_ID_LEN + 1);

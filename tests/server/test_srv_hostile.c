@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ccsim.pb-c.h"
 #include "ccsim_status.h"
@@ -651,6 +652,117 @@ static void test_limits(void **state) {
   hello_works(f);
 }
 
+// a create under key[0, klen) of a one-body scene (lockstep: paced instead of unpaced)
+static Ccsim__Reply *create_keyed(fixture *f, const uint8_t *key, size_t klen, int lockstep) {
+  scene_buf sb;
+  Ccsim__Request rq;
+  Ccsim__CreateSession cs;
+  Ccsim__Pacing pc;
+  ccsim__request__init(&rq);
+  ccsim__create_session__init(&cs);
+  ccsim__pacing__init(&pc);
+  cs.scene = make_scene(&sb, 1);
+  cs.has_create_key = 1;
+  cs.create_key.data = (uint8_t *)key;
+  cs.create_key.len = klen;
+  if (lockstep) {
+    pc.has_mode = 1;
+    pc.mode = CCSIM__PACING_MODE__PACING_LOCKSTEP;
+    cs.pacing = &pc;
+  }
+  rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
+  rq.create_session = &cs;
+  return call(f, &rq);
+}
+
+// the session id and token a create answered with (OK asserted; r freed)
+static void created(Ccsim__Reply *r, char id[64], char token[64]) {
+  if (r->error->code != CCSIM__CODE__OK) {
+    print_error("create: %s\n", r->error->message ? r->error->message : "");
+  }
+  assert_int_equal(r->error->code, CCSIM__CODE__OK);
+  assert_int_equal(r->body_case, CCSIM__REPLY__BODY_CREATE_SESSION);
+  assert_non_null(r->create_session->controller_token);
+  snprintf(id, 64, "%s", r->create_session->session_id);
+  snprintf(token, 64, "%s", r->create_session->controller_token);
+  ccsim__reply__free_unpacked(r, NULL);
+}
+
+// Create keys: the same create again answers the session it made (token and all) and
+// makes none, also at the session limit and after a save and restore; other bytes under
+// the key, or a key too short or too long, are refused; a closed session frees its key.
+static void test_create_key(void **state) {
+  fixture *f = *state;
+  uint8_t k1[16], k2[16], big[65];
+  memset(k1, 0x11, sizeof k1);
+  memset(k2, 0x22, sizeof k2);
+  memset(big, 0x33, sizeof big);
+  char x[64], tx[64], x2[64], tx2[64], y[64], ty[64];
+  created(create_keyed(f, k1, sizeof k1, 0), x, tx);
+  assert_int_equal(srv_session_count(f->s), 2);  // the fixture's and x
+  created(create_keyed(f, k1, sizeof k1, 0), x2, tx2);
+  assert_string_equal(x2, x);
+  assert_string_equal(tx2, tx);
+  assert_int_equal(srv_session_count(f->s), 2);
+  expect(create_keyed(f, k1, sizeof k1, 1), CCSIM_EINVAL, "from a different request");
+  expect(create_keyed(f, k1, 8, 0), CCSIM_EINVAL, "create_key of 8 bytes");
+  expect(create_keyed(f, big, sizeof big, 0), CCSIM_EINVAL, "create_key of 65 bytes");
+  assert_int_equal(srv_session_count(f->s), 2);
+  // at the limit (3), a new create is refused but a repeated one is answered
+  created(create_keyed(f, k2, sizeof k2, 0), y, ty);
+  assert_string_not_equal(y, x);
+  expect(create(f, 1), CCSIM_ELIMIT, "--max-sessions");
+  created(create_keyed(f, k1, sizeof k1, 0), x2, tx2);
+  assert_string_equal(x2, x);
+  assert_int_equal(srv_session_count(f->s), 3);
+  // closed, the session takes its key along: the key makes a new one
+  Ccsim__Request rq;
+  Ccsim__CloseSession cl;
+  ccsim__request__init(&rq);
+  ccsim__close_session__init(&cl);
+  rq.session_id = x;
+  rq.token = tx;
+  rq.body_case = CCSIM__REQUEST__BODY_CLOSE_SESSION;
+  rq.close_session = &cl;
+  expect(call(f, &rq), CCSIM_OK, NULL);
+  created(create_keyed(f, k1, sizeof k1, 0), x2, tx2);
+  assert_string_not_equal(x2, x);
+  assert_string_not_equal(tx2, tx);
+  assert_int_equal(srv_session_count(f->s), 3);
+  hello_works(f);
+
+  // saved and restored, a session still answers its create's retry
+  char dir[64], state_dir[128];
+  snprintf(dir, sizeof dir, "ccsim-key-XXXXXX");
+  assert_non_null(mkdtemp(dir));
+  snprintf(state_dir, sizeof state_dir, "%s/state", dir);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = NULL;
+  cfg.state_dir = state_dir;
+  char err[256];
+  fixture g = {0};
+  assert_non_null(g.s = srv_new(&cfg, err, sizeof err));
+  created(create_keyed(&g, k1, sizeof k1, 0), x, tx);
+  assert_int_equal(srv_save_all(g.s), 1);
+  srv_destroy(&g.s);
+  assert_non_null(g.s = srv_new(&cfg, err, sizeof err));
+  assert_int_equal(srv_session_count(g.s), 1);
+  created(create_keyed(&g, k1, sizeof k1, 0), x2, tx2);
+  assert_string_equal(x2, x);
+  assert_string_equal(tx2, tx);
+  expect(create_keyed(&g, k1, sizeof k1, 1), CCSIM_EINVAL, "from a different request");
+  assert_int_equal(srv_session_count(g.s), 1);
+  srv_destroy(&g.s);
+  char path[256];
+  snprintf(path, sizeof path, "%s/%s.session", state_dir, x);
+  assert_int_equal(unlink(path), 0);
+  snprintf(path, sizeof path, "%s/ccsimd.lock", state_dir);
+  unlink(path);
+  assert_int_equal(rmdir(state_dir), 0);
+  assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_set_state_reply_deadline, setup, teardown),
@@ -659,6 +771,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_numbers_roles_and_sessions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
       cmocka_unit_test_setup_teardown(test_step_reply_leaves_out_zeros, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_create_key, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
