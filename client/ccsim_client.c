@@ -17,6 +17,7 @@
 #include "ccsim_arena.h"
 #include "ccsim_key.h"
 #include "ccsim_pb.h"
+#include "ccsim_random.h"
 
 struct ccsim_client {
   char endpoint[512];

@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <zmq.h>
@@ -48,21 +47,6 @@ int ccsim_read_key(const char *path, char out[41], char *err, size_t err_sz) {
   if (!zmq_z85_decode(raw, out)) {
     ccsim_set_err(err, err_sz, "%s: not a Z85 key", path);
     return -1;
-  }
-  return 0;
-}
-
-int ccsim_random(void *buf, size_t n) {
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = getrandom((uint8_t *)buf + got, n - got, 0);
-    if (r < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return -1;
-    }
-    got += (size_t)r;
   }
   return 0;
 }

@@ -1,4 +1,4 @@
-// Secrets: CurveZMQ keys on disk, and random bytes, for the server and the client alike.
+// CurveZMQ keys on disk, for the server and the client alike.
 #ifndef CCSIM_KEY_H
 #define CCSIM_KEY_H
 
@@ -7,9 +7,5 @@
 // Read a Z85 key (40 characters, surrounding whitespace ignored) from the file at path
 // into out (NUL-terminated). Returns 0, or -1 with a message naming the file in err.
 int ccsim_read_key(const char *path, char out[41], char *err, size_t err_sz);
-
-// Fill buf with n bytes from the kernel's random generator (for ids, tokens and keys that
-// must not be guessed). Returns 0, or -1 (errno set) when it has none.
-int ccsim_random(void *buf, size_t n);
 
 #endif

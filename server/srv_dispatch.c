@@ -416,6 +416,88 @@ static const char *body_name(Ccsim__Request__BodyCase c) {
   }
 }
 
+// ---- admitting creates ----------------------------------------------------------------
+
+static int fail_session_limit(rctx *rc) {
+  const srv *s = rc->s;
+  // the usual cause: sessions of clients that went away without closing them
+  return fail(rc, CCSIM_ELIMIT,
+              "create_session: the server already holds %d sessions (its limit, "
+              "--max-sessions); `ccsim sessions` lists them, and %s",
+              s->cfg.max_sessions,
+              s->cfg.idle_timeout > 0
+                  ? "sessions idle past --idle-timeout are freed"
+                  : "this server never frees idle ones (--idle-timeout 0): clients that went "
+                    "away without closing keep theirs");
+}
+
+static int same_key(const ProtobufCBinaryData *a, const ProtobufCBinaryData *b) {
+  return a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
+}
+
+// Under mu: queue a CreateSession (j taken: 0), or 1 when the sessions and the creates
+// that may build one fill the limit. A create whose key made a session already is
+// answered from it and takes no place; one whose key is being built waits for that build
+// (a retry must not build a second copy, nor be refused a place the first holds).
+static int admit_create_locked(srv *s, srv_job *j) {
+  const Ccsim__CreateSession *cs = j->rq->create_session;
+  j->ss = NULL;
+  j->slot = 0;
+  if (cs->has_create_key && !srv_find_key(s, cs->create_key.data, cs->create_key.len)) {
+    for (srv_job *b = s->building; b; b = b->building_next) {
+      if (same_key(&b->rq->create_session->create_key, &cs->create_key)) {
+        j->next = b->waiting;
+        b->waiting = j;
+        return 0;
+      }
+    }
+    if (s->nsessions + s->pending_creates >= s->cfg.max_sessions) {
+      return 1;
+    }
+    if (s->threaded) {
+      // srv_handle runs each create to its end before the next: nothing can wait there
+      j->building_next = s->building;
+      s->building = j;
+    }
+    j->slot = 1;
+  } else if (!cs->has_create_key) {
+    if (s->nsessions + s->pending_creates >= s->cfg.max_sessions) {
+      return 1;
+    }
+    j->slot = 1;
+  }
+  s->pending_creates += j->slot;
+  if (s->threaded) {
+    srv_enqueue_locked(s, j);
+  }
+  return 0;
+}
+
+// Under mu: create j ended; the copies that waited for it are admitted again (answered
+// from its session if it made one; otherwise the first builds and the rest wait again).
+static void create_done_locked(srv *s, srv_job *j) {
+  if (j->slot) {
+    s->pending_creates--;
+    j->slot = 0;
+  }
+  for (srv_job **p = &s->building; *p; p = &(*p)->building_next) {
+    if (*p == j) {
+      *p = j->building_next;
+      break;
+    }
+  }
+  srv_job *w = j->waiting;
+  j->waiting = NULL;
+  while (w) {
+    srv_job *nx = w->next;
+    if (admit_create_locked(s, w) != 0) {
+      w->over_limit = 1;  // answered ELIMIT by do_create, as srv_accept would have
+      srv_enqueue_locked(s, w);
+    }
+    w = nx;
+  }
+}
+
 int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
   atomic_fetch_add(&s->requests, 1);
   rctx rc;
@@ -481,28 +563,13 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
       return 1;
     }
     pthread_mutex_lock(&s->mu);
-    // a retry of a create that made its session takes no new slot (do_create answers it)
-    int again = cs->has_create_key && srv_find_key(s, cs->create_key.data, cs->create_key.len);
-    if (!again && s->nsessions + s->pending_creates >= s->cfg.max_sessions) {
-      pthread_mutex_unlock(&s->mu);
-      // the usual cause: sessions of clients that went away without closing them
-      fail(&rc, CCSIM_ELIMIT,
-           "create_session: the server already holds %d sessions (its limit, "
-           "--max-sessions); `ccsim sessions` lists them, and %s",
-           s->cfg.max_sessions,
-           s->cfg.idle_timeout > 0
-               ? "sessions idle past --idle-timeout are freed"
-               : "this server never frees idle ones (--idle-timeout 0): clients that went "
-                 "away without closing keep theirs");
+    int full = admit_create_locked(s, j);
+    pthread_mutex_unlock(&s->mu);
+    if (full) {
+      fail_session_limit(&rc);
       finish(&rc, j);
       return 1;
     }
-    s->pending_creates++;
-    j->ss = NULL;
-    if (s->threaded) {
-      srv_enqueue_locked(s, j);
-    }
-    pthread_mutex_unlock(&s->mu);
     return 0;
   }
   default:
@@ -687,8 +754,11 @@ static int create_again(rctx *rc, srv_job *j, srv_session *made, uint64_t digest
                 "request; pick a new key for each session",
                 made->id);
   }
-  // its controller just came back for the token
-  made->last_active = j->arrived;
+  // its controller just came back for the token (a create queued behind a step may have
+  // arrived before that step ended)
+  if (j->arrived > made->last_active) {
+    made->last_active = j->arrived;
+  }
   Ccsim__CreateSessionReply *cr = session_reply(rc, made, 1);
   if (!cr) {
     return fail(rc, CCSIM_ENOMEM, "create_session: out of memory for the reply");
@@ -698,22 +768,34 @@ static int create_again(rctx *rc, srv_job *j, srv_session *made, uint64_t digest
   return CCSIM_OK;
 }
 
-static int do_create(rctx *rc, srv_job *j) {
+static int create_session(rctx *rc, srv_job *j) {
   srv *s = rc->s;
   Ccsim__CreateSession *cs = j->rq->create_session;
   const size_t klen = cs->has_create_key ? cs->create_key.len : 0;
   // the whole request but its envelope: a retry resends the same bytes
   const uint64_t digest = klen ? ccsim_pb_digest(&cs->base) : 0;
+  if (j->over_limit) {
+    return fail_session_limit(rc);
+  }
   if (klen) {
     pthread_mutex_lock(&s->mu);
     srv_session *made = srv_find_key(s, cs->create_key.data, klen);
+    int code = CCSIM_OK;
     if (made) {
-      s->pending_creates--;
-      int code = create_again(rc, j, made, digest);
-      pthread_mutex_unlock(&s->mu);
-      return code;
+      code = create_again(rc, j, made, digest);
+    } else if (!j->slot) {
+      // admitted as a retry of a session closed since: it builds, so it needs a place
+      if (s->nsessions + s->pending_creates >= s->cfg.max_sessions) {
+        code = fail_session_limit(rc);
+      } else {
+        s->pending_creates++;
+        j->slot = 1;
+      }
     }
     pthread_mutex_unlock(&s->mu);
+    if (made || code != CCSIM_OK) {
+      return code;
+    }
   }
   Ccsim__Checkpoint *cp = NULL;
   Ccsim__Scene *sc = NULL;
@@ -761,18 +843,20 @@ static int do_create(rctx *rc, srv_job *j) {
     ss->create_digest = digest;
   }
   pthread_mutex_lock(&s->mu);
-  s->pending_creates--;
   Ccsim__CreateSessionReply *cr = NULL;
   srv_session *made = ss ? srv_find_key(s, ss->create_key, klen) : NULL;
   if (made) {
-    // a retry that came while the first attempt was still building: that one stands
+    // another copy built meanwhile (one admitted as a retry before its session closed,
+    // which took a place after the close): the first one in stands
     code = create_again(rc, j, made, digest);
     pthread_mutex_unlock(&s->mu);
     srv_session_free(&ss);
     return code;
   }
   if (ss) {
-    srv_insert(s, ss);  // a slot was reserved by srv_accept
+    srv_insert(s, ss);  // the place j held
+    s->pending_creates--;
+    j->slot = 0;
     cr = session_reply(rc, ss, 1);
     if (ss->pacing == CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
       pthread_cond_signal(&s->pace_cv);  // its first tick is due now
@@ -788,6 +872,15 @@ static int do_create(rctx *rc, srv_job *j) {
   rc->reply.body_case = CCSIM__REPLY__BODY_CREATE_SESSION;
   rc->reply.create_session = cr;
   return CCSIM_OK;
+}
+
+// CreateSession: build the session, or answer from the one its key made
+static int do_create(rctx *rc, srv_job *j) {
+  int code = create_session(rc, j);
+  pthread_mutex_lock(&rc->s->mu);
+  create_done_locked(rc->s, j);
+  pthread_mutex_unlock(&rc->s->mu);
+  return code;
 }
 
 // check a Step's inputs against the model; 0 or an error already in rc

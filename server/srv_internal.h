@@ -52,8 +52,10 @@
 #include "srv.h"
 
 #define SRV_ID_LEN 32        // hex characters of a session id and of a controller token
-#define SRV_CREATE_KEY_MIN 16  // bytes of a CreateSession.create_key: as hard to guess as
-#define SRV_CREATE_KEY_MAX 64  // the token it answers with, and small to keep
+// bytes of a CreateSession.create_key: as hard to guess as the token it answers with,
+// and small to keep
+#define SRV_CREATE_KEY_MIN 16
+#define SRV_CREATE_KEY_MAX 64
 #define SRV_SUBS_MAX 256     // distinct stream topics tracked one by one
 #define SRV_MAX_DT 3600.0    // longest simulated span of one Step request [s]
 #define SRV_TOMBS 1024       // closed/expired session ids remembered for EEXPIRED replies
@@ -116,6 +118,12 @@ struct srv_job {
   uint8_t *pub;          // owned, a StreamState to publish (topic = pub_topic)
   size_t pub_len;
   char pub_topic[SRV_ID_LEN + 1];
+  // CreateSession only (under srv.mu)
+  int slot;                // holds one of srv.pending_creates' places
+  int over_limit;          // let go by the create it waited for, with no place free: ELIMIT
+  srv_job *waiting;        // a keyed create being built: copies of it that came meanwhile
+                           // (retries), linked by next, admitted again when it ends (owned)
+  srv_job *building_next;  // in srv.building
 };
 
 // A pool thread while it idles. Whoever gives it a task pops it from srv.idle and sets
@@ -226,7 +234,9 @@ struct srv {
 
   srv_session **tab;          // (cfg.max_sessions) open sessions, NULL = free slot
   int nsessions;
-  int pending_creates;        // CreateSession jobs queued or running
+  int pending_creates;  // CreateSession jobs queued or running that may build one
+  srv_job *building;    // keyed CreateSession jobs queued or running that build one
+                        // (by building_next; under mu): a copy waits for it
   struct {
     char id[SRV_ID_LEN + 1];
     char why[96];

@@ -615,6 +615,16 @@ void srv_pool_drain(srv *s) {
       ss->busy = 0;
     }
   }
+  // creates waiting for a copy of theirs are in no list but that copy's
+  for (srv_job *b = s->building; b; b = b->building_next) {
+    for (srv_job *w = b->waiting; w;) {
+      srv_job *nx = w->next;
+      srv_job_free(w);
+      w = nx;
+    }
+    b->waiting = NULL;
+  }
+  s->building = NULL;
   s->pending_creates = 0;
   pthread_mutex_unlock(&s->mu);
   for (int k = 0; k < 2; k++) {

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "ccsim_file.h"
-#include "ccsim_key.h"
+#include "ccsim_random.h"
 #include "ccsim_pb.h"
 #include "srv_internal.h"
 #include "wire.h"
@@ -208,11 +208,18 @@ srv_session *srv_find_key(srv *s, const uint8_t *key, size_t len) {
   if (len == 0) {
     return NULL;
   }
-  // creates are rare and the table small: a scan, like srv_find's
+  // creates are rare and the table small: a scan, like srv_find's. The key stands for
+  // the token: compared in constant time, as the token is
   for (int i = 0; i < s->cfg.max_sessions; i++) {
     const srv_session *ss = s->tab[i];
-    if (ss && ss->create_key_len == len && memcmp(ss->create_key, key, len) == 0) {
-      return s->tab[i];
+    if (ss && ss->create_key_len == len) {
+      unsigned diff = 0;
+      for (size_t k = 0; k < len; k++) {
+        diff |= (unsigned)(ss->create_key[k] ^ key[k]);
+      }
+      if (diff == 0) {
+        return s->tab[i];
+      }
     }
   }
   return NULL;
@@ -564,11 +571,16 @@ int srv_restore_all(srv *s) {
       ss->last_reply = srv_blob_copy(sv->last_reply.data, sv->last_reply.len);
       ss->last_digest = sv->has_last_step_digest ? sv->last_step_digest : 0;
     }
-    if (ss && sv->has_create_key && sv->create_key.len >= SRV_CREATE_KEY_MIN &&
-        sv->create_key.len <= SRV_CREATE_KEY_MAX) {
-      memcpy(ss->create_key, sv->create_key.data, sv->create_key.len);
-      ss->create_key_len = sv->create_key.len;
-      ss->create_digest = sv->has_create_digest ? sv->create_digest : 0;
+    if (ss && sv->has_create_key) {
+      if (sv->create_key.len >= SRV_CREATE_KEY_MIN && sv->create_key.len <= SRV_CREATE_KEY_MAX) {
+        memcpy(ss->create_key, sv->create_key.data, sv->create_key.len);
+        ss->create_key_len = sv->create_key.len;
+        ss->create_digest = sv->has_create_digest ? sv->create_digest : 0;
+      } else {
+        // only a damaged file has one: the session is whole, a retry of its create is not
+        fprintf(stderr, "ccsimd: %s: restored without its create_key (%zu bytes)\n", path,
+                sv->create_key.len);
+      }
     }
     if (ss) {
       memcpy(ss->id, sv->session_id, SRV_ID_LEN + 1);

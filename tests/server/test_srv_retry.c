@@ -17,6 +17,7 @@
 #include "ccsim.pb-c.h"
 #include "ccsim_client.h"
 #include "ccsim_scene.h"
+#include "ccsim_status.h"
 #include "srv.h"
 
 typedef struct fixture {
@@ -82,12 +83,13 @@ static void *proxy(void *arg) {
   return NULL;
 }
 
-static int setup(void **state) {
+static int setup_limit(void **state, int max_sessions) {
   fixture *f = calloc(1, sizeof *f);
   srv_config cfg;
   srv_config_defaults(&cfg);
   cfg.bind = "tcp://127.0.0.1:*";
   cfg.workers = 2;
+  cfg.max_sessions = max_sessions;
   cfg.spin_us = 20;  // the spinning hand-offs serve these tests too
   f->s = test_server_start(&cfg, &f->thread);
   if (!f->s) {
@@ -110,6 +112,15 @@ static int setup(void **state) {
   return 0;
 }
 
+static int setup(void **state) {
+  return setup_limit(state, 64);
+}
+
+// a server that holds one session at most
+static int setup_one(void **state) {
+  return setup_limit(state, 1);
+}
+
 static int teardown(void **state) {
   fixture *f = *state;
   atomic_store(&f->stop_proxy, 1);
@@ -117,7 +128,9 @@ static int teardown(void **state) {
   zmq_close(f->front);
   zmq_close(f->back);
   zmq_ctx_term(f->zctx);
-  test_server_stop(&f->s, f->thread);
+  if (f->s) {  // a test may have stopped it
+    test_server_stop(&f->s, f->thread);
+  }
   free(f);
   return 0;
 }
@@ -270,64 +283,125 @@ static void test_dropped_create_makes_one_session(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
-// Two copies of one keyed create sent at once run side by side on two pool threads (a fine
-// torus takes a while to build): both answer the one session the first to finish made.
-static void test_concurrent_keyed_creates(void **state) {
-  fixture *f = *state;
-  static const char *fine =
-      "{\"bodies\": [{\"name\": \"torus\", \"mass\": 1, \"inertia\": [1, 1, 1],"
-      " \"shape\": {\"torus\": {\"major_radius\": 0.05, \"minor_radius\": 0.015,"
-      " \"major_segments\": 512, \"minor_segments\": 128}}}]}";
-  char err[256];
-  ccsim_scene *sc = ccsim_scene_parse(fine, strlen(fine), "fine", NULL, err, sizeof err);
-  assert_non_null(sc);
+// A fine torus: its create takes a while to build (about 0.3 s here)
+static const char *k_fine =
+    "{\"bodies\": [{\"name\": \"torus\", \"mass\": 1, \"inertia\": [1, 1, 1],"
+    " \"shape\": {\"torus\": {\"major_radius\": 0.05, \"minor_radius\": 0.015,"
+    " \"major_segments\": 512, \"minor_segments\": 128}}}]}";
+
+// send a create of sc as request rid on sock under a key of 16 bytes `key` (0: none;
+// lockstep: paced, so other bytes)
+static void send_create(void *sock, const ccsim_scene *sc, uint64_t rid, int key, int lockstep) {
   Ccsim__Request rq;
   Ccsim__CreateSession cs;
+  Ccsim__Pacing pc;
   ccsim__request__init(&rq);
   ccsim__create_session__init(&cs);
-  uint8_t key[16];
-  memset(key, 0x5a, sizeof key);
+  ccsim__pacing__init(&pc);
+  uint8_t k[16];
+  memset(k, key, sizeof k);
   cs.scene = (Ccsim__Scene *)ccsim_scene_message(sc);
-  cs.has_create_key = 1;
-  cs.create_key.data = key;
-  cs.create_key.len = sizeof key;
+  cs.has_create_key = key != 0;
+  cs.create_key.data = k;
+  cs.create_key.len = sizeof k;
+  if (lockstep) {
+    pc.has_mode = 1;
+    pc.mode = CCSIM__PACING_MODE__PACING_LOCKSTEP;
+    cs.pacing = &pc;
+  }
+  rq.has_request_id = 1;
+  rq.request_id = rid;
   rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
   rq.create_session = &cs;
   size_t n = ccsim__request__get_packed_size(&rq);
   uint8_t *buf = malloc(n);
   ccsim__request__pack(&rq, buf);
+  zmq_send(sock, buf, n, 0);
+  free(buf);
+}
+
+static void *dealer(fixture *f, const char *endpoint) {
   void *sock = zmq_socket(f->zctx, ZMQ_DEALER);
   int linger = 0, tmo = 20000;
   zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
   zmq_setsockopt(sock, ZMQ_RCVTIMEO, &tmo, sizeof tmo);
-  zmq_connect(sock, f->endpoint);
+  zmq_connect(sock, endpoint);
+  return sock;
+}
+
+// Copies of one keyed create sent at once, to a server with room for one session: the
+// first builds, the copies that came meanwhile wait for it and are answered its session
+// (not refused the place it holds, not built again); one with other bytes under the key
+// is refused.
+static void test_concurrent_keyed_creates(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = ccsim_scene_parse(k_fine, strlen(k_fine), "fine", NULL, err, sizeof err);
+  assert_non_null(sc);
+  void *sock = dealer(f, f->endpoint);
   double t0 = now_s();
-  assert_true(zmq_send(sock, buf, n, 0) >= 0);
-  assert_true(zmq_send(sock, buf, n, 0) >= 0);
+  send_create(sock, sc, 1, 0x5a, 0);
+  send_create(sock, sc, 2, 0x5a, 0);
+  send_create(sock, sc, 3, 0x5a, 1);
   // the socket is closed before anything is asserted: a failure must not leave it open
   // to the fixture's zmq_ctx_term, which would wait for it forever
-  char ids[2][64] = {"", "-"}, tokens[2][64] = {"", "-"};
-  for (int k = 0; k < 2; k++) {
+  char ids[3][64] = {"", "", ""}, tokens[3][64] = {"", "", ""}, msg[3][256] = {"", "", ""};
+  int code[3] = {-100, -100, -100};
+  for (int k = 0; k < 3; k++) {
     zmq_msg_t m;
     zmq_msg_init(&m);
     Ccsim__Reply *r = zmq_msg_recv(&m, sock, 0) >= 0
                           ? ccsim__reply__unpack(NULL, zmq_msg_size(&m), zmq_msg_data(&m))
                           : NULL;
     zmq_msg_close(&m);
-    if (r && r->error && r->error->code == CCSIM__CODE__OK && r->create_session) {
-      snprintf(ids[k], sizeof ids[k], "%s", r->create_session->session_id);
-      snprintf(tokens[k], sizeof tokens[k], "%s", r->create_session->controller_token);
+    int i = r && r->request_id >= 1 && r->request_id <= 3 ? (int)r->request_id - 1 : -1;
+    if (i >= 0 && r->error) {
+      code[i] = (int)r->error->code;
+      snprintf(msg[i], sizeof msg[i], "%s", r->error->message ? r->error->message : "");
+    }
+    if (i >= 0 && r->create_session) {
+      snprintf(ids[i], sizeof ids[i], "%s", r->create_session->session_id);
+      snprintf(tokens[i], sizeof tokens[i], "%s", r->create_session->controller_token);
     }
     if (r) ccsim__reply__free_unpacked(r, NULL);
   }
   zmq_close(sock);
-  free(buf);
-  print_message("two keyed creates of a 131072-triangle torus answered in %.0f ms\n",
-                1e3 * (now_s() - t0));
-  assert_true(ids[0][0] && ids[1][0]);  // both OK
+  print_message(
+      "three keyed creates of a 131072-triangle torus answered in %.0f ms: %s, %s, "
+      "%s (%s)\n",
+      1e3 * (now_s() - t0), ccsim_status_name(code[0]), ccsim_status_name(code[1]),
+      ccsim_status_name(code[2]), msg[2]);
+  assert_int_equal(code[0], CCSIM_OK);
+  assert_int_equal(code[1], CCSIM_OK);
   assert_string_equal(ids[0], ids[1]);
   assert_string_equal(tokens[0], tokens[1]);
+  assert_int_equal(code[2], CCSIM_EINVAL);
+  assert_non_null(strstr(msg[2], "from a different request"));
   assert_int_equal(srv_session_count(f->s), 1);
+  ccsim_scene_destroy(&sc);
+}
+
+// A server stopping while a keyed create is queued behind busy threads and a copy of it
+// waits for it: both go, nothing stays behind (ASan counts the waiting job, which no
+// queue holds), and the stop is prompt.
+static void test_stop_while_copy_waits(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = ccsim_scene_parse(k_fine, strlen(k_fine), "fine", NULL, err, sizeof err);
+  assert_non_null(sc);
+  void *sock = dealer(f, f->endpoint);
+  for (int k = 1; k <= 4; k++) {
+    send_create(sock, sc, (uint64_t)k, 0, 0);  // the threads' work
+  }
+  send_create(sock, sc, 5, 0x5a, 0);
+  send_create(sock, sc, 6, 0x5a, 0);
+  sleep_s(0.05);  // all received: the keyed one queued, its copy waiting
+  zmq_close(sock);
+  double t0 = now_s();
+  test_server_stop(&f->s, f->thread);
+  print_message("stopped in %.0f ms\n", 1e3 * (now_s() - t0));
+  assert_null(f->s);
+  assert_true(now_s() - t0 < 10);
   ccsim_scene_destroy(&sc);
 }
 
@@ -414,7 +488,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_seq_rules, setup, teardown),
       cmocka_unit_test_setup_teardown(test_different_step_under_spent_seq, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dropped_create_makes_one_session, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_concurrent_keyed_creates, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_concurrent_keyed_creates, setup_one, teardown),
+      cmocka_unit_test_setup_teardown(test_stop_while_copy_waits, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
