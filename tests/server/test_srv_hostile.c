@@ -484,10 +484,8 @@ static void test_motion_out_of_range(void **state) {
   hello_works(f);
 }
 
-// SetState's reply carries a paced session's deadline statistics, as every Step and
-// GetState reply does, and none for an unpaced one
-static void test_set_state_reply_deadline(void **state) {
-  fixture *f = *state;
+// a create of a one-body scene under key[0, klen) (key NULL: none), lockstep-paced or not
+static Ccsim__Reply *create_keyed(fixture *f, const uint8_t *key, size_t klen, int lockstep) {
   scene_buf sb;
   Ccsim__Request rq;
   Ccsim__CreateSession cs;
@@ -495,13 +493,26 @@ static void test_set_state_reply_deadline(void **state) {
   ccsim__request__init(&rq);
   ccsim__create_session__init(&cs);
   ccsim__pacing__init(&pc);
-  pc.has_mode = 1;
-  pc.mode = CCSIM__PACING_MODE__PACING_LOCKSTEP;
   cs.scene = make_scene(&sb, 1);
-  cs.pacing = &pc;
+  cs.has_create_key = key != NULL;
+  cs.create_key.data = (uint8_t *)key;
+  cs.create_key.len = klen;
+  if (lockstep) {
+    pc.has_mode = 1;
+    pc.mode = CCSIM__PACING_MODE__PACING_LOCKSTEP;
+    cs.pacing = &pc;
+  }
   rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
   rq.create_session = &cs;
-  Ccsim__Reply *cr = call(f, &rq);
+  return call(f, &rq);
+}
+
+// SetState's reply carries a paced session's deadline statistics, as every Step and
+// GetState reply does, and none for an unpaced one
+static void test_set_state_reply_deadline(void **state) {
+  fixture *f = *state;
+  Ccsim__Request rq;
+  Ccsim__Reply *cr = create_keyed(f, NULL, 0, 1);
   assert_int_equal(cr->error->code, CCSIM__CODE__OK);
   const char *ids[2] = {cr->create_session->session_id, f->id};
   const char *tokens[2] = {cr->create_session->controller_token, f->token};
@@ -653,29 +664,6 @@ static void test_limits(void **state) {
   ccsim__reply__free_unpacked(r1, NULL);
   ccsim__reply__free_unpacked(r2, NULL);
   hello_works(f);
-}
-
-// a create under key[0, klen) of a one-body scene (lockstep: paced instead of unpaced)
-static Ccsim__Reply *create_keyed(fixture *f, const uint8_t *key, size_t klen, int lockstep) {
-  scene_buf sb;
-  Ccsim__Request rq;
-  Ccsim__CreateSession cs;
-  Ccsim__Pacing pc;
-  ccsim__request__init(&rq);
-  ccsim__create_session__init(&cs);
-  ccsim__pacing__init(&pc);
-  cs.scene = make_scene(&sb, 1);
-  cs.has_create_key = 1;
-  cs.create_key.data = (uint8_t *)key;
-  cs.create_key.len = klen;
-  if (lockstep) {
-    pc.has_mode = 1;
-    pc.mode = CCSIM__PACING_MODE__PACING_LOCKSTEP;
-    cs.pacing = &pc;
-  }
-  rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
-  rq.create_session = &cs;
-  return call(f, &rq);
 }
 
 // the session id and token a create answered with (OK asserted; r freed)
