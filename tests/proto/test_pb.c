@@ -277,6 +277,44 @@ static void test_short_buffer(void **st) {
   ccsim_arena_fini(&a);
 }
 
+// ccsim_pb_digest is FNV-1a of protobuf-c's bytes, for messages hashed on the stack and
+// for those past it, hashed as protobuf-c streams them; one changed field changes it
+static void test_digest(void **st) {
+  (void)st;
+  ccsim_arena a;
+  ccsim_arena_init(&a, 64 * 1024, 0);
+  int small = 0, large = 0;
+  for (int i = 0; i < 300; i++) {
+    // ccsim's own messages, mostly small, and the every-type message, mostly large
+    const ProtobufCMessageDescriptor *d =
+        i % 2 ? &pbt__all__descriptor : pb_diff_types[(size_t)i / 2 % PB_DIFF_NTYPES];
+    gen g = {{(unsigned long long)i + 11}, &a, 0};
+    ProtobufCMessage *m = random_message(&g, d, 0);
+    size_t n = protobuf_c_message_get_packed_size(m);
+    small += n <= 1024;
+    large += n > 1024;
+    uint8_t *bytes = malloc(n + 1);
+    assert_non_null(bytes);
+    protobuf_c_message_pack(m, bytes);
+    uint64_t h = 0xcbf29ce484222325u;
+    for (size_t k = 0; k < n; k++) {
+      h = (h ^ bytes[k]) * 0x100000001b3u;
+    }
+    assert_true(ccsim_pb_digest(m) == (h ? h : 1));
+    free(bytes);
+    if (d == &pbt__all__descriptor) {
+      Pbt__All *all = (Pbt__All *)m;
+      all->has_high_id = 1;
+      all->high_id ^= 1;
+      assert_true(ccsim_pb_digest(m) != (h ? h : 1));
+    }
+    ccsim_arena_reset(&a);
+  }
+  print_message("digests: %d messages on the stack, %d streamed\n", small, large);
+  assert_true(small > 0 && large > 0);
+  ccsim_arena_fini(&a);
+}
+
 // ccsim_pb_pack_new leaves head bytes before the message, for small and large messages
 static void test_pack_new(void **st) {
   (void)st;
@@ -624,7 +662,7 @@ int main(void) {
       cmocka_unit_test(test_unpack_same),         cmocka_unit_test(test_unpack_edge_encodings),
       cmocka_unit_test(test_unpack_depth),        cmocka_unit_test(test_unpack_arena_limit),
       cmocka_unit_test(test_unpack_merge_linear), cmocka_unit_test(test_copy),
-      cmocka_unit_test(test_peek_varint),
+      cmocka_unit_test(test_peek_varint),         cmocka_unit_test(test_digest),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
