@@ -307,24 +307,43 @@ ccsim_client *ccsim_client_connect(const char *endpoint, int timeout_ms, int ret
   ccsim_client_opts_defaults(&o);
   o.timeout_ms = timeout_ms > 0 ? timeout_ms : 1;
   o.retries = retries >= 0 ? retries : 0;
-  const char *skf = getenv("CCSIM_SERVER_KEY"), *ckf = getenv("CCSIM_CLIENT_KEY");
-  char sk[41], pk[41], ck[41];
-  char e[256] = "";
-  if (skf && *skf) {
-    if (!ckf || !*ckf) {
-      if (err) snprintf(err, err_sz, "CCSIM_SERVER_KEY is set but CCSIM_CLIENT_KEY is not");
-      return NULL;
-    }
-    if (ccsim_read_key(skf, sk, e, sizeof e) != 0 || ccsim_read_key(ckf, ck, e, sizeof e) != 0 ||
-        zmq_curve_public(pk, ck) != 0) {
-      if (err) snprintf(err, err_sz, "%s", e[0] ? e : "bad client secret key");
-      return NULL;
-    }
-    o.server_key = sk;
-    o.public_key = pk;
-    o.secret_key = ck;
+  ccsim_curve_keys keys;
+  char e[512] = "";
+  if (ccsim_client_opts_from_env(&o, &keys, e, sizeof e) != 0) {
+    if (err) snprintf(err, err_sz, "%s", e);
+    return NULL;
   }
   return ccsim_client_new_opts(endpoint, &o, err, err_sz);
+}
+
+int ccsim_client_opts_from_env(ccsim_client_opts *o, ccsim_curve_keys *keys, char *err,
+                               size_t err_sz) {
+  const char *skf = getenv("CCSIM_SERVER_KEY"), *ckf = getenv("CCSIM_CLIENT_KEY");
+  int has_s = skf && *skf, has_c = ckf && *ckf;
+  if (!has_s && !has_c) {
+    return 0;
+  }
+  if (!has_s || !has_c) {
+    snprintf(err, err_sz,
+             "%s is set but %s is not: CURVE needs both (the server's .pub file and this "
+             "client's .secret file)",
+             has_s ? "CCSIM_SERVER_KEY" : "CCSIM_CLIENT_KEY",
+             has_s ? "CCSIM_CLIENT_KEY" : "CCSIM_SERVER_KEY");
+    return -1;
+  }
+  err[0] = 0;
+  if (ccsim_read_key(skf, keys->server, err, err_sz) != 0 ||
+      ccsim_read_key(ckf, keys->secret, err, err_sz) != 0) {
+    return -1;
+  }
+  if (zmq_curve_public(keys->pub, keys->secret) != 0) {
+    snprintf(err, err_sz, "%s: not a CURVE secret key", ckf);
+    return -1;
+  }
+  o->server_key = keys->server;
+  o->public_key = keys->pub;
+  o->secret_key = keys->secret;
+  return 0;
 }
 
 ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opts *o, char *err,

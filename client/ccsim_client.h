@@ -84,6 +84,19 @@ typedef struct ccsim_client_opts {
 
 void ccsim_client_opts_defaults(ccsim_client_opts *o);
 
+// Room for the three CURVE keys of ccsim_client_opts (Z85, NUL-terminated).
+typedef struct ccsim_curve_keys {
+  char server[41], pub[41], secret[41];
+} ccsim_curve_keys;
+
+// The CURVE keys the environment names, CCSIM_SERVER_KEY (the server's .pub file) and
+// CCSIM_CLIENT_KEY (this client's .secret file), read into keys (the caller's; o points
+// into it). Returns 0 (o untouched when neither is set), or -1 with the reason in err when
+// one is set without the other (the connection would silently go unencrypted) or a key
+// cannot be read.
+int ccsim_client_opts_from_env(ccsim_client_opts *o, ccsim_curve_keys *keys, char *err,
+                               size_t err_sz);
+
 // Connect to a server at endpoint (e.g. "tcp://127.0.0.1:5555") and say Hello; requests
 // wait 10 s per attempt and are tried 3 times (see ccsim_client_opts). With the
 // environment variables CCSIM_SERVER_KEY (a server .pub file) and CCSIM_CLIENT_KEY (a

@@ -5,8 +5,10 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 // Monotonic clock [s], for the commands' wall-time figures and waits.
@@ -27,6 +29,31 @@ static inline int cli_step_count(const char *cmd, double duration, double dt, lo
   }
   *n = (long)nd;
   return 0;
+}
+
+// A body name for a terminal: control characters, which a scene (another user's, for a
+// watch) could use to send escape sequences to it, come out as '?'.
+static inline void cli_put_name(FILE *f, const char *name) {
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+    fputc(iscntrl(*p) ? '?' : *p, f);
+  }
+}
+
+// ",NAME.COL": one more CSV header field (RFC 4180): quoted, its quotes doubled, when the
+// body name holds a comma, a quote or a line break (a scene may name a body anything).
+static inline void cli_csv_column(FILE *f, const char *name, const char *col) {
+  if (!strpbrk(name, ",\"\r\n")) {
+    fprintf(f, ",%s.%s", name, col);
+    return;
+  }
+  fputs(",\"", f);
+  for (const char *p = name; *p; p++) {
+    if (*p == '"') {
+      fputc('"', f);
+    }
+    fputc(*p, f);
+  }
+  fprintf(f, ".%s\"", col);
 }
 
 // ccsim geom proximity A B [--pose-a ...] [--pose-b ...] --standoff D [--json]

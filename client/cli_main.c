@@ -106,7 +106,7 @@ static void csv_header(FILE *f, const ccsim_session *s) {
                                      "vz", "wx", "wy", "wz", "fx", "fy", "fz", "contacts"};
   for (int b = 0; b < ccsim_session_nbody(s); b++) {
     for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
-      fprintf(f, ",%s.%s", ccsim_session_body_name(s, b), cols[k]);
+      cli_csv_column(f, ccsim_session_body_name(s, b), cols[k]);
     }
   }
   fprintf(f, "\n");
@@ -355,7 +355,8 @@ static int cmd_run(int argc, char **argv) {
   printf("final state at t = %.17g s\n", ccsim_session_time(s));
   const ccsim_body_state *bs = ccsim_session_bodies(s);
   for (int b = 0; b < ccsim_session_nbody(s); b++) {
-    printf("%s\n", ccsim_session_body_name(s, b));
+    cli_put_name(stdout, ccsim_session_body_name(s, b));
+    putchar('\n');
     print_vec(stdout, "p", bs[b].p, 3);
     print_vec(stdout, "q", bs[b].q, 4);
     print_vec(stdout, "v", bs[b].v, 3);

@@ -27,39 +27,14 @@ void cli_service_usage(FILE *f) {
           "      list a server's open sessions (id, time, bodies, steps, idle, pacing)\n"
           "  watch SESSION [--server E] [--csv] [--count N] [--timeout S]\n"
           "      print a session's state stream until it closes (or N messages, or S seconds\n"
-          "      without one); gaps in the stream's sequence numbers are reported on stderr;\n"
-          "      while the stream is quiet the session is asked for every 2 s, and a server\n"
-          "      that does not answer in 5 s ends the watch (exit 1)\n"
+          "      without one: exit 0 if any came, else 1); gaps in the stream's sequence\n"
+          "      numbers are reported on stderr; while the stream is quiet the session is\n"
+          "      asked for every 2 s, and a server that does not answer in 5 s ends the\n"
+          "      watch (exit 1); --csv quotes a body name holding a comma, quote or line break\n"
           "  keygen NAME [--dir DIR]\n"
           "      write a CURVE key pair: NAME.pub (give it to the other side) and NAME.secret\n"
           "      (keep it); ccsimd --curve-secret / --curve-allow, clients CCSIM_SERVER_KEY /\n"
           "      CCSIM_CLIENT_KEY\n");
-}
-
-// the first word of a key file (40 Z85 characters); 0 or -1
-static int key_from_file(const char *path, char out[41]) {
-  FILE *f = fopen(path, "r");
-  char buf[128] = "";
-  int ok = f && fscanf(f, "%127s", buf) == 1 && strlen(buf) == 40;
-  if (f) fclose(f);
-  if (ok) memcpy(out, buf, 41);
-  return ok ? 0 : -1;
-}
-
-// CURVE keys for the stream from CCSIM_SERVER_KEY / CCSIM_CLIENT_KEY, as the client uses
-static int curve_from_env(ccsim_client_opts *o, char sk[41], char pk[41], char ck[41]) {
-  const char *skf = getenv("CCSIM_SERVER_KEY"), *ckf = getenv("CCSIM_CLIENT_KEY");
-  if (!skf || !*skf) {
-    return 0;
-  }
-  if (!ckf || key_from_file(skf, sk) != 0 || key_from_file(ckf, ck) != 0 ||
-      zmq_curve_public(pk, ck) != 0) {
-    return -1;
-  }
-  o->server_key = sk;
-  o->public_key = pk;
-  o->secret_key = ck;
-  return 0;
 }
 
 static const char *pacing_name(ccsim_pacing p) {
@@ -118,7 +93,7 @@ static void csv_header(FILE *f, const ccsim_session *s) {
                                      "vx", "vy", "vz", "wx", "wy", "wz"};
   for (int b = 0; b < ccsim_session_nbody(s); b++) {
     for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
-      fprintf(f, ",%s.%s", ccsim_session_body_name(s, b), cols[k]);
+      cli_csv_column(f, ccsim_session_body_name(s, b), cols[k]);
     }
   }
   fprintf(f, "\n");
@@ -143,9 +118,10 @@ static void print_msg(FILE *f, const ccsim_stream_msg *m, const ccsim_session *s
   fprintf(f, "#%llu t = %.9f s", (unsigned long long)m->seq, m->time);
   for (int b = 0; b < m->nbody; b++) {
     const ccsim_body_state *x = &m->bodies[b];
-    fprintf(f, "  %s p = [%.6g, %.6g, %.6g] v = [%.6g, %.6g, %.6g]",
-            s && b < ccsim_session_nbody(s) ? ccsim_session_body_name(s, b) : "?", x->p[0],
-            x->p[1], x->p[2], x->v[0], x->v[1], x->v[2]);
+    fputs("  ", f);
+    cli_put_name(f, s && b < ccsim_session_nbody(s) ? ccsim_session_body_name(s, b) : "?");
+    fprintf(f, " p = [%.6g, %.6g, %.6g] v = [%.6g, %.6g, %.6g]", x->p[0], x->p[1], x->p[2], x->v[0],
+            x->v[1], x->v[2]);
   }
   if (m->deadline.paced_steps) {
     fprintf(f, "  misses %llu (late requests %llu)", (unsigned long long)m->deadline.misses,
@@ -216,11 +192,10 @@ int cli_watch_main(int argc, char **argv) {
     snprintf(ep, sizeof ep, "%.*s%s", (int)(sport ? sport - server : 0), server, port);
   }
   ccsim_client_opts o;
-  char sk[41], pk[41], ck[41];
+  ccsim_curve_keys keys;
   ccsim_client_opts_defaults(&o);
-  if (curve_from_env(&o, sk, pk, ck) != 0) {
-    fprintf(stderr, "ccsim %s: cannot read the keys of CCSIM_SERVER_KEY / CCSIM_CLIENT_KEY\n",
-            argv[0]);
+  if (ccsim_client_opts_from_env(&o, &keys, err, sizeof err) != 0) {
+    fprintf(stderr, "ccsim %s: %s\n", argv[0], err);
     goto done;
   }
   w = ccsim_watch_new(ep, id, &o, err, sizeof err);
@@ -286,25 +261,36 @@ done:
   return rc;
 }
 
-// write text to path, created with mode (fails if it exists)
+// write text to path, created with mode (fails if it exists), flushed to disk; 0, or -1
+// with errno and no file left behind (a part of a key is no key, and a second try would
+// be refused as "it exists")
 static int write_new(const char *path, const char *text, mode_t mode) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, mode);
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) {
     return -1;
   }
   size_t n = strlen(text), off = 0;
-  while (off < n) {
+  int e = 0;
+  while (off < n && !e) {
     ssize_t k = write(fd, text + off, n - off);
-    if (k < 0 && errno == EINTR) {
-      continue;
+    if (k > 0) {
+      off += (size_t)k;
+    } else if (k == 0 || errno != EINTR) {
+      e = k == 0 ? EIO : errno;
     }
-    if (k <= 0) {
-      close(fd);
-      return -1;
-    }
-    off += (size_t)k;
   }
-  return close(fd);
+  if (!e && fsync(fd) != 0) {
+    e = errno;
+  }
+  if (close(fd) != 0 && !e) {
+    e = errno;
+  }
+  if (e) {
+    unlink(path);
+    errno = e;
+    return -1;
+  }
+  return 0;
 }
 
 int cli_keygen_main(int argc, char **argv) {

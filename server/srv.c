@@ -167,6 +167,12 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   s->state_lock_fd = lock_fd;
   s->cfg = *c;
   s->tab = calloc((size_t)c->max_sessions, sizeof *s->tab);
+  if (c->curve_allow_dir) {
+    // read again at every handshake that may follow a change, long after the caller's
+    // configuration is gone
+    s->allow_dir = strdup(c->curve_allow_dir);
+    s->cfg.curve_allow_dir = s->allow_dir;
+  }
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -182,7 +188,7 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   atomic_init(&s->requests, 0);
   atomic_init(&s->nready, 0);
   s->started = srv_now();
-  if (!s->tab) {
+  if (!s->tab || (c->curve_allow_dir && !s->allow_dir)) {
     ccsim_set_err(err, err_sz, "out of memory");
     srv_destroy(&s);
     return NULL;
@@ -816,6 +822,7 @@ void srv_destroy(srv **ps) {
     zmq_ctx_term(s->zctx);
   }
   free(s->allow);
+  free(s->allow_dir);
   if (s->state_lock_fd >= 0) {
     close(s->state_lock_fd);  // the state dir is free for the next server from here on
   }

@@ -41,7 +41,8 @@ typedef struct srv_config {
                              // restore them at start (borrowed; NULL: off)
   double checkpoint_interval;  // [s] (0: only on stop)
   const char *curve_secret_file;  // server secret key file (Z85); turns CURVE on
-  const char *curve_allow_dir;    // directory of admitted client public keys (*.pub)
+  const char *curve_allow_dir;    // directory of admitted client public keys (*.pub; copied):
+                                  // read at start, and again when it changes
   int deterministic_ids;     // ids and tokens from a counter (tests and fuzzing only)
   int verbose;               // log every request to stderr
 } srv_config;

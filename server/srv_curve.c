@@ -8,48 +8,106 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include <zmq.h>
 
 #include "ccsim_key.h"
 #include "srv_internal.h"
 
-static int load_allowed(srv *s, char *err, size_t err_sz) {
-  DIR *d = opendir(s->cfg.curve_allow_dir);
+// every *.pub key in dir into a new array (*keys, *n; the caller frees it); 0, or -1
+// with the reason in err
+static int read_allowed(const char *dir, unsigned char (**keys)[32], int *n, char *err,
+                        size_t err_sz) {
+  *keys = NULL;
+  *n = 0;
+  DIR *d = opendir(dir);
   if (!d) {
-    ccsim_set_err(err, err_sz, "cannot open the allow directory %s: %s", s->cfg.curve_allow_dir,
-                  strerror(errno));
+    ccsim_set_err(err, err_sz, "cannot open the allow directory %s: %s", dir, strerror(errno));
     return -1;
   }
   struct dirent *e;
-  int cap = 0;
-  while ((e = readdir(d))) {
+  int cap = 0, rc = 0;
+  while (rc == 0 && (e = readdir(d))) {
     size_t nl = strlen(e->d_name);
     if (nl < 5 || strcmp(e->d_name + nl - 4, ".pub") != 0) {
       continue;
     }
     char path[4096], z85[41];
-    snprintf(path, sizeof path, "%s/%s", s->cfg.curve_allow_dir, e->d_name);
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     if (ccsim_read_key(path, z85, err, err_sz) != 0) {
-      closedir(d);
-      return -1;
+      rc = -1;
+      break;
     }
-    if (s->nallow == cap) {
+    if (*n == cap) {
       cap = cap ? 2 * cap : 16;
-      void *na = realloc(s->allow, (size_t)cap * sizeof *s->allow);
+      void *na = realloc(*keys, (size_t)cap * sizeof **keys);
       if (!na) {
-        closedir(d);
         ccsim_set_err(err, err_sz, "out of memory");
-        return -1;
+        rc = -1;
+        break;
       }
-      s->allow = na;
+      *keys = na;
     }
-    zmq_z85_decode(s->allow[s->nallow++], z85);
+    zmq_z85_decode((*keys)[(*n)++], z85);
   }
   closedir(d);
-  if (s->nallow == 0) {
-    fprintf(stderr, "ccsimd: warning: no *.pub key in %s: every client will be refused\n",
-            s->cfg.curve_allow_dir);
+  if (rc != 0) {
+    free(*keys);
+    *keys = NULL;
+    *n = 0;
+  }
+  return rc;
+}
+
+// (Re)read the allow directory into s->allow when it may have changed: its mtime moved,
+// it changed so recently that a second change could share that mtime (the kernel's file
+// times are coarse), or the last reading failed. A failed reading admits nobody (a key
+// removed to revoke it must not stay in because another file was half written) and is
+// tried again at the next ask. start: at start, where a failure stops the server.
+static int refresh_allowed(srv *s, int start, char *err, size_t err_sz) {
+  const char *dir = s->cfg.curve_allow_dir;
+  struct stat st;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  int have = stat(dir, &st) == 0;
+  if (!start && have && !s->allow_failed && st.st_mtim.tv_sec == s->allow_mtime.tv_sec &&
+      st.st_mtim.tv_nsec == s->allow_mtime.tv_nsec && now.tv_sec - st.st_mtim.tv_sec >= 2) {
+    return 0;
+  }
+  unsigned char(*keys)[32] = NULL;
+  int n = 0;
+  char why[512] = "";
+  if (read_allowed(dir, &keys, &n, why, sizeof why) != 0) {
+    ccsim_set_err(err, err_sz, "%s", why);
+    free(s->allow);
+    s->allow = NULL;
+    s->nallow = 0;
+    s->allow_failed = 1;
+    if (!start && strcmp(why, s->allow_said) != 0) {
+      fprintf(stderr,
+              "ccsimd: the allow list cannot be read, so no client is admitted until it "
+              "can: %s\n",
+              why);
+      snprintf(s->allow_said, sizeof s->allow_said, "%s", why);
+    }
+    return -1;
+  }
+  int changed = n != s->nallow || (n && memcmp(keys, s->allow, (size_t)n * sizeof *keys) != 0);
+  free(s->allow);
+  s->allow = keys;
+  s->nallow = n;
+  s->allow_failed = 0;
+  if (have) {
+    s->allow_mtime = st.st_mtim;
+  }
+  s->allow_said[0] = 0;  // a next failure is reported again
+  if (!start && changed) {
+    fprintf(stderr, "ccsimd: the allow list changed: %d key%s in %s\n", n, n == 1 ? "" : "s", dir);
+  }
+  if (n == 0 && (start || changed)) {
+    fprintf(stderr, "ccsimd: warning: no *.pub key in %s: every client will be refused\n", dir);
   }
   return 0;
 }
@@ -60,8 +118,17 @@ int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz) {
     return -1;
   }
   if (!s->zap) {
-    if (load_allowed(s, err, err_sz) != 0) {
+    if (refresh_allowed(s, 1, err, err_sz) != 0) {
       return -1;
+    }
+    // a .pub given as the secret reads as a key too, and every client would fail its
+    // handshake: the public key printed here lets the operator compare
+    char pub[41];
+    if (zmq_curve_public(pub, secret) == 0) {
+      fprintf(stderr,
+              "ccsimd: CURVE on; this server's public key is %s (clients' "
+              "CCSIM_SERVER_KEY file must hold it)\n",
+              pub);
     }
     // the handler must be bound before any CURVE socket accepts a connection
     s->zap = zmq_socket(s->zctx, ZMQ_REP);
@@ -132,6 +199,8 @@ int srv_zap_serve(srv *s) {
   }
   int kept = n < 8 ? n : 8;
   int ok = 0;
+  char err[512];
+  refresh_allowed(s, 0, err, sizeof err);  // a key removed is refused from now on
   if (kept >= 7 && zmq_msg_size(&f[5]) == 5 && memcmp(zmq_msg_data(&f[5]), "CURVE", 5) == 0 &&
       zmq_msg_size(&f[6]) == 32) {
     for (int k = 0; k < s->nallow && !ok; k++) {

@@ -267,8 +267,12 @@ struct srv {
   double zap_logged_at;       // monotonic time of the last refusal logged [s] (0: none)
   int state_lock_fd;          // the --state-dir lock, held while the server lives (-1: none)
 
-  unsigned char (*allow)[32]; // CURVE client keys admitted (nallow)
+  char *allow_dir;             // cfg.curve_allow_dir's copy (owned)
+  unsigned char (*allow)[32];  // CURVE client keys admitted (nallow; leader only after start)
   int nallow;
+  struct timespec allow_mtime;  // the allow directory's mtime when last read
+  int allow_failed;             // the last read failed: nobody is admitted, read at each ask
+  char allow_said[256];         // the last failed reading's reason said on stderr (not twice)
 };
 
 // ---- clock and small helpers (srv_store.c) ------------------------------------------

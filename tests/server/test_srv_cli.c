@@ -266,8 +266,34 @@ static void test_watch_ends_with_server(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+// what f (a memory stream) holds, closed; the caller frees it
+static char *closed_text(FILE *f, char **buf) {
+  fclose(f);
+  return *buf;
+}
+
+// Body names reach CSV headers as one field each, however they are spelled (RFC 4180:
+// quoted, quotes doubled), and a terminal never gets their control characters.
+static void test_names_in_output(void **state) {
+  (void)state;
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  cli_csv_column(f, "ball", "px");
+  cli_csv_column(f, "a,\"b\"\nc", "qw");
+  char *t = closed_text(f, &buf);
+  assert_string_equal(t, ",ball.px,\"a,\"\"b\"\"\nc.qw\"");
+  free(t);
+  f = open_memstream(&buf, &n);
+  cli_put_name(f, "arm\x1b[2J\r\tend");
+  t = closed_text(f, &buf);
+  assert_string_equal(t, "arm?[2J??end");
+  free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_names_in_output),
       cmocka_unit_test_setup_teardown(test_keygen, setup, teardown),
       cmocka_unit_test_setup_teardown(test_sessions_and_watch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_watch_ends_with_server, setup, teardown),

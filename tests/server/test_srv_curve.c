@@ -217,11 +217,66 @@ static void test_key_files_checked(void **state) {
   assert_non_null(strstr(err, "dir.pub is not a regular file"));
 }
 
+// connect with kp, expecting it admitted (1) or refused (0); the client is closed
+static int admitted(fixture *f, const keypair *kp) {
+  char err[512] = "";
+  ccsim_client *c = connect_as(f, kp, 5000, err, sizeof err);
+  if (!c && !strstr(err, "refused this client's CURVE key")) {
+    print_error("neither admitted nor refused: %s\n", err);
+    fail();
+  }
+  int ok = c != NULL;
+  ccsim_client_destroy(&c);
+  return ok;
+}
+
+// The allow directory is read again when it changes: a key moved out is refused from its
+// next connection, a key added is admitted, and while a file in it is not a key nobody is
+// (a half-written file must not keep a revoked key in). It used to be read once at start.
+static void test_allow_dir_followed(void **state) {
+  fixture *f = *state;
+  char allow[128], from[200], to[200];
+  snprintf(allow, sizeof allow, "%s/allow", f->dir);
+  assert_true(admitted(f, &f->listed));
+  assert_false(admitted(f, &f->unlisted));
+  snprintf(from, sizeof from, "%s/listed.pub", allow);
+  snprintf(to, sizeof to, "%s/listed.pub.revoked", f->dir);
+  assert_int_equal(rename(from, to), 0);
+  write_file(allow, "new.pub", f->unlisted.pub);
+  assert_false(admitted(f, &f->listed));
+  assert_true(admitted(f, &f->unlisted));
+  write_file(allow, "bad.pub", "not a key");
+  assert_false(admitted(f, &f->unlisted));
+  char bad[200];
+  snprintf(bad, sizeof bad, "%s/bad.pub", allow);
+  assert_int_equal(unlink(bad), 0);
+  assert_true(admitted(f, &f->unlisted));
+}
+
+// CCSIM_CLIENT_KEY without CCSIM_SERVER_KEY is refused, as the reverse is: the client
+// would otherwise connect without encryption while its user believes it encrypted
+static void test_half_curve_environment_refused(void **state) {
+  fixture *f = *state;
+  char path[128], err[512] = "";
+  snprintf(path, sizeof path, "%s/server.secret", f->dir);  // any key file: not read
+  setenv("CCSIM_CLIENT_KEY", path, 1);
+  unsetenv("CCSIM_SERVER_KEY");
+  ccsim_client *c = ccsim_client_connect(f->endpoint, 2000, 0, err, sizeof err);
+  unsetenv("CCSIM_CLIENT_KEY");
+  assert_null(c);
+  if (!strstr(err, "CCSIM_CLIENT_KEY is set but CCSIM_SERVER_KEY is not")) {
+    print_error("got '%s'\n", err);
+  }
+  assert_non_null(strstr(err, "CCSIM_CLIENT_KEY is set but CCSIM_SERVER_KEY is not"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_listed_key_served, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unlisted_key_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_key_files_checked, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_allow_dir_followed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_half_curve_environment_refused, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
