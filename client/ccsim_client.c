@@ -837,8 +837,8 @@ static int get_state(ccsim_session *s, int checkpoint, uint8_t **blob, size_t *l
   return status;
 }
 
-// the BodyState messages of n ccsim_body_set entries, all in one allocation (*bundle, for
-// free()); NULL when out of memory
+// the BodyState messages of n ccsim_body_set entries in *out, all in one allocation
+// (*bundle, for free()); CCSIM_OK, or CCSIM_ENOMEM said in c's error
 typedef struct body_msg {
   Ccsim__BodyState bs;
   Ccsim__Pose pose;
@@ -847,11 +847,16 @@ typedef struct body_msg {
   Ccsim__Quat q;
 } body_msg;
 
-static Ccsim__BodyState **body_msgs(const ccsim_body_set *b, size_t n, void **bundle) {
+static int body_msgs(ccsim_client *c, const ccsim_body_set *b, size_t n, Ccsim__BodyState ***out,
+                     void **bundle) {
   *bundle = NULL;
-  if (n == 0) return NULL;
+  *out = NULL;
+  if (n == 0) return CCSIM_OK;
   body_msg *bm = calloc(n, sizeof *bm + sizeof(Ccsim__BodyState *));
-  if (!bm) return NULL;
+  if (!bm) {
+    cerr(c, "out of memory");
+    return CCSIM_ENOMEM;
+  }
   Ccsim__BodyState **ptrs = (Ccsim__BodyState **)(bm + n);
   for (size_t i = 0; i < n; i++) {
     body_msg *e = &bm[i];
@@ -879,7 +884,8 @@ static Ccsim__BodyState **body_msgs(const ccsim_body_set *b, size_t n, void **bu
     ptrs[i] = &e->bs;
   }
   *bundle = bm;
-  return ptrs;
+  *out = ptrs;
+  return CCSIM_OK;
 }
 
 // rq (its body set) for session s with its token, sent and retried (requests that are safe
@@ -907,9 +913,7 @@ int ccsim_session_set_state(ccsim_session *s, const double *time, const ccsim_bo
     ss.time = *time;
   }
   void *bundle = NULL;
-  ss.bodies = body_msgs(b, n, &bundle);
-  if (n > 0 && !ss.bodies) {
-    cerr(s->c, "out of memory");
+  if (body_msgs(s->c, b, n, &ss.bodies, &bundle) != CCSIM_OK) {
     return CCSIM_ENOMEM;
   }
   ss.n_bodies = n;
@@ -946,9 +950,7 @@ int ccsim_session_query_contacts(ccsim_session *s, const ccsim_body_set *at, siz
   ccsim__request__init(&rq);
   ccsim__query_contacts__init(&q);
   void *bundle = NULL;
-  q.poses = body_msgs(at, n, &bundle);
-  if (n > 0 && !q.poses) {
-    cerr(s->c, "out of memory");
+  if (body_msgs(s->c, at, n, &q.poses, &bundle) != CCSIM_OK) {
     return CCSIM_ENOMEM;
   }
   q.n_poses = n;

@@ -7,12 +7,34 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "ccsim.pb-c.h"
 #include "ccsim_client.h"
 #include "srv.h"
 
 static void *test_server_main(void *arg) {
   srv_run(arg);
   return NULL;
+}
+
+// A CreateSession request in rq, built of cs and pc (the caller's): scene (borrowed) under
+// key[0, klen) (key NULL: none), lockstep-paced or unpaced.
+static inline void test_create_request(Ccsim__Request *rq, Ccsim__CreateSession *cs,
+                                       Ccsim__Pacing *pc, const Ccsim__Scene *scene,
+                                       const uint8_t *key, size_t klen, int lockstep) {
+  ccsim__request__init(rq);
+  ccsim__create_session__init(cs);
+  ccsim__pacing__init(pc);
+  cs->scene = (Ccsim__Scene *)scene;
+  cs->has_create_key = key != NULL;
+  cs->create_key.data = (uint8_t *)key;
+  cs->create_key.len = klen;
+  if (lockstep) {
+    pc->has_mode = 1;
+    pc->mode = CCSIM__PACING_MODE__PACING_LOCKSTEP;
+    cs->pacing = pc;
+  }
+  rq->body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
+  rq->create_session = cs;
 }
 
 // Create the service from cfg and run it on *thread. Returns it (stop it with

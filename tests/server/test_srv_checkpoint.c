@@ -199,6 +199,22 @@ static int ccsimd_path(char *out, size_t n) {
   return access(out, X_OK);
 }
 
+// a fresh directory for the test in the working directory (the build tree, short enough
+// for an ipc:// path): f->dir, removed by teardown; its state dir's path in state_dir
+static void make_test_dir(fixture *f, char state_dir[128]) {
+  snprintf(f->dir, sizeof f->dir, "ccsim-state-XXXXXX");
+  assert_non_null(mkdtemp(f->dir));
+  snprintf(state_dir, 128, "%s/state", f->dir);
+}
+
+// a loopback server of two workers saving into state_dir
+static void state_dir_config(srv_config *cfg, const char *state_dir) {
+  srv_config_defaults(cfg);
+  cfg->bind = "tcp://127.0.0.1:*";
+  cfg->workers = 2;
+  cfg->state_dir = state_dir;
+}
+
 static pid_t start_ccsimd(const char *bin, const char *endpoint, const char *state_dir) {
   pid_t pid = fork();
   if (pid == 0) {
@@ -216,13 +232,10 @@ static void test_state_dir_survives_sigterm(void **state) {
     print_error("ccsimd not found next to the tests (%s)\n", bin);
     fail();
   }
-  // in the working directory (the build tree): short enough for an ipc:// path
-  snprintf(f->dir, sizeof f->dir, "ccsim-state-XXXXXX");
-  assert_non_null(mkdtemp(f->dir));
-  const char *dir = f->dir;
   char endpoint[128], state_dir[128];
+  make_test_dir(f, state_dir);
+  const char *dir = f->dir;
   snprintf(endpoint, sizeof endpoint, "ipc://%s/sock", dir);
-  snprintf(state_dir, sizeof state_dir, "%s/state", dir);
   pid_t pid = f->child = start_ccsimd(bin, endpoint, state_dir);
   assert_true(pid > 0);
 
@@ -303,15 +316,10 @@ static void test_state_dir_survives_sigterm(void **state) {
 // rewritten; a new server on the same directory restores it
 static void test_periodic_checkpoints(void **state) {
   fixture *f = *state;
-  snprintf(f->dir, sizeof f->dir, "ccsim-state-XXXXXX");
-  assert_non_null(mkdtemp(f->dir));
   char state_dir[128];
-  snprintf(state_dir, sizeof state_dir, "%s/state", f->dir);
+  make_test_dir(f, state_dir);
   srv_config cfg;
-  srv_config_defaults(&cfg);
-  cfg.bind = "tcp://127.0.0.1:*";
-  cfg.workers = 2;
-  cfg.state_dir = state_dir;
+  state_dir_config(&cfg, state_dir);
   cfg.checkpoint_interval = 0.1;
   char err[512];
   pthread_t th;
@@ -377,15 +385,10 @@ static void test_periodic_checkpoints(void **state) {
 // server's: restore used to refuse files over twice the limit, losing such sessions.
 static void test_big_saved_session_restores(void **state) {
   fixture *f = *state;
-  snprintf(f->dir, sizeof f->dir, "ccsim-state-XXXXXX");
-  assert_non_null(mkdtemp(f->dir));
   char state_dir[128];
-  snprintf(state_dir, sizeof state_dir, "%s/state", f->dir);
+  make_test_dir(f, state_dir);
   srv_config cfg;
-  srv_config_defaults(&cfg);
-  cfg.bind = "tcp://127.0.0.1:*";
-  cfg.workers = 2;
-  cfg.state_dir = state_dir;
+  state_dir_config(&cfg, state_dir);
   cfg.max_substeps = 10000;
   cfg.max_msg_bytes = 64 * 1024;
   char err[512];
@@ -434,10 +437,8 @@ static void test_big_saved_session_restores(void **state) {
 // would lose the sessions; a missing one is created
 static void test_state_dir_unusable(void **state) {
   fixture *f = *state;
-  snprintf(f->dir, sizeof f->dir, "ccsim-state-XXXXXX");
-  assert_non_null(mkdtemp(f->dir));
-  char file[128], below[160], fresh[128];
-  snprintf(file, sizeof file, "%s/state", f->dir);
+  char file[128], below[160];
+  make_test_dir(f, file);  // the state dir's path, a file first
   FILE *out = fopen(file, "w");
   assert_non_null(out);
   fclose(out);
@@ -463,12 +464,11 @@ static void test_state_dir_unusable(void **state) {
   assert_non_null(strstr(err, "cannot use the state dir"));
   assert_int_equal(unlink(loop), 0);
   assert_int_equal(unlink(file), 0);
-  snprintf(fresh, sizeof fresh, "%s/state", f->dir);
-  cfg.state_dir = fresh;
+  cfg.state_dir = file;  // gone: made afresh
   srv *s = srv_new(&cfg, err, sizeof err);
   assert_non_null(s);
   struct stat st;
-  assert_int_equal(stat(fresh, &st), 0);
+  assert_int_equal(stat(file, &st), 0);
   assert_true(S_ISDIR(st.st_mode));
   // a second server on the same dir is refused while the first lives, naming it
   err[0] = 0;
@@ -482,7 +482,7 @@ static void test_state_dir_unusable(void **state) {
   srv_destroy(&s);
   // a FIFO named like a saved session does not hold up the start; it is skipped
   char fifo[200];
-  snprintf(fifo, sizeof fifo, "%s/0123456789abcdef0123456789abcdef.session", fresh);
+  snprintf(fifo, sizeof fifo, "%s/0123456789abcdef0123456789abcdef.session", file);
   assert_int_equal(mkfifo(fifo, 0600), 0);
   alarm(20);  // a hang fails the test here instead of at ctest's timeout
   s = srv_new(&cfg, err, sizeof err);

@@ -6,6 +6,7 @@
 // session stays exactly as it was, and a Hello still works afterwards. Also what a good
 // Step's reply leaves out: zero statistics, and pacing statistics of an unpaced session.
 #include "ccsim_test.h"
+#include "ccsim_test_srv.h"
 
 #include <dirent.h>
 #include <stdlib.h>
@@ -102,11 +103,8 @@ static Ccsim__Scene *make_scene(scene_buf *sb, int nbody) {
 static Ccsim__Reply *create_scene(fixture *f, Ccsim__Scene *sc) {
   Ccsim__Request rq;
   Ccsim__CreateSession cs;
-  ccsim__request__init(&rq);
-  ccsim__create_session__init(&cs);
-  cs.scene = sc;
-  rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
-  rq.create_session = &cs;
+  Ccsim__Pacing pc;
+  test_create_request(&rq, &cs, &pc, sc, NULL, 0, 0);
   return call(f, &rq);
 }
 
@@ -490,20 +488,7 @@ static Ccsim__Reply *create_keyed(fixture *f, const uint8_t *key, size_t klen, i
   Ccsim__Request rq;
   Ccsim__CreateSession cs;
   Ccsim__Pacing pc;
-  ccsim__request__init(&rq);
-  ccsim__create_session__init(&cs);
-  ccsim__pacing__init(&pc);
-  cs.scene = make_scene(&sb, 1);
-  cs.has_create_key = key != NULL;
-  cs.create_key.data = (uint8_t *)key;
-  cs.create_key.len = klen;
-  if (lockstep) {
-    pc.has_mode = 1;
-    pc.mode = CCSIM__PACING_MODE__PACING_LOCKSTEP;
-    cs.pacing = &pc;
-  }
-  rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
-  rq.create_session = &cs;
+  test_create_request(&rq, &cs, &pc, make_scene(&sb, 1), key, klen, lockstep);
   return call(f, &rq);
 }
 

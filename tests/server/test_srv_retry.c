@@ -295,24 +295,11 @@ static void send_create(void *sock, const ccsim_scene *sc, uint64_t rid, int key
   Ccsim__Request rq;
   Ccsim__CreateSession cs;
   Ccsim__Pacing pc;
-  ccsim__request__init(&rq);
-  ccsim__create_session__init(&cs);
-  ccsim__pacing__init(&pc);
   uint8_t k[16];
   memset(k, key, sizeof k);
-  cs.scene = (Ccsim__Scene *)ccsim_scene_message(sc);
-  cs.has_create_key = key != 0;
-  cs.create_key.data = k;
-  cs.create_key.len = sizeof k;
-  if (lockstep) {
-    pc.has_mode = 1;
-    pc.mode = CCSIM__PACING_MODE__PACING_LOCKSTEP;
-    cs.pacing = &pc;
-  }
+  test_create_request(&rq, &cs, &pc, ccsim_scene_message(sc), key ? k : NULL, sizeof k, lockstep);
   rq.has_request_id = 1;
   rq.request_id = rid;
-  rq.body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
-  rq.create_session = &cs;
   size_t n = ccsim__request__get_packed_size(&rq);
   uint8_t *buf = malloc(n);
   ccsim__request__pack(&rq, buf);
