@@ -19,17 +19,21 @@
 #include "ccsim_pb.h"
 #include "ccsim_random.h"
 
+// longest wait without reading the handshake's events [ms]
+#define CLIENT_MONITOR_SLICE_MS 100.0
+
 struct ccsim_client {
   char endpoint[512];
   void *zctx;            // owned
   void *sock;            // DEALER, owned
-  void *mon;             // PAIR receiving sock's CURVE refusals (CURVE only), owned
+  void *mon;             // PAIR receiving sock's failed handshakes, owned
   unsigned nmon;         // monitors made so far: each one's inproc name is new
   uint64_t next_id;      // request ids, increasing
   int timeout_ms;
   int retries;
   int heartbeat_ms;
   int attempts;          // attempts the last round trip took
+  int hs_failures;       // handshakes failed without detail in this attempt's wait
   int stale;             // the socket may hold unsent requests or a refused connection:
                          // the next round trip opens a fresh one first
   int curve;
@@ -81,13 +85,14 @@ static int set_curve(void *sock, const char *server, const char *pub, const char
          zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, sec, 41);
 }
 
-// Watch sock for the server refusing our CURVE key: without it a refused client sees only
-// its timeout, as if the server were down.
+// Watch sock's handshakes: a server refusing our key, or one that speaks another security
+// mechanism than we do, would otherwise show only as a timeout, as if it were down.
 static int open_monitor(ccsim_client *c) {
   char ep[96];
   snprintf(ep, sizeof ep, "inproc://ccsim-client-%p-%u", (void *)c, c->nmon++);
-  if (zmq_socket_monitor(c->sock, ep, ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0 ||
-      !(c->mon = zmq_socket(c->zctx, ZMQ_PAIR))) {
+  int events = ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+  if (zmq_socket_monitor(c->sock, ep, events) != 0 || !(c->mon = zmq_socket(c->zctx, ZMQ_PAIR))) {
     return -1;
   }
   int linger = 0;
@@ -123,8 +128,8 @@ static int open_socket(ccsim_client *c) {
     cerr(c, "cannot set CURVE keys: %s", zmq_strerror(zmq_errno()));
     return CCSIM_EINVAL;
   }
-  if (c->curve && open_monitor(c) != 0) {
-    cerr(c, "cannot watch the CURVE handshake: %s", zmq_strerror(zmq_errno()));
+  if (open_monitor(c) != 0) {
+    cerr(c, "cannot watch the connection's handshake: %s", zmq_strerror(zmq_errno()));
     return CCSIM_EIO;
   }
   if (zmq_connect(c->sock, c->endpoint) != 0) {
@@ -136,66 +141,85 @@ static int open_socket(ccsim_client *c) {
 
 int ccsim_client_reconnect(ccsim_client *c) { return open_socket(c); }
 
-// Read one event of c->mon: CCSIM_EPERM when the server refused our key, else CCSIM_OK
-// (the wait goes on).
-static int monitor_event(ccsim_client *c) {
-  zmq_msg_t ev, addr;
-  zmq_msg_init(&ev);
-  zmq_msg_init(&addr);
-  int got = zmq_msg_recv(&ev, c->mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&ev) &&
-            zmq_msg_recv(&addr, c->mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_size(&ev) >= 6;
-  uint16_t id = 0;
-  uint32_t value = 0;
-  if (got) {
-    memcpy(&id, zmq_msg_data(&ev), 2);
-    memcpy(&value, (const uint8_t *)zmq_msg_data(&ev) + 2, 4);
+// Read the events c->mon holds: CCSIM_EPERM with the reason in c->err
+// when the handshakes say no reply can come, else CCSIM_OK (the wait goes on).
+static int monitor_events(ccsim_client *c) {
+  for (;;) {
+    zmq_msg_t ev, addr;
+    zmq_msg_init(&ev);
+    zmq_msg_init(&addr);
+    int got = zmq_msg_recv(&ev, c->mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&ev) &&
+              zmq_msg_recv(&addr, c->mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_size(&ev) >= 6;
+    uint16_t id = 0;
+    uint32_t value = 0;
+    if (got) {
+      memcpy(&id, zmq_msg_data(&ev), 2);
+      memcpy(&value, (const uint8_t *)zmq_msg_data(&ev) + 2, 4);
+    }
+    zmq_msg_close(&ev);
+    zmq_msg_close(&addr);
+    if (!got) {
+      return CCSIM_OK;
+    }
+    if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+      cerr(c,
+           "%s: %s refused this client's CURVE key (ZAP status %u): its public key must be "
+           "in the server's --curve-allow directory",
+           ccsim_status_name(CCSIM_EPERM), c->endpoint, value);
+      return CCSIM_EPERM;
+    }
+    if (id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
+        value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
+      // either side may see this or the run of failures below, as the race between the
+      // greeting and the hang-up goes
+      cerr(c, "%s: %s %s", ccsim_status_name(CCSIM_EPERM), c->endpoint,
+           c->curve ? "does not use CURVE, and this client does (CCSIM_SERVER_KEY and "
+                      "CCSIM_CLIENT_KEY): unset them, or start ccsimd with --curve-secret"
+                    : "requires CURVE: set CCSIM_SERVER_KEY to the server's .pub file and "
+                      "CCSIM_CLIENT_KEY to this client's .secret file (ccsim keygen)");
+      return CCSIM_EPERM;
+    }
+    // A failure without detail is also what a connection reset mid-handshake gives, as
+    // when the server restarts; a run of them is what a wrong server key gives, and a
+    // mismatch of mechanisms when the hang-up comes before the greeting is read.
+    if (++c->hs_failures >= 3) {
+      cerr(
+          c, "%s: the handshake with %s failed %d times in a row (%s): %s",
+          ccsim_status_name(CCSIM_EPERM), c->endpoint, c->hs_failures,
+          id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? "a protocol error" : zmq_strerror((int)value),
+          c->curve ? "CCSIM_SERVER_KEY must hold this server's public key (ccsimd prints it "
+                     "at start), and the server must use CURVE (ccsimd --curve-secret)"
+                   : "the server may require CURVE (set CCSIM_SERVER_KEY to its .pub file "
+                     "and CCSIM_CLIENT_KEY to this client's .secret file), or not be a "
+                     "ccsim server");
+      return CCSIM_EPERM;
+    }
   }
-  zmq_msg_close(&ev);
-  zmq_msg_close(&addr);
-  if (got && id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
-    cerr(c,
-         "%s: %s refused this client's CURVE key (ZAP status %u): its public key must be "
-         "in the server's --curve-allow directory",
-         ccsim_status_name(CCSIM_EPERM), c->endpoint, value);
-    return CCSIM_EPERM;
-  }
-  return CCSIM_OK;
 }
 
 // Wait up to timeout for the reply to request id; CCSIM_ETIMEOUT when none came.
 static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
   double deadline = now_us() + 1e3 * c->timeout_ms;
+  c->hs_failures = 0;
   for (;;) {
     double left = deadline - now_us();
     if (left <= 0) {
       return CCSIM_ETIMEOUT;
     }
-    // a receive with a timeout waits once; zmq_poll before it cost two more system calls,
-    // paid only by CURVE clients, whose monitor may tell of a refusal meanwhile
-    int wait_ms = (int)(left / 1e3) + 1, flags = 0;
-    if (c->mon) {
-      zmq_pollitem_t it[2] = {{.socket = c->sock, .events = ZMQ_POLLIN},
-                              {.socket = c->mon, .events = ZMQ_POLLIN}};
-      if (zmq_poll(it, 2, wait_ms) < 0 && zmq_errno() != EINTR) {
-        cerr(c, "poll failed: %s", zmq_strerror(zmq_errno()));
-        return CCSIM_EIO;
-      }
-      if ((it[1].revents & ZMQ_POLLIN) && monitor_event(c) == CCSIM_EPERM) {
-        return CCSIM_EPERM;
-      }
-      if (!(it[0].revents & ZMQ_POLLIN)) {
-        continue;  // the deadline decides
-      }
-      flags = ZMQ_DONTWAIT;  // the poll has waited
-    } else {
-      zmq_setsockopt(c->sock, ZMQ_RCVTIMEO, &wait_ms, sizeof wait_ms);
-    }
+    // the receive waits in slices, the handshake's events read between them: a reply
+    // costs one system call, as a plain receive does, and a refusal is told within a slice
+    int wait_ms = (int)fmin(left / 1e3 + 1, CLIENT_MONITOR_SLICE_MS);
+    zmq_setsockopt(c->sock, ZMQ_RCVTIMEO, &wait_ms, sizeof wait_ms);
     zmq_msg_t msg;
     zmq_msg_init(&msg);
-    if (zmq_msg_recv(&msg, c->sock, flags) < 0) {
+    if (zmq_msg_recv(&msg, c->sock, 0) < 0) {
       int e = zmq_errno();
       zmq_msg_close(&msg);
       if (e == EAGAIN || e == EINTR) {
+        int st = monitor_events(c);
+        if (st != CCSIM_OK) {
+          return st;
+        }
         continue;  // the deadline decides
       }
       cerr(c, "receive failed: %s", zmq_strerror(e));

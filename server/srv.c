@@ -528,8 +528,13 @@ static int serve_one(srv *s) {
       srv_job_free(j);  // out of memory: the client times out
     } else {
       memcpy(j->ident, zmq_msg_data(&fr[0]), j->ident_len);
-      int done;
-      if (n == payload + 1 && kept > payload) {
+      int done = 1;
+      if (s->zap && !srv_curve_admits(s, zmq_msg_gets(&fr[kept - 1], "User-Id"))) {
+        // admitted at its handshake, since removed from the allow directory
+        srv_refuse(s, j, zmq_msg_data(&fr[kept - 1]), zmq_msg_size(&fr[kept - 1]), CCSIM_EPERM,
+                   "this client's CURVE key is no longer in the server's --curve-allow "
+                   "directory");
+      } else if (n == payload + 1 && kept > payload) {
         done = srv_accept(s, j, zmq_msg_data(&fr[payload]), zmq_msg_size(&fr[payload]));
       } else {
         // malformed envelope: answer with an error the client can still decode
@@ -611,7 +616,7 @@ static void queue_saves(srv *s) {
 }
 
 // Every 50 ms, by the leader: stream subscriptions a send's command processing left
-// waiting, idle sessions, periodic saves
+// waiting, the CURVE allow list, idle sessions, periodic saves
 static void housekeeping(srv *s) {
   double now = srv_now();
   if (now < s->next_housekeeping) {
@@ -619,6 +624,9 @@ static void housekeeping(srv *s) {
   }
   s->next_housekeeping = now + 0.05;
   drain_subs(s);
+  if (s->zap) {
+    srv_curve_refresh(s);
+  }
   if (s->cfg.idle_timeout > 0) {
     expire_idle(s, now);
   }

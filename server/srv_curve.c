@@ -217,8 +217,14 @@ int srv_zap_serve(srv *s) {
   }
   zmq_send(s->zap, status, 3, ZMQ_SNDMORE);
   zmq_send(s->zap, text, strlen(text), ZMQ_SNDMORE);
-  zmq_send(s->zap, "", 0, ZMQ_SNDMORE);  // user id
-  zmq_send(s->zap, "", 0, 0);            // metadata
+  // the user id travels with every message of the connection: each request is checked
+  // against the allow list again, so a key revoked while connected is not served on
+  char user[41] = "";
+  if (ok) {
+    zmq_z85_encode(user, zmq_msg_data(&f[6]), 32);
+  }
+  zmq_send(s->zap, user, strlen(user), ZMQ_SNDMORE);
+  zmq_send(s->zap, "", 0, 0);  // metadata
   if (s->cfg.verbose && ok) {
     fprintf(stderr, "ccsimd: ZAP: admitted a listed client key\n");
   }
@@ -229,4 +235,22 @@ int srv_zap_serve(srv *s) {
     zmq_msg_close(&f[i]);
   }
   return 1;
+}
+
+int srv_curve_admits(const srv *s, const char *user_id) {
+  unsigned char key[32];
+  if (!user_id || strlen(user_id) != 40 || !zmq_z85_decode(key, user_id)) {
+    return 0;
+  }
+  for (int k = 0; k < s->nallow; k++) {
+    if (memcmp(s->allow[k], key, 32) == 0) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+void srv_curve_refresh(srv *s) {
+  char err[512];
+  refresh_allowed(s, 0, err, sizeof err);  // a failure is said on stderr, once
 }

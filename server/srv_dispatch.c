@@ -498,6 +498,16 @@ static void create_done_locked(srv *s, srv_job *j) {
   }
 }
 
+void srv_refuse(srv *s, srv_job *j, const uint8_t *req, size_t len, int code, const char *msg) {
+  atomic_fetch_add(&s->requests, 1);
+  rctx rc;
+  rctx_init(&rc, s, &s->io_arena);
+  j->arrived = srv_now();
+  fail(&rc, code, "%s", msg);
+  echo_request_id(&rc, req, len);
+  finish(&rc, j);
+}
+
 int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
   atomic_fetch_add(&s->requests, 1);
   rctx rc;

@@ -387,6 +387,10 @@ int srv_restore_all(srv *s);
 // srv.mu itself.
 int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len);
 
+// Answer the request req (len bytes, not decoded) with the error code and message in
+// j->reply, as srv_accept answers what it refuses undecoded (the request_id echoed).
+void srv_refuse(srv *s, srv_job *j, const uint8_t *req, size_t len, int code, const char *msg);
+
 // Run a queued job (a pool thread or srv_handle): fills j->reply / j->pub. a is scratch.
 void srv_execute(srv *s, srv_job *j, ccsim_arena *a);
 
@@ -450,5 +454,13 @@ int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz);
 // Answer one pending ZAP request on s->zap (the leader). Returns 1 when one was
 // answered, 0 when none was waiting.
 int srv_zap_serve(srv *s);
+
+// Whether the client whose ZAP User-Id (its public key in Z85, as srv_zap_serve names it)
+// is user_id is still admitted by the allow list (the leader). NULL: not admitted.
+int srv_curve_admits(const srv *s, const char *user_id);
+
+// Read the allow directory again if it changed, so that a key moved out stops being
+// served between connections too (the leader, from its housekeeping).
+void srv_curve_refresh(srv *s);
 
 #endif
