@@ -16,12 +16,30 @@
 #include "ccsim_key.h"
 #include "srv_internal.h"
 
+// -1 with the reason in err when every user of the machine may write path (the allow
+// directory or a key in it): anyone could then admit a key of their own, so the list is
+// not trusted, as sshd's StrictModes does not trust such an authorized_keys
+static int check_not_open(const char *path, const char *what, char *err, size_t err_sz) {
+  struct stat st;
+  if (stat(path, &st) == 0 && (st.st_mode & S_IWOTH)) {
+    ccsim_set_err(err, err_sz,
+                  "%s %s is writable by every user (mode %04o), who could admit keys of "
+                  "their own: chmod o-w it",
+                  what, path, (unsigned)(st.st_mode & 07777));
+    return -1;
+  }
+  return 0;
+}
+
 // every *.pub key in dir into a new array (*keys, *n; the caller frees it); 0, or -1
 // with the reason in err
 static int read_allowed(const char *dir, unsigned char (**keys)[32], int *n, char *err,
                         size_t err_sz) {
   *keys = NULL;
   *n = 0;
+  if (check_not_open(dir, "the allow directory", err, err_sz) != 0) {
+    return -1;
+  }
   DIR *d = opendir(dir);
   if (!d) {
     ccsim_set_err(err, err_sz, "cannot open the allow directory %s: %s", dir, strerror(errno));
@@ -36,7 +54,8 @@ static int read_allowed(const char *dir, unsigned char (**keys)[32], int *n, cha
     }
     char path[4096], z85[41];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    if (ccsim_read_key(path, z85, err, err_sz) != 0) {
+    if (check_not_open(path, "the key file", err, err_sz) != 0 ||
+        ccsim_read_key(path, z85, err, err_sz) != 0) {
       rc = -1;
       break;
     }
@@ -61,8 +80,9 @@ static int read_allowed(const char *dir, unsigned char (**keys)[32], int *n, cha
   return rc;
 }
 
-// (Re)read the allow directory into s->allow when it may have changed: its mtime moved,
-// it changed so recently that a second change could share that mtime (the kernel's file
+// (Re)read the allow directory into s->allow when it may have changed: its ctime moved
+// (a file added, removed or renamed, or the directory's mode changed), it changed so
+// recently that a second change could share that ctime (the kernel's file
 // times are coarse), or the last reading failed. A failed reading admits nobody (a key
 // removed to revoke it must not stay in because another file was half written) and is
 // tried again at the next ask. start: at start, where a failure stops the server.
@@ -72,8 +92,8 @@ static int refresh_allowed(srv *s, int start, char *err, size_t err_sz) {
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   int have = stat(dir, &st) == 0;
-  if (!start && have && !s->allow_failed && st.st_mtim.tv_sec == s->allow_mtime.tv_sec &&
-      st.st_mtim.tv_nsec == s->allow_mtime.tv_nsec && now.tv_sec - st.st_mtim.tv_sec >= 2) {
+  if (!start && have && !s->allow_failed && st.st_ctim.tv_sec == s->allow_ctime.tv_sec &&
+      st.st_ctim.tv_nsec == s->allow_ctime.tv_nsec && now.tv_sec - st.st_ctim.tv_sec >= 2) {
     return 0;
   }
   unsigned char(*keys)[32] = NULL;
@@ -100,7 +120,7 @@ static int refresh_allowed(srv *s, int start, char *err, size_t err_sz) {
   s->nallow = n;
   s->allow_failed = 0;
   if (have) {
-    s->allow_mtime = st.st_mtim;
+    s->allow_ctime = st.st_ctim;
   }
   s->allow_said[0] = 0;  // a next failure is reported again
   if (!start && changed) {
@@ -118,6 +138,14 @@ int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz) {
     return -1;
   }
   if (!s->zap) {
+    struct stat st;
+    if (stat(s->cfg.curve_secret_file, &st) == 0 && (st.st_mode & 077)) {
+      // a warning, not a refusal: a shared group may be intended (a container's mount)
+      fprintf(stderr,
+              "ccsimd: warning: the secret key %s can be read by other users (mode %04o): "
+              "whoever reads it can pose as this server; chmod 600 it\n",
+              s->cfg.curve_secret_file, (unsigned)(st.st_mode & 07777));
+    }
     if (refresh_allowed(s, 1, err, err_sz) != 0) {
       return -1;
     }

@@ -270,7 +270,7 @@ struct srv {
   char *allow_dir;             // cfg.curve_allow_dir's copy (owned)
   unsigned char (*allow)[32];  // CURVE client keys admitted (nallow; leader only after start)
   int nallow;
-  struct timespec allow_mtime;  // the allow directory's mtime when last read
+  struct timespec allow_ctime;  // the allow directory's ctime when last read
   int allow_failed;             // the last read failed: nobody is admitted, read at each ask
   char allow_said[256];         // the last failed reading's reason said on stderr (not twice)
 };

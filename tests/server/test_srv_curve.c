@@ -84,6 +84,7 @@ static int setup(void **state) {
   write_file(allow, "listed.pub", f->listed.pub);
   char secret[128];
   snprintf(secret, sizeof secret, "%s/server.secret", f->dir);
+  chmod(secret, 0600);  // as ccsim keygen writes it: ccsimd warns of one others can read
   srv_config cfg;
   srv_config_defaults(&cfg);
   cfg.bind = "tcp://127.0.0.1:*";
@@ -273,6 +274,26 @@ static void test_key_files_checked(void **state) {
   assert_null(s);
   if (!strstr(err, "dir.pub is not a regular file")) print_error("got '%s'\n", err);
   assert_non_null(strstr(err, "dir.pub is not a regular file"));
+  // an allow directory, or a key in it, that every user may write is not trusted: anyone
+  // could admit a key of their own (the umask cannot take o+w from chmod)
+  char key[160];
+  snprintf(key, sizeof key, "%s/listed.pub", allow);
+  const char *open_to_all[] = {allow, key};
+  for (int k = 0; k < 2; k++) {
+    struct stat was;
+    assert_int_equal(stat(open_to_all[k], &was), 0);
+    assert_int_equal(chmod(open_to_all[k], (was.st_mode & 07777) | S_IWOTH), 0);
+    err[0] = 0;
+    s = srv_new(&cfg, err, sizeof err);
+    chmod(open_to_all[k], was.st_mode & 07777);
+    assert_null(s);
+    if (!strstr(err, "writable by every user")) print_error("got '%s'\n", err);
+    assert_non_null(strstr(err, open_to_all[k]));
+    assert_non_null(strstr(err, "writable by every user"));
+  }
+  s = srv_new(&cfg, err, sizeof err);  // and the same files, mended, are fine
+  assert_non_null(s);
+  srv_destroy(&s);
 }
 
 // connect with kp, expecting it admitted (1) or refused (0); the client is closed
