@@ -436,14 +436,15 @@ static int same_key(const ProtobufCBinaryData *a, const ProtobufCBinaryData *b) 
 }
 
 // Under mu: queue a CreateSession (j taken: 0), or 1 when the sessions and the creates
-// that may build one fill the limit. A create whose key made a session already is
-// answered from it and takes no place; one whose key is being built waits for that build
-// (a retry must not build a second copy, nor be refused a place the first holds).
+// that may build one fill the limit. A create whose key made a session already, open or
+// closed, is answered from it and takes no place; one whose key is being built waits for
+// that build (a retry must not build a second copy, nor be refused a place the first holds).
 static int admit_create_locked(srv *s, srv_job *j) {
   const Ccsim__CreateSession *cs = j->rq->create_session;
   j->ss = NULL;
   j->slot = 0;
-  if (cs->has_create_key && !srv_find_key(s, cs->create_key.data, cs->create_key.len)) {
+  if (cs->has_create_key && !srv_find_key(s, cs->create_key.data, cs->create_key.len) &&
+      srv_tomb_key(s, cs->create_key.data, cs->create_key.len) < 0) {
     for (srv_job *b = s->building; b; b = b->building_next) {
       if (same_key(&b->rq->create_session->create_key, &cs->create_key)) {
         j->next = b->waiting;
@@ -778,6 +779,25 @@ static int create_again(rctx *rc, srv_job *j, srv_session *made, uint64_t digest
   return CCSIM_OK;
 }
 
+// Under mu: 1 with the answer in rc and *code when j's create_key made a session already:
+// that session again while it is open; EEXPIRED once it is closed, as a late copy of a
+// create whose session was used and closed, built again, would be a session nobody holds
+static int known_key_locked(rctx *rc, srv_job *j, uint64_t digest, int *code) {
+  const ProtobufCBinaryData *key = &j->rq->create_session->create_key;
+  srv_session *made = srv_find_key(rc->s, key->data, key->len);
+  if (made) {
+    *code = create_again(rc, j, made, digest);
+    return 1;
+  }
+  int t = srv_tomb_key(rc->s, key->data, key->len);
+  if (t >= 0) {
+    *code = fail(rc, CCSIM_EEXPIRED, "create_session: create_key made session %s, which %s",
+                 rc->s->tombs[t].id, rc->s->tombs[t].why);
+    return 1;
+  }
+  return 0;
+}
+
 static int create_session(rctx *rc, srv_job *j) {
   srv *s = rc->s;
   Ccsim__CreateSession *cs = j->rq->create_session;
@@ -789,12 +809,10 @@ static int create_session(rctx *rc, srv_job *j) {
   }
   if (klen) {
     pthread_mutex_lock(&s->mu);
-    srv_session *made = srv_find_key(s, cs->create_key.data, klen);
-    int code = CCSIM_OK;
-    if (made) {
-      code = create_again(rc, j, made, digest);
-    } else if (!j->slot) {
-      // admitted as a retry of a session closed since: it builds, so it needs a place
+    int code = CCSIM_OK, known = known_key_locked(rc, j, digest, &code);
+    if (!known && !j->slot) {
+      // admitted as a retry of a session closed since and forgotten (more than SRV_TOMBS
+      // closed meanwhile): it builds, so it needs a place
       if (s->nsessions + s->pending_creates >= s->cfg.max_sessions) {
         code = fail_session_limit(rc);
       } else {
@@ -803,7 +821,7 @@ static int create_session(rctx *rc, srv_job *j) {
       }
     }
     pthread_mutex_unlock(&s->mu);
-    if (made || code != CCSIM_OK) {
+    if (known || code != CCSIM_OK) {
       return code;
     }
   }
@@ -854,11 +872,9 @@ static int create_session(rctx *rc, srv_job *j) {
   }
   pthread_mutex_lock(&s->mu);
   Ccsim__CreateSessionReply *cr = NULL;
-  srv_session *made = ss ? srv_find_key(s, ss->create_key, klen) : NULL;
-  if (made) {
+  if (ss && klen && known_key_locked(rc, j, digest, &code)) {
     // another copy built meanwhile (one admitted as a retry before its session closed,
     // which took a place after the close): the first one in stands
-    code = create_again(rc, j, made, digest);
     pthread_mutex_unlock(&s->mu);
     srv_session_free(&ss);
     return code;

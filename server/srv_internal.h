@@ -240,6 +240,8 @@ struct srv {
   struct {
     char id[SRV_ID_LEN + 1];
     char why[96];
+    uint8_t create_key[SRV_CREATE_KEY_MAX];  // the session's (create_key_len 0: none)
+    size_t create_key_len;
   } tombs[SRV_TOMBS];
   int tomb_next;
 
@@ -358,6 +360,11 @@ const char *srv_tomb(const srv *s, const char *id);
 
 // Under mu: the session in the table made by a CreateSession with this create_key, or NULL.
 srv_session *srv_find_key(srv *s, const uint8_t *key, size_t len);
+
+// Under mu: the tombstone index of the closed session a CreateSession with this create_key
+// made (its id in s->tombs[i].id, why in .why), or -1: a late copy of that create must not
+// build it again.
+int srv_tomb_key(const srv *s, const uint8_t *key, size_t len);
 
 // A Checkpoint blob for ss (job thread): serialized into *out (malloc, caller frees).
 // Restarts ss's integrator at the checkpoint. Returns CCSIM_OK or an error code.

@@ -204,25 +204,37 @@ srv_session *srv_find(srv *s, const char *id) {
   return NULL;
 }
 
-srv_session *srv_find_key(srv *s, const uint8_t *key, size_t len) {
-  if (len == 0) {
-    return NULL;
+// whether the create keys a (alen bytes) and b (blen) are the same. A key stands for the
+// token: compared in constant time, as the token is
+static int same_create_key(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
+  if (alen != blen || alen == 0) {
+    return 0;
   }
-  // creates are rare and the table small: a scan, like srv_find's. The key stands for
-  // the token: compared in constant time, as the token is
+  unsigned diff = 0;
+  for (size_t k = 0; k < alen; k++) {
+    diff |= (unsigned)(a[k] ^ b[k]);
+  }
+  return diff == 0;
+}
+
+srv_session *srv_find_key(srv *s, const uint8_t *key, size_t len) {
+  // creates are rare and the table small: a scan, like srv_find's
   for (int i = 0; i < s->cfg.max_sessions; i++) {
     const srv_session *ss = s->tab[i];
-    if (ss && ss->create_key_len == len) {
-      unsigned diff = 0;
-      for (size_t k = 0; k < len; k++) {
-        diff |= (unsigned)(ss->create_key[k] ^ key[k]);
-      }
-      if (diff == 0) {
-        return s->tab[i];
-      }
+    if (ss && same_create_key(ss->create_key, ss->create_key_len, key, len)) {
+      return s->tab[i];
     }
   }
   return NULL;
+}
+
+int srv_tomb_key(const srv *s, const uint8_t *key, size_t len) {
+  for (int k = 0; k < SRV_TOMBS; k++) {
+    if (same_create_key(s->tombs[k].create_key, s->tombs[k].create_key_len, key, len)) {
+      return k;
+    }
+  }
+  return -1;
 }
 
 int srv_insert(srv *s, srv_session *ss) {
@@ -249,6 +261,8 @@ void srv_remove(srv *s, srv_session *ss, const char *why) {
   s->tomb_next = (k + 1) % SRV_TOMBS;
   memcpy(s->tombs[k].id, ss->id, sizeof ss->id);
   snprintf(s->tombs[k].why, sizeof s->tombs[k].why, "%s", why);
+  memcpy(s->tombs[k].create_key, ss->create_key, ss->create_key_len);
+  s->tombs[k].create_key_len = ss->create_key_len;
 }
 
 const char *srv_tomb(const srv *s, const char *id) {
