@@ -22,18 +22,24 @@
 // longest wait without reading the handshake's events [ms]
 #define CLIENT_MONITOR_SLICE_MS 100.0
 
+// What a socket's handshakes say: a server refusing our key, or one that speaks another
+// security mechanism than we do, would otherwise show only as a timeout, as if it were down.
+typedef struct handshakes {
+  void *mon;      // PAIR receiving the socket's handshake events (owned)
+  unsigned made;  // monitors made so far: each one's inproc name is new
+  int failures;   // failed without detail since the last success
+} handshakes;
+
 struct ccsim_client {
   char endpoint[512];
   void *zctx;            // owned
   void *sock;            // DEALER, owned
-  void *mon;             // PAIR receiving sock's failed handshakes, owned
-  unsigned nmon;         // monitors made so far: each one's inproc name is new
+  handshakes hs;         // sock's
   uint64_t next_id;      // request ids, increasing
   int timeout_ms;
   int retries;
   int heartbeat_ms;
   int attempts;          // attempts the last round trip took
-  int hs_failures;       // handshakes failed without detail in this attempt's wait
   int stale;             // the socket may hold unsent requests or a refused connection:
                          // the next round trip opens a fresh one first
   int curve;
@@ -85,26 +91,97 @@ static int set_curve(void *sock, const char *server, const char *pub, const char
          zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, sec, 41);
 }
 
-// Watch sock's handshakes: a server refusing our key, or one that speaks another security
-// mechanism than we do, would otherwise show only as a timeout, as if it were down.
-static int open_monitor(ccsim_client *c) {
+// Watch sock's handshakes into h->mon (after closing the one before); 0, or -1 (errno
+// from ZeroMQ). owner names the inproc endpoint: unique in its context.
+static int handshakes_watch(handshakes *h, void *zctx, void *sock, const void *owner) {
+  if (h->mon) {
+    zmq_close(h->mon);
+    h->mon = NULL;
+  }
+  h->failures = 0;
   char ep[96];
-  snprintf(ep, sizeof ep, "inproc://ccsim-client-%p-%u", (void *)c, c->nmon++);
-  int events = ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
-  if (zmq_socket_monitor(c->sock, ep, events) != 0 || !(c->mon = zmq_socket(c->zctx, ZMQ_PAIR))) {
+  snprintf(ep, sizeof ep, "inproc://ccsim-handshakes-%p-%u", owner, h->made++);
+  int events = ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+  if (zmq_socket_monitor(sock, ep, events) != 0 || !(h->mon = zmq_socket(zctx, ZMQ_PAIR))) {
     return -1;
   }
   int linger = 0;
-  zmq_setsockopt(c->mon, ZMQ_LINGER, &linger, sizeof linger);
-  return zmq_connect(c->mon, ep);
+  zmq_setsockopt(h->mon, ZMQ_LINGER, &linger, sizeof linger);
+  return zmq_connect(h->mon, ep);
+}
+
+static void handshakes_close(handshakes *h) {
+  if (h->mon) {
+    zmq_close(h->mon);
+    h->mon = NULL;
+  }
+}
+
+// Read the events h->mon holds about the connection to endpoint (curve: with CURVE):
+// CCSIM_EPERM with the reason in err when they say it cannot succeed, else CCSIM_OK (the
+// wait goes on).
+static int handshakes_read(handshakes *h, const char *endpoint, int curve, char *err,
+                           size_t err_sz) {
+  for (;;) {
+    zmq_msg_t ev, addr;
+    zmq_msg_init(&ev);
+    zmq_msg_init(&addr);
+    int got = h->mon && zmq_msg_recv(&ev, h->mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&ev) &&
+              zmq_msg_recv(&addr, h->mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_size(&ev) >= 6;
+    uint16_t id = 0;
+    uint32_t value = 0;
+    if (got) {
+      memcpy(&id, zmq_msg_data(&ev), 2);
+      memcpy(&value, (const uint8_t *)zmq_msg_data(&ev) + 2, 4);
+    }
+    zmq_msg_close(&ev);
+    zmq_msg_close(&addr);
+    if (!got) {
+      return CCSIM_OK;
+    }
+    if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+      h->failures = 0;
+      continue;
+    }
+    if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+      ccsim_set_err(err, err_sz,
+                    "%s: %s refused this client's CURVE key (ZAP status %u): its public key must "
+                    "be in the server's --curve-allow directory",
+                    ccsim_status_name(CCSIM_EPERM), endpoint, value);
+      return CCSIM_EPERM;
+    }
+    if (id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
+        value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
+      // either side may see this or the run of failures below, as the race between the
+      // greeting and the hang-up goes
+      ccsim_set_err(err, err_sz, "%s: %s %s", ccsim_status_name(CCSIM_EPERM), endpoint,
+                    curve ? "does not use CURVE, and this client does (CCSIM_SERVER_KEY and "
+                            "CCSIM_CLIENT_KEY): unset them, or start ccsimd with --curve-secret"
+                          : "requires CURVE: set CCSIM_SERVER_KEY to the server's .pub file and "
+                            "CCSIM_CLIENT_KEY to this client's .secret file (ccsim keygen)");
+      return CCSIM_EPERM;
+    }
+    // A failure without detail is also what a connection reset mid-handshake gives, as
+    // when the server restarts; a run of them is what a wrong server key gives, and a
+    // mismatch of mechanisms when the hang-up comes before the greeting is read.
+    if (++h->failures >= 3) {
+      ccsim_set_err(
+          err, err_sz, "%s: the handshake with %s failed %d times in a row (%s): %s",
+          ccsim_status_name(CCSIM_EPERM), endpoint, h->failures,
+          id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? "a protocol error" : zmq_strerror((int)value),
+          curve ? "CCSIM_SERVER_KEY must hold this server's public key (ccsimd prints it "
+                  "at start), and the server must use CURVE (ccsimd --curve-secret)"
+                : "the server may require CURVE (set CCSIM_SERVER_KEY to its .pub file "
+                  "and CCSIM_CLIENT_KEY to this client's .secret file), or not be a "
+                  "ccsim server");
+      return CCSIM_EPERM;
+    }
+  }
 }
 
 static int open_socket(ccsim_client *c) {
-  if (c->mon) {
-    zmq_close(c->mon);
-    c->mon = NULL;
-  }
+  handshakes_close(&c->hs);  // watching the socket closed next
   if (c->sock) {
     zmq_close(c->sock);
   }
@@ -128,7 +205,7 @@ static int open_socket(ccsim_client *c) {
     cerr(c, "cannot set CURVE keys: %s", zmq_strerror(zmq_errno()));
     return CCSIM_EINVAL;
   }
-  if (open_monitor(c) != 0) {
+  if (handshakes_watch(&c->hs, c->zctx, c->sock, c) != 0) {
     cerr(c, "cannot watch the connection's handshake: %s", zmq_strerror(zmq_errno()));
     return CCSIM_EIO;
   }
@@ -139,68 +216,13 @@ static int open_socket(ccsim_client *c) {
   return CCSIM_OK;
 }
 
-int ccsim_client_reconnect(ccsim_client *c) { return open_socket(c); }
-
-// Read the events c->mon holds: CCSIM_EPERM with the reason in c->err
-// when the handshakes say no reply can come, else CCSIM_OK (the wait goes on).
-static int monitor_events(ccsim_client *c) {
-  for (;;) {
-    zmq_msg_t ev, addr;
-    zmq_msg_init(&ev);
-    zmq_msg_init(&addr);
-    int got = zmq_msg_recv(&ev, c->mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&ev) &&
-              zmq_msg_recv(&addr, c->mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_size(&ev) >= 6;
-    uint16_t id = 0;
-    uint32_t value = 0;
-    if (got) {
-      memcpy(&id, zmq_msg_data(&ev), 2);
-      memcpy(&value, (const uint8_t *)zmq_msg_data(&ev) + 2, 4);
-    }
-    zmq_msg_close(&ev);
-    zmq_msg_close(&addr);
-    if (!got) {
-      return CCSIM_OK;
-    }
-    if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
-      cerr(c,
-           "%s: %s refused this client's CURVE key (ZAP status %u): its public key must be "
-           "in the server's --curve-allow directory",
-           ccsim_status_name(CCSIM_EPERM), c->endpoint, value);
-      return CCSIM_EPERM;
-    }
-    if (id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
-        value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
-      // either side may see this or the run of failures below, as the race between the
-      // greeting and the hang-up goes
-      cerr(c, "%s: %s %s", ccsim_status_name(CCSIM_EPERM), c->endpoint,
-           c->curve ? "does not use CURVE, and this client does (CCSIM_SERVER_KEY and "
-                      "CCSIM_CLIENT_KEY): unset them, or start ccsimd with --curve-secret"
-                    : "requires CURVE: set CCSIM_SERVER_KEY to the server's .pub file and "
-                      "CCSIM_CLIENT_KEY to this client's .secret file (ccsim keygen)");
-      return CCSIM_EPERM;
-    }
-    // A failure without detail is also what a connection reset mid-handshake gives, as
-    // when the server restarts; a run of them is what a wrong server key gives, and a
-    // mismatch of mechanisms when the hang-up comes before the greeting is read.
-    if (++c->hs_failures >= 3) {
-      cerr(
-          c, "%s: the handshake with %s failed %d times in a row (%s): %s",
-          ccsim_status_name(CCSIM_EPERM), c->endpoint, c->hs_failures,
-          id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? "a protocol error" : zmq_strerror((int)value),
-          c->curve ? "CCSIM_SERVER_KEY must hold this server's public key (ccsimd prints it "
-                     "at start), and the server must use CURVE (ccsimd --curve-secret)"
-                   : "the server may require CURVE (set CCSIM_SERVER_KEY to its .pub file "
-                     "and CCSIM_CLIENT_KEY to this client's .secret file), or not be a "
-                     "ccsim server");
-      return CCSIM_EPERM;
-    }
-  }
+int ccsim_client_reconnect(ccsim_client *c) {
+  return open_socket(c);
 }
 
 // Wait up to timeout for the reply to request id; CCSIM_ETIMEOUT when none came.
 static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
   double deadline = now_us() + 1e3 * c->timeout_ms;
-  c->hs_failures = 0;
   for (;;) {
     double left = deadline - now_us();
     if (left <= 0) {
@@ -216,7 +238,7 @@ static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
       int e = zmq_errno();
       zmq_msg_close(&msg);
       if (e == EAGAIN || e == EINTR) {
-        int st = monitor_events(c);
+        int st = handshakes_read(&c->hs, c->endpoint, c->curve, c->err, sizeof c->err);
         if (st != CCSIM_OK) {
           return st;
         }
@@ -453,7 +475,7 @@ void ccsim_client_destroy(ccsim_client **pc) {
     return;
   }
   ccsim_client *c = *pc;
-  if (c->mon) zmq_close(c->mon);
+  handshakes_close(&c->hs);
   if (c->sock) zmq_close(c->sock);
   if (c->zctx) zmq_ctx_term(c->zctx);
   ccsim_arena_fini(&c->rx);
@@ -1093,6 +1115,9 @@ uint64_t ccsim_session_seq(const ccsim_session *s) { return s->seq; }
 
 struct ccsim_watch {
   void *zctx, *sub;          // owned
+  handshakes hs;             // sub's
+  char endpoint[512];
+  int curve;
   ccsim_body_state *bodies;  // (cap)
   int cap;
   ccsim_arena rx;  // each message is unpacked here: a malloc per field otherwise
@@ -1114,10 +1139,13 @@ ccsim_watch *ccsim_watch_new(const char *stream_endpoint, const char *session_id
   int ok = w->sub && zmq_setsockopt(w->sub, ZMQ_LINGER, &linger, sizeof linger) == 0 &&
            zmq_setsockopt(w->sub, ZMQ_SUBSCRIBE, topic, strlen(topic)) == 0;
   if (ok && o && o->server_key) {
+    w->curve = 1;
     ok = o->public_key && o->secret_key &&
          set_curve(w->sub, o->server_key, o->public_key, o->secret_key) == 0;
   }
-  if (!ok || zmq_connect(w->sub, stream_endpoint) != 0) {
+  snprintf(w->endpoint, sizeof w->endpoint, "%s", stream_endpoint);
+  if (!ok || handshakes_watch(&w->hs, w->zctx, w->sub, w) != 0 ||
+      zmq_connect(w->sub, stream_endpoint) != 0) {
     if (err) snprintf(err, err_sz, "cannot subscribe to %s: %s", stream_endpoint,
                       zmq_strerror(zmq_errno()));
     ccsim_watch_destroy(&w);
@@ -1128,16 +1156,32 @@ ccsim_watch *ccsim_watch_new(const char *stream_endpoint, const char *session_id
 
 int ccsim_watch_next(ccsim_watch *w, int timeout_ms, ccsim_stream_msg *out) {
   w->err[0] = 0;
-  zmq_pollitem_t it = {.socket = w->sub, .events = ZMQ_POLLIN};
-  int rc = zmq_poll(&it, 1, timeout_ms);
-  if (rc < 0 && zmq_errno() == EINTR) {
-    snprintf(w->err, sizeof w->err, "interrupted");
-    return CCSIM_ETIMEOUT;
-  }
-  if (rc <= 0) {
-    snprintf(w->err, sizeof w->err, "%s",
-             rc < 0 ? zmq_strerror(zmq_errno()) : "nothing within the timeout");
-    return rc < 0 ? CCSIM_EIO : CCSIM_ETIMEOUT;
+  double deadline = now_us() + 1e3 * timeout_ms;
+  for (;;) {
+    // the handshake's events end the wait too: a stream that cannot connect is told
+    zmq_pollitem_t it[2] = {{.socket = w->sub, .events = ZMQ_POLLIN},
+                            {.socket = w->hs.mon, .events = ZMQ_POLLIN}};
+    long wait_ms = timeout_ms < 0 ? -1 : (long)fmax(0.0, ceil((deadline - now_us()) / 1e3));
+    int rc = zmq_poll(it, 2, wait_ms);
+    if (rc < 0 && zmq_errno() == EINTR) {
+      snprintf(w->err, sizeof w->err, "interrupted");
+      return CCSIM_ETIMEOUT;
+    }
+    if (rc < 0) {
+      snprintf(w->err, sizeof w->err, "%s", zmq_strerror(zmq_errno()));
+      return CCSIM_EIO;
+    }
+    if ((it[1].revents & ZMQ_POLLIN) &&
+        handshakes_read(&w->hs, w->endpoint, w->curve, w->err, sizeof w->err) != CCSIM_OK) {
+      return CCSIM_EPERM;
+    }
+    if (it[0].revents & ZMQ_POLLIN) {
+      break;
+    }
+    if (timeout_ms >= 0 && now_us() >= deadline) {
+      snprintf(w->err, sizeof w->err, "nothing within the timeout");
+      return CCSIM_ETIMEOUT;
+    }
   }
   // [topic][StreamState]; further parts are skipped
   ccsim_arena_reset(&w->rx);  // the previous message's bodies were copied out of it
@@ -1203,6 +1247,7 @@ void ccsim_watch_destroy(ccsim_watch **pw) {
     return;
   }
   ccsim_watch *w = *pw;
+  handshakes_close(&w->hs);
   if (w->sub) zmq_close(w->sub);
   if (w->zctx) zmq_ctx_term(w->zctx);
   free(w->bodies);

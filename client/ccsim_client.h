@@ -269,8 +269,10 @@ typedef struct ccsim_stream_msg {
 ccsim_watch *ccsim_watch_new(const char *stream_endpoint, const char *session_id,
                              const ccsim_client_opts *o, char *err, size_t err_sz);
 
-// Wait up to timeout_ms for the next message. CCSIM_OK, CCSIM_ETIMEOUT or an error
-// (ccsim_watch_errmsg says why).
+// Wait up to timeout_ms (negative: no limit) for the next message. CCSIM_OK,
+// CCSIM_ETIMEOUT or an error (ccsim_watch_errmsg says why): CCSIM_EPERM when the
+// stream's handshake cannot succeed (a key not admitted, CURVE on one side only, a wrong
+// server key), as for a client.
 int ccsim_watch_next(ccsim_watch *w, int timeout_ms, ccsim_stream_msg *out);
 
 // Why the last ccsim_watch_next did not return CCSIM_OK (borrowed; "" after an OK).

@@ -234,6 +234,10 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
     srv_destroy(&s);
     return NULL;
   }
+  if (srv_handshake_monitor(s, s->router, 0, err, err_sz) != 0) {
+    srv_destroy(&s);
+    return NULL;
+  }
   size_t n = sizeof s->endpoint;
   zmq_getsockopt(s->router, ZMQ_LAST_ENDPOINT, s->endpoint, &n);
   warn_if_open(c, "bound to", s->endpoint);
@@ -261,6 +265,10 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
     }
     if (!s->pub || zmq_bind(s->pub, ep) != 0) {
       ccsim_set_err(err, err_sz, "cannot bind the stream at %s: %s", ep, zmq_strerror(zmq_errno()));
+      srv_destroy(&s);
+      return NULL;
+    }
+    if (srv_handshake_monitor(s, s->pub, 1, err, err_sz) != 0) {
       srv_destroy(&s);
       return NULL;
     }
@@ -616,7 +624,7 @@ static void queue_saves(srv *s) {
 }
 
 // Every 50 ms, by the leader: stream subscriptions a send's command processing left
-// waiting, the CURVE allow list, idle sessions, periodic saves
+// waiting, failed handshakes, the CURVE allow list, idle sessions, periodic saves
 static void housekeeping(srv *s) {
   double now = srv_now();
   if (now < s->next_housekeeping) {
@@ -624,6 +632,7 @@ static void housekeeping(srv *s) {
   }
   s->next_housekeeping = now + 0.05;
   drain_subs(s);
+  srv_handshake_drain(s);
   if (s->zap) {
     srv_curve_refresh(s);
   }
@@ -820,7 +829,7 @@ void srv_destroy(srv **ps) {
     int linger = SRV_STOP_LINGER_MS;
     zmq_setsockopt(s->router, ZMQ_LINGER, &linger, sizeof linger);
   }
-  void *socks[] = {s->router, s->pub, s->wake, s->zap};
+  void *socks[] = {s->hs_mon[0], s->hs_mon[1], s->router, s->pub, s->wake, s->zap};
   for (size_t i = 0; i < sizeof socks / sizeof socks[0]; i++) {
     if (socks[i]) {
       zmq_close(socks[i]);

@@ -1,6 +1,7 @@
 // CURVE security: the server's key pair, and a ZAP handler (ZeroMQ RFC 27) on the I/O
 // thread that admits only client public keys listed in the allow directory (*.pub files
-// of 40 Z85 characters, as `ccsim keygen` writes them).
+// of 40 Z85 characters, as `ccsim keygen` writes them); and what failed handshakes say,
+// with CURVE or without.
 #include <ctype.h>
 #include <errno.h>
 #include <dirent.h>
@@ -178,13 +179,30 @@ int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz) {
   return 0;
 }
 
-// Say on stderr that a client was refused, which key from where; a refused client
-// reconnects every few hundred ms, so after the first line at most one per 10 s, with
-// the count since the last.
-static void log_refusal(srv *s, int kept, zmq_msg_t *f) {
-  s->zap_refused++;
+// Count one event under l: 1 when its line is to be said now (the first, or 10 s after the
+// last line, or always when verbose), then with the count that l->count holds
+static int log_limit_due(srv *s, srv_log_limit *l) {
+  l->count++;
   double now = srv_now();
-  if (s->zap_logged_at > 0 && now - s->zap_logged_at < 10.0 && !s->cfg.verbose) {
+  if (l->said_at > 0 && now - l->said_at < 10.0 && !s->cfg.verbose) {
+    return 0;
+  }
+  l->said_at = now;
+  return 1;
+}
+
+// end a line said under l with the count since the last, which starts again
+static void log_limit_end(srv_log_limit *l) {
+  if (l->count > 1) {
+    fprintf(stderr, " (%llu since the last report)", (unsigned long long)l->count);
+  }
+  fprintf(stderr, "\n");
+  l->count = 0;
+}
+
+// Say on stderr that a client was refused, which key from where
+static void log_refusal(srv *s, int kept, zmq_msg_t *f) {
+  if (!log_limit_due(s, &s->zap_log)) {
     return;
   }
   char key[41] = "(not CURVE)", addr[64] = "?";
@@ -200,12 +218,7 @@ static void log_refusal(srv *s, int kept, zmq_msg_t *f) {
     }
   }
   fprintf(stderr, "ccsimd: refused a client from %s: key %s is not in --curve-allow", addr, key);
-  if (s->zap_refused > 1) {
-    fprintf(stderr, " (%llu refusals since the last report)", (unsigned long long)s->zap_refused);
-  }
-  fprintf(stderr, "\n");
-  s->zap_refused = 0;
-  s->zap_logged_at = now;
+  log_limit_end(&s->zap_log);
 }
 
 int srv_zap_serve(srv *s) {
@@ -281,4 +294,67 @@ int srv_curve_admits(const srv *s, const char *user_id) {
 void srv_curve_refresh(srv *s) {
   char err[512];
   refresh_allowed(s, 0, err, sizeof err);  // a failure is said on stderr, once
+}
+
+int srv_handshake_monitor(srv *s, void *sock, int which, char *err, size_t err_sz) {
+  char ep[96];
+  snprintf(ep, sizeof ep, "inproc://ccsim-handshakes-%p-%d", (void *)s, which);
+  // a refusal by the allow list is said by the ZAP handler, with the key
+  int events = ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+  int linger = 0;
+  if (zmq_socket_monitor(sock, ep, events) != 0 ||
+      !(s->hs_mon[which] = zmq_socket(s->zctx, ZMQ_PAIR)) ||
+      zmq_setsockopt(s->hs_mon[which], ZMQ_LINGER, &linger, sizeof linger) != 0 ||
+      zmq_connect(s->hs_mon[which], ep) != 0) {
+    ccsim_set_err(err, err_sz, "cannot watch handshakes: %s", zmq_strerror(zmq_errno()));
+    return -1;
+  }
+  return 0;
+}
+
+// what a failed handshake (a monitor event id and value) says about the client; NULL
+// when it says nothing an operator can act on (a peer gone mid-handshake, as a port probe)
+static const char *handshake_why(const srv *s, uint16_t id, uint32_t value) {
+  if (id != ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) {
+    return s->cfg.verbose ? "it hung up or failed without detail" : NULL;
+  }
+  switch (value) {
+    case ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH:
+      return s->zap ? "it does not use CURVE (clients set CCSIM_SERVER_KEY and CCSIM_CLIENT_KEY)"
+                    : "it uses CURVE and this server does not (ccsimd --curve-secret)";
+    case ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC:
+      return "its CURVE server key is not this server's public key (printed at start)";
+    default:
+      return "a ZeroMQ protocol error";
+  }
+}
+
+void srv_handshake_drain(srv *s) {
+  static const char *const what[2] = {"requests", "stream"};
+  for (int w = 0; w < 2; w++) {
+    for (;;) {
+      zmq_msg_t ev, addr;
+      zmq_msg_init(&ev);
+      zmq_msg_init(&addr);
+      int got = s->hs_mon[w] && zmq_msg_recv(&ev, s->hs_mon[w], ZMQ_DONTWAIT) >= 0 &&
+                zmq_msg_more(&ev) && zmq_msg_recv(&addr, s->hs_mon[w], ZMQ_DONTWAIT) >= 0 &&
+                zmq_msg_size(&ev) >= 6;
+      uint16_t id = 0;
+      uint32_t value = 0;
+      if (got) {
+        memcpy(&id, zmq_msg_data(&ev), 2);
+        memcpy(&value, (const uint8_t *)zmq_msg_data(&ev) + 2, 4);
+      }
+      zmq_msg_close(&ev);
+      zmq_msg_close(&addr);
+      if (!got) {
+        break;
+      }
+      const char *why = handshake_why(s, id, value);
+      if (why && log_limit_due(s, &s->hs_log)) {
+        fprintf(stderr, "ccsimd: a client's handshake on the %s socket failed: %s", what[w], why);
+        log_limit_end(&s->hs_log);
+      }
+    }
+  }
 }

@@ -183,6 +183,13 @@ struct srv_session {
   double next_tick;         // free-running: monotonic due time of the next tick (under mu)
 };
 
+// A line on stderr that a peer can make the server say again and again (a refused client
+// reconnects every 100 ms): said at once, then at most once per 10 s with the count.
+typedef struct srv_log_limit {
+  uint64_t count;  // events since the last line
+  double said_at;  // monotonic time of the last line [s] (0: none)
+} srv_log_limit;
+
 struct srv {
   srv_config cfg;
   char endpoint[256];
@@ -265,8 +272,10 @@ struct srv {
   double next_housekeeping;   // monotonic [s] (the leader)
   int io_failed;              // the leader met a transport failure (srv_run returns -1)
   int save_failed;            // the final save of srv_run lost a session
-  uint64_t zap_refused;       // CURVE refusals since the last logged (leader only)
-  double zap_logged_at;       // monotonic time of the last refusal logged [s] (0: none)
+  srv_log_limit zap_log;      // CURVE refusals said on stderr (leader only)
+  srv_log_limit hs_log;       // failed handshakes said on stderr (leader only)
+  void *hs_mon[2];            // PAIRs receiving the ROUTER's and the XPUB's failed
+                              // handshakes (the leader, from its housekeeping; owned)
   int state_lock_fd;          // the --state-dir lock, held while the server lives (-1: none)
 
   char *allow_dir;             // cfg.curve_allow_dir's copy (owned)
@@ -461,6 +470,15 @@ int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz);
 // Answer one pending ZAP request on s->zap (the leader). Returns 1 when one was
 // answered, 0 when none was waiting.
 int srv_zap_serve(srv *s);
+
+// Watch sock's failed handshakes (which: 0 requests, 1 stream) for srv_handshake_drain.
+// Returns 0, or -1 with a message.
+int srv_handshake_monitor(srv *s, void *sock, int which, char *err, size_t err_sz);
+
+// Say on stderr why clients' handshakes failed since the last call (the leader): a
+// client without CURVE, a wrong server key or CURVE against a server without it
+// otherwise leave no trace at the server.
+void srv_handshake_drain(srv *s);
 
 // Whether the client whose ZAP User-Id (its public key in Z85, as srv_zap_serve names it)
 // is user_id is still admitted by the allow list (the leader). NULL: not admitted.

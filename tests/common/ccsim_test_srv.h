@@ -4,8 +4,11 @@
 #ifndef CCSIM_TEST_SRV_H
 #define CCSIM_TEST_SRV_H
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ccsim.pb-c.h"
 #include "ccsim_client.h"
@@ -68,6 +71,33 @@ static inline double now_s(void) {
 static inline void sleep_s(double s) {
   struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
   nanosleep(&ts, NULL);
+}
+
+// Send what this process writes to fd (1 or 2) into the file at path (truncated) until
+// test_capture_end; returns the descriptor that one takes back.
+static inline int test_capture_begin(int fd, const char *path) {
+  fflush(fd == 1 ? stdout : stderr);
+  int saved = dup(fd);
+  int to = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  dup2(to, fd);
+  close(to);
+  return saved;
+}
+
+// Give fd back its place from before test_capture_begin (saved: what that returned).
+static inline void test_capture_end(int fd, int saved) {
+  fflush(fd == 1 ? stdout : stderr);
+  dup2(saved, fd);
+  close(saved);
+}
+
+// The text of the file at path into out (NUL-terminated, at most out_sz - 1 bytes; "" when
+// it cannot be read).
+static inline void test_read_text(const char *path, char *out, size_t out_sz) {
+  FILE *in = fopen(path, "r");
+  size_t n = in ? fread(out, 1, out_sz - 1, in) : 0;
+  out[n] = 0;
+  if (in) fclose(in);
 }
 
 // Pose and twist of n bodies equal to the last bit (the struct's other fields and padding

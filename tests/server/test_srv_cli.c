@@ -70,21 +70,12 @@ static int teardown(void **state) {
 static int run(fixture *f, int (*cmd)(int, char **), char **argv, char *out, size_t out_sz) {
   char path[128];
   snprintf(path, sizeof path, "%s/out.txt", f->dir);
-  fflush(stdout);
-  int saved = dup(1);
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  dup2(fd, 1);
-  close(fd);
+  int saved = test_capture_begin(1, path);
   int argc = 0;
   while (argv[argc]) argc++;
   int rc = cmd(argc, argv);
-  fflush(stdout);
-  dup2(saved, 1);
-  close(saved);
-  FILE *in = fopen(path, "r");
-  size_t n = in ? fread(out, 1, out_sz - 1, in) : 0;
-  out[n] = 0;
-  if (in) fclose(in);
+  test_capture_end(1, saved);
+  test_read_text(path, out, out_sz);
   return rc;
 }
 

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <zmq.h>
@@ -219,9 +218,21 @@ static void expect_quick_refusal(const char *endpoint, const char *server_pub, c
 // were down.
 static void test_handshake_mismatch_told(void **state) {
   fixture *f = *state;
-  char err[512] = "";
-  // the listed client's key is fine; the server key it was given is not the server's
+  char err[512] = "", log[128], said[4096] = "";
+  // the listed client's key is fine; the server key it was given is not the server's.
+  // The server says so too (its log is read from stderr, which it writes every 50 ms)
+  snprintf(log, sizeof log, "%s/stderr.txt", f->dir);
+  int saved = test_capture_begin(2, log);
   expect_quick_refusal(f->endpoint, f->unlisted.pub, &f->listed, err, sizeof err);
+  const char *told = "its CURVE server key is not this server's public key";
+  for (int k = 0; k < 100 && !strstr(said, told); k++) {
+    sleep_s(0.02);
+    test_read_text(log, said, sizeof said);
+  }
+  test_capture_end(2, saved);
+  unlink(log);
+  if (!strstr(said, told)) print_error("the server said '%s'\n", said);
+  assert_non_null(strstr(said, told));
   assert_non_null(strstr(err, "CCSIM_EPERM"));
   assert_non_null(strstr(err, "CCSIM_SERVER_KEY must hold this server's public key"));
   srv_config cfg;
@@ -240,6 +251,44 @@ static void test_handshake_mismatch_told(void **state) {
   // the server's CURVE as the thing to check
   assert_non_null(strstr(err, "CCSIM_EPERM"));
   assert_non_null(strstr(err, "use CURVE"));
+}
+
+// wait up to 5 s for a message of a watch of the fixture's stream opened with o
+// (o->server_key NULL: no CURVE); expected: EPERM within 2.5 s, the reason in err
+static void expect_stream_refused(fixture *f, const ccsim_client_opts *o, char *err,
+                                  size_t err_sz) {
+  ccsim_watch *w = ccsim_watch_new(f->stream, NULL, o, err, err_sz);
+  assert_non_null(w);
+  ccsim_stream_msg m;
+  double t0 = now_s();
+  int st = ccsim_watch_next(w, 5000, &m);
+  double took = now_s() - t0;
+  snprintf(err, err_sz, "%s", ccsim_watch_errmsg(w));
+  print_message("stream refused after %.3f s: %s\n", took, err);
+  ccsim_watch_destroy(&w);
+  assert_int_equal(st, CCSIM_EPERM);
+  assert_true(took < 2.5);
+}
+
+// The stream's subscribers are told the same as clients, rather than hearing nothing
+static void test_stream_handshake_told(void **state) {
+  fixture *f = *state;
+  char err[512];
+  ccsim_client_opts o;
+  ccsim_client_opts_defaults(&o);
+  o.server_key = f->server.pub;
+  o.public_key = f->unlisted.pub;
+  o.secret_key = f->unlisted.sec;
+  expect_stream_refused(f, &o, err, sizeof err);
+  assert_non_null(strstr(err, "refused this client's CURVE key"));
+  o.server_key = f->unlisted.pub;  // a key, but not the server's
+  o.public_key = f->listed.pub;
+  o.secret_key = f->listed.sec;
+  expect_stream_refused(f, &o, err, sizeof err);
+  assert_non_null(strstr(err, "CCSIM_SERVER_KEY must hold this server's public key"));
+  o.server_key = NULL;
+  expect_stream_refused(f, &o, err, sizeof err);
+  assert_non_null(strstr(err, "require"));
 }
 
 // Key files that are not keys stop the server at start with the reason: a FIFO (which
@@ -346,11 +395,10 @@ static void test_revoked_while_connected(void **state) {
   snprintf(to, sizeof to, "%s/listed.pub.revoked", f->dir);
   assert_int_equal(rename(from, to), 0);
   // the server looks at the directory every 50 ms
-  struct timespec tick = {0, 10000000};
   int st = CCSIM_OK;
   for (int k = 0; k < 200 && st == CCSIM_OK; k++) {
     st = ccsim_client_server_info(c, &info, NULL);
-    nanosleep(&tick, NULL);
+    sleep_s(0.01);
   }
   assert_int_equal(st, CCSIM_EPERM);
   if (!strstr(ccsim_client_errmsg(c), "no longer in the server's --curve-allow")) {
@@ -361,7 +409,7 @@ static void test_revoked_while_connected(void **state) {
   assert_int_equal(rename(to, from), 0);
   for (int k = 0; k < 200 && st != CCSIM_OK; k++) {
     st = ccsim_client_server_info(c, &info, NULL);
-    nanosleep(&tick, NULL);
+    sleep_s(0.01);
   }
   assert_int_equal(st, CCSIM_OK);
   ccsim_client_destroy(&c);
@@ -393,6 +441,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_half_curve_environment_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_handshake_mismatch_told, setup, teardown),
       cmocka_unit_test_setup_teardown(test_revoked_while_connected, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stream_handshake_told, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
