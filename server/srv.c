@@ -35,18 +35,21 @@ void srv_config_defaults(srv_config *c) {
   c->inline_us = 50;
 }
 
-static int is_loopback(const char *ep) {
-  if (strncmp(ep, "tcp://", 6) != 0) {
-    return 1;  // ipc:// and inproc:// never leave the machine
+int srv_endpoint_is_local(const char *ep) {
+  if (strncmp(ep, "ipc://", 6) == 0 || strncmp(ep, "inproc://", 9) == 0) {
+    return 1;
   }
+  if (strncmp(ep, "tcp://", 6) != 0) {
+    return 0;  // pgm, epgm, tipc, vmci, ws: other machines' transports
+  }
+  // bound, a name such as localhost reads as its address
   const char *h = ep + 6;
-  return strncmp(h, "127.", 4) == 0 || strncmp(h, "localhost:", 10) == 0 ||
-         strncmp(h, "[::1]:", 6) == 0;
+  return strncmp(h, "127.", 4) == 0 || strncmp(h, "[::1]:", 6) == 0;
 }
 
 // A socket other machines can reach without CURVE: say so on stderr (the bound endpoint).
 static void warn_if_open(const srv_config *c, const char *what, const char *ep) {
-  if (!is_loopback(ep) && !c->curve_secret_file) {
+  if (!srv_endpoint_is_local(ep) && !c->curve_secret_file) {
     fprintf(stderr,
             "ccsimd: warning: %s %s, reachable from other machines without "
             "encryption or authentication (see --curve-secret)\n",

@@ -49,6 +49,11 @@ typedef struct srv_config {
 
 typedef struct srv srv;
 
+// Whether a bound endpoint (as srv_endpoint gives it: addresses numeric) is reachable
+// only from this machine: ipc://, inproc://, and tcp:// on 127.0.0.0/8 or [::1]. ccsimd
+// warns of any other endpoint without CURVE.
+int srv_endpoint_is_local(const char *ep);
+
 // Fill c with the defaults (bind SRV_DEFAULT_BIND, no stream, no state dir).
 void srv_config_defaults(srv_config *c);
 
