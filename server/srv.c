@@ -540,11 +540,12 @@ static int serve_one(srv *s) {
     } else {
       memcpy(j->ident, zmq_msg_data(&fr[0]), j->ident_len);
       int done = 1;
-      if (s->zap && !srv_curve_admits(s, zmq_msg_gets(&fr[kept - 1], "User-Id"))) {
-        // admitted at its handshake, since removed from the allow directory
+      // a client admitted at its handshake whose key was removed from the allow directory
+      const char *refusal =
+          s->zap ? srv_curve_refusal(s, zmq_msg_gets(&fr[kept - 1], "User-Id")) : NULL;
+      if (refusal) {
         srv_refuse(s, j, zmq_msg_data(&fr[kept - 1]), zmq_msg_size(&fr[kept - 1]), CCSIM_EPERM,
-                   "this client's CURVE key is no longer in the server's --curve-allow "
-                   "directory");
+                   refusal);
       } else if (n == payload + 1 && kept > payload) {
         done = srv_accept(s, j, zmq_msg_data(&fr[payload]), zmq_msg_size(&fr[payload]));
       } else {

@@ -278,17 +278,20 @@ int srv_zap_serve(srv *s) {
   return 1;
 }
 
-int srv_curve_admits(const srv *s, const char *user_id) {
-  unsigned char key[32];
-  if (!user_id || strlen(user_id) != 40 || !zmq_z85_decode(key, user_id)) {
-    return 0;
+const char *srv_curve_refusal(const srv *s, const char *user_id) {
+  if (s->allow_failed) {
+    return "the server's --curve-allow directory cannot be read now (ccsimd says why): no "
+           "client is served until it can";
   }
-  for (int k = 0; k < s->nallow; k++) {
-    if (memcmp(s->allow[k], key, 32) == 0) {
-      return 1;
+  unsigned char key[32];
+  if (user_id && strlen(user_id) == 40 && zmq_z85_decode(key, user_id)) {
+    for (int k = 0; k < s->nallow; k++) {
+      if (memcmp(s->allow[k], key, 32) == 0) {
+        return NULL;
+      }
     }
   }
-  return 0;
+  return "this client's CURVE key is no longer in the server's --curve-allow directory";
 }
 
 void srv_curve_refresh(srv *s) {

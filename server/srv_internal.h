@@ -480,9 +480,10 @@ int srv_handshake_monitor(srv *s, void *sock, int which, char *err, size_t err_s
 // otherwise leave no trace at the server.
 void srv_handshake_drain(srv *s);
 
-// Whether the client whose ZAP User-Id (its public key in Z85, as srv_zap_serve names it)
-// is user_id is still admitted by the allow list (the leader). NULL: not admitted.
-int srv_curve_admits(const srv *s, const char *user_id);
+// Why the client whose ZAP User-Id (its public key in Z85, as srv_zap_serve names it) is
+// user_id is no longer served (static text), or NULL while the allow list admits it (the
+// leader). user_id NULL: refused.
+const char *srv_curve_refusal(const srv *s, const char *user_id);
 
 // Read the allow directory again if it changed, so that a key moved out stops being
 // served between connections too (the leader, from its housekeeping).

@@ -383,7 +383,7 @@ static void test_allow_dir_followed(void **state) {
 
 // A client connected when its key is moved out of the allow directory is refused from
 // its next requests on (EPERM, with the reason), not served until it reconnects; moved
-// back, the same connection is served again.
+// back, the same connection is served again. A file there that is not a key stops it too.
 static void test_revoked_while_connected(void **state) {
   fixture *f = *state;
   char err[512] = "", from[200], to[200];
@@ -407,6 +407,23 @@ static void test_revoked_while_connected(void **state) {
   assert_non_null(strstr(ccsim_client_errmsg(c), "no longer in the server's --curve-allow"));
   assert_int_equal(ccsim_client_server_info(c, &info, NULL), CCSIM_EPERM);
   assert_int_equal(rename(to, from), 0);
+  for (int k = 0; k < 200 && st != CCSIM_OK; k++) {
+    st = ccsim_client_server_info(c, &info, NULL);
+    sleep_s(0.01);
+  }
+  assert_int_equal(st, CCSIM_OK);
+  // a file in the directory that is not a key stops every client, and says so
+  char allow[128], bad[200];
+  snprintf(allow, sizeof allow, "%s/allow", f->dir);
+  snprintf(bad, sizeof bad, "%s/bad.pub", allow);
+  write_file(allow, "bad.pub", "not a key");
+  for (int k = 0; k < 200 && st == CCSIM_OK; k++) {
+    st = ccsim_client_server_info(c, &info, NULL);
+    sleep_s(0.01);
+  }
+  assert_int_equal(st, CCSIM_EPERM);
+  assert_non_null(strstr(ccsim_client_errmsg(c), "--curve-allow directory cannot be read now"));
+  assert_int_equal(unlink(bad), 0);
   for (int k = 0; k < 200 && st != CCSIM_OK; k++) {
     st = ccsim_client_server_info(c, &info, NULL);
     sleep_s(0.01);
