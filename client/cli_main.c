@@ -284,10 +284,23 @@ static int cmd_run(int argc, char **argv) {
     goto done;
   }
   int plot_body = -1;
-  if (plot) {
-    plot_body = body ? ccsim_session_body_index(s, body) : ccsim_session_nbody(s) - 1;
+  if (plot && body) {
+    plot_body = ccsim_session_body_index(s, body);
     if (plot_body < 0) {
       fprintf(stderr, "ccsim: --body: the scene has no body \"%s\"\n", body);
+      goto done;
+    }
+  } else if (plot) {
+    // the last free body: a fixed or kinematic one has no motion of its own to plot
+    const Ccsim__Scene *sm = ccsim_scene_message(scene);
+    for (size_t b = 0; b < sm->n_bodies; b++) {
+      const Ccsim__Body *bd = sm->bodies[b];
+      if ((!bd->has_type || bd->type == CCSIM__BODY_TYPE__BODY_FREE) && bd->name) {
+        plot_body = ccsim_session_body_index(s, bd->name);
+      }
+    }
+    if (plot_body < 0) {
+      fprintf(stderr, "ccsim: --plot: the scene has no free body (give one with --body)\n");
       goto done;
     }
   }
