@@ -754,6 +754,11 @@ int ccsim_session_step(ccsim_session *s, double dt, const ccsim_input *in, size_
 
 int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t nsub, const ccsim_input *in,
                          size_t nin, ccsim_body_state *sub, double *sub_t) {
+  if (nsub == 0) {
+    // the wire's "no substeps" is one step, whose sub-state would not fit a 0 x nbody sub
+    cerr(s->c, "%s: step: 0 sub-steps (give at least 1)", ccsim_status_name(CCSIM_EINVAL));
+    return CCSIM_EINVAL;
+  }
   Ccsim__Request rq;
   Ccsim__Step st;
   ccsim__request__init(&rq);

@@ -162,17 +162,23 @@ ccsim_session *ccsim_session_create_paced(ccsim_client *c, const ccsim_scene *sc
 // Resume a checkpoint (ccsim_session_checkpoint) as a new session this client controls.
 ccsim_session *ccsim_session_resume(ccsim_client *c, const void *checkpoint, size_t len);
 
-// Attach to a running session as an observer: get_state works, step/close do not (EPERM).
+// Attach to a running session as an observer: get_state and query_contacts work; step,
+// set_state and checkpoint are refused (EPERM); close frees the handle only.
 ccsim_session *ccsim_session_attach(ccsim_client *c, const char *session_id);
 
 // Advance the session by dt [s] with inputs held over the step (nin may be 0). On
 // success the new states and statistics are readable below. Retried on timeout with the
-// same seq: the server steps once.
+// same seq: the server steps once. After CCSIM_ETIMEOUT (every attempt timed out) the
+// step may not have arrived, may have run or may still run: the handle keeps its seq
+// unspent and its states and time as they were. The same call again steps or gets the
+// stored reply; a different call, if the first ran, is refused CCSIM_ESEQ and the handle
+// counts that seq spent (the call after steps). ccsim_session_get_state reads where the
+// session is.
 int ccsim_session_step(ccsim_session *s, double dt, const ccsim_input *in, size_t nin);
 
-// Advance by n sub-steps of dt with inputs held, in one round trip; bit-identical to n
-// calls of ccsim_session_step. sub (nullable) receives every sub-step's states, n x nbody
-// entries, and sub_t (nullable) their times.
+// Advance by n >= 1 sub-steps of dt with inputs held, in one round trip; bit-identical to
+// n calls of ccsim_session_step (n == 0: CCSIM_EINVAL, nothing sent). sub (nullable)
+// receives every sub-step's states, n x nbody entries, and sub_t (nullable) their times.
 int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t n, const ccsim_input *in,
                          size_t nin, ccsim_body_state *sub, double *sub_t);
 

@@ -1,6 +1,7 @@
 // ccsim: the command-line client. `ccsim run` plays a scene (on an embedded server when
 // no --server is given), `ccsim ping` checks a server.
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -23,12 +24,14 @@ static void usage(FILE *f) {
           "commands:\n"
           "  run SCENE.json [--duration T] [--dt DT] [--csv FILE] [--plot FILE.png]\n"
           "                 [--body NAME] [--mode compliant|rigid] [--server E] [--quiet]\n"
+          "                 [--timeout S]\n"
           "      play a scene for T seconds (default 1) in steps of DT (default 0.001),\n"
           "      print the final state; without --server an embedded server is started\n"
           "      on loopback; --csv writes t and every body's state, contact force and\n"
           "      contact count per step; --plot draws the height and vertical contact\n"
           "      force of one body (--body, default the last free one) with gnuplot;\n"
-          "      --mode overrides the scene's mode\n"
+          "      --mode overrides the scene's mode; --timeout is each step's wait for its\n"
+          "      reply (default 10 s; two retries; a long --dt may need more)\n"
           "  compare SCENE.json --duration T [--dt DT] [--csv FILE]\n"
           "      play a scene in both modes and print them side by side\n"
           "  ping [--server E] [--timeout S]\n"
@@ -203,7 +206,7 @@ static void on_interrupt(int sig) {
 static int cmd_run(int argc, char **argv) {
   const char *scene_path = NULL, *server = NULL, *csv = NULL, *plot = NULL, *body = NULL;
   const char *mode = NULL;
-  double duration = 1.0, dt = 0.001;
+  double duration = 1.0, dt = 0.001, timeout = 10.0;
   int quiet = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -223,6 +226,11 @@ static int cmd_run(int argc, char **argv) {
       mode = argv[++i];
     } else if (!strcmp(a, "--quiet")) {
       quiet = 1;
+    } else if (!strcmp(a, "--timeout") && i + 1 < argc) {
+      if (parse_double(argv[++i], a, &timeout) || !(timeout > 0) || timeout > 86400) {
+        fprintf(stderr, "ccsim run: --timeout wants seconds in (0, 86400]\n");
+        return 2;
+      }
     } else if (a[0] != '-' && !scene_path) {
       scene_path = a;
     } else {
@@ -273,7 +281,18 @@ static int cmd_run(int argc, char **argv) {
   int rc = 1;
   FILE *out = NULL;
   ccsim_session *s = NULL;
-  ccsim_client *c = ccsim_client_new(server, err, sizeof err);
+  ccsim_client *c = NULL;
+  ccsim_client_opts o;
+  ccsim_curve_keys keys;
+  ccsim_client_opts_defaults(&o);
+  o.timeout_ms = (int)fmin(1000 * timeout, INT_MAX);
+  o.retries = 2;
+  // the embedded server has no CURVE: the environment's keys are for remote servers
+  if (!emb.s && ccsim_client_opts_from_env(&o, &keys, err, sizeof err) != 0) {
+    fprintf(stderr, "ccsim: %s\n", err);
+    goto done;
+  }
+  c = ccsim_client_new_opts(server, &o, err, sizeof err);
   if (!c) {
     fprintf(stderr, "ccsim: %s\n", err);
     goto done;

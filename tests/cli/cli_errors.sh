@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The CLI refuses what it cannot do, with a message and an exit status, instead of running
-# for ever or reporting success: step counts out of range, a CSV that cannot be written.
+# for ever or reporting success: step counts out of range, a CSV that cannot be written;
+# and does what it can (an embedded run beside a CURVE environment).
 # usage: cli_errors.sh CCSIM SCENE
 set -uo pipefail
 ccsim=$1 scene=$2
@@ -28,5 +29,17 @@ for cmd in run compare; do
     expect 1 "error writing /dev/full" -- "$ccsim" "$cmd" "$scene" --duration 0.05 --csv /dev/full
   fi
 done
+expect 2 "--timeout wants seconds" -- "$ccsim" run "$scene" --timeout 0
+
+# The embedded server has no CURVE: keys in the environment, meant for remote servers,
+# must not stop a run against it (they did: "does not use CURVE").
+"$ccsim" keygen me --dir "$tmp" >/dev/null 2>&1 || { echo "FAIL: keygen"; fails=$((fails + 1)); }
+if ! CCSIM_SERVER_KEY="$tmp/me.pub" CCSIM_CLIENT_KEY="$tmp/me.secret" \
+    "$ccsim" run "$scene" --duration 0.01 --quiet >"$tmp/out" 2>"$tmp/err"; then
+  echo "FAIL: an embedded run with CURVE keys in the environment:"
+  cat "$tmp/err"
+  fails=$((fails + 1))
+fi
+
 [ "$fails" = 0 ] && echo "all refusals as expected"
 exit "$fails"

@@ -768,6 +768,13 @@ static void test_library_contacts_and_set_state(void **state) {
   assert_int_equal(ccsim_session_set_state(s, &t, &drop, 1), CCSIM_OK);
   assert_true(ccsim_session_time(s) == 2.0);
   assert_true(ccsim_session_bodies(s)[box].p[2] == 0.3);
+  // zero sub-steps: refused before anything is sent (the wire would read it as one, and
+  // write its sub-state into a buffer sized for none)
+  ccsim_body_state none[1];
+  double none_t[1];
+  assert_int_equal(ccsim_session_step_n(s, 1e-3, 0, NULL, 0, none, none_t), CCSIM_EINVAL);
+  assert_int_equal(ccsim_session_get_state(s), CCSIM_OK);
+  assert_true(ccsim_session_time(s) == 2.0);
   assert_int_equal(ccsim_session_step_n(s, 1e-3, 100, NULL, 0, NULL, NULL), CCSIM_OK);
   assert_double_near(ccsim_session_time(s), 2.1, 1e-12);
   assert_double_near(ccsim_session_bodies(s)[box].p[2], 0.3 - 0.5 * 9.81 * 0.01, 1e-6);
