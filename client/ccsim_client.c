@@ -220,6 +220,13 @@ int ccsim_client_reconnect(ccsim_client *c) {
   return open_socket(c);
 }
 
+// Let a (reset, or holding earlier messages) grow by what a message of len bytes may take
+// decoded, and no more.
+static void decoded_limit(ccsim_arena *a, size_t len) {
+  size_t more = ccsim_pb_decoded_max(len);
+  a->limit = a->total > SIZE_MAX - more ? SIZE_MAX : a->total + more;
+}
+
 // Wait up to timeout for the reply to request id; CCSIM_ETIMEOUT when none came.
 static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
   double deadline = now_us() + 1e3 * c->timeout_ms;
@@ -248,6 +255,8 @@ static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
       return CCSIM_EIO;
     }
     size_t len = zmq_msg_size(&msg);
+    // a server's reply is bounded like its requests are: the arena may grow by so much
+    decoded_limit(&c->rx, len);
     Ccsim__Reply *r =
         (Ccsim__Reply *)ccsim_pb_unpack(&ccsim__reply__descriptor, &c->rx, len, zmq_msg_data(&msg));
     zmq_msg_close(&msg);
@@ -255,6 +264,11 @@ static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
       if (c->rx.out_of_memory) {
         cerr(c, "out of memory decoding a reply of %zu bytes", len);
         return CCSIM_ENOMEM;
+      }
+      if (c->rx.over_limit) {
+        cerr(c, "%s: the server sent a reply of %zu bytes that takes more than %zu bytes decoded",
+             ccsim_status_name(CCSIM_EPROTO), len, ccsim_pb_decoded_max(len));
+        return CCSIM_EPROTO;
       }
       cerr(c, "the server sent a reply that is not a ccsim.Reply");
       return CCSIM_EPROTO;
@@ -1204,6 +1218,7 @@ int ccsim_watch_next(ccsim_watch *w, int timeout_ms, ccsim_stream_msg *out) {
     more = zmq_msg_more(&part);
     if (nparts++ == 1) {
       len = zmq_msg_size(&part);
+      decoded_limit(&w->rx, len);
       m = (Ccsim__StreamState *)ccsim_pb_unpack(&ccsim__stream_state__descriptor, &w->rx, len,
                                                 zmq_msg_data(&part));
     }
@@ -1213,6 +1228,12 @@ int ccsim_watch_next(ccsim_watch *w, int timeout_ms, ccsim_stream_msg *out) {
     if (w->rx.out_of_memory) {
       snprintf(w->err, sizeof w->err, "out of memory decoding a stream message of %zu bytes", len);
       return CCSIM_ENOMEM;
+    }
+    if (w->rx.over_limit) {
+      snprintf(w->err, sizeof w->err,
+               "a stream message of %zu bytes that takes more than %zu bytes decoded", len,
+               ccsim_pb_decoded_max(len));
+      return CCSIM_EPROTO;
     }
     if (nparts < 2) {
       snprintf(w->err, sizeof w->err, "a stream message of one part, not [topic][StreamState]");

@@ -868,6 +868,11 @@ static int merge(ProtobufCMessage *earlier, ProtobufCMessage *later, ccsim_arena
   return 1;
 }
 
+size_t ccsim_pb_decoded_max(size_t len) {
+  const size_t slack = (size_t)64 << 10;
+  return len > (SIZE_MAX - slack) / 16 ? SIZE_MAX : 16 * len + slack;
+}
+
 ProtobufCMessage *ccsim_pb_unpack(const ProtobufCMessageDescriptor *d, ccsim_arena *a, size_t len,
                                   const uint8_t *data) {
   return unpack(d, a, len, data, CCSIM_PB_MAX_DEPTH);

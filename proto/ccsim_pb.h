@@ -26,6 +26,12 @@ void *ccsim_pb_pack_new(const ProtobufCMessage *m, size_t head, size_t *len);
 // them, give equal digests. Needs no memory (large messages are hashed as they are packed).
 uint64_t ccsim_pb_digest(const ProtobufCMessage *m);
 
+// The most room a message of len bytes from a peer may take decoded: 16 bytes per byte
+// and 64 KiB. A 2-byte empty sub-message decodes to a struct of tens of bytes (an empty
+// Body 87 times its size), so without a bound a peer could make us hold gigabytes; real
+// messages take 3 to 5 bytes per byte, and small ones fit the 64 KiB.
+size_t ccsim_pb_decoded_max(size_t len);
+
 // data parsed as a message of type d, every piece of it allocated in a (the caller's: it
 // lives until a is reset); NULL when protobuf_c_message_unpack would refuse it too, when a
 // runs out, or past CCSIM_PB_MAX_DEPTH nested messages.

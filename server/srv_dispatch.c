@@ -521,10 +521,7 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     finish(&rc, j);
     return 1;
   }
-  // decoded, a message takes more room than on the wire: a 2-byte empty sub-message is a
-  // struct of tens of bytes (an empty Body 87 times its size), while the example scenes
-  // take 3 to 5 bytes per byte (small requests fit the 64 KiB)
-  size_t decoded_max = SRV_DECODED_PER_BYTE * len + ((size_t)64 << 10);
+  size_t decoded_max = ccsim_pb_decoded_max(len);
   ccsim_arena_init(&j->rq_arena, 4096, decoded_max);
   Ccsim__Request *rq =
       (Ccsim__Request *)ccsim_pb_unpack(&ccsim__request__descriptor, &j->rq_arena, len, req);

@@ -61,7 +61,6 @@
 #define SRV_TOMBS 1024       // closed/expired session ids remembered for EEXPIRED replies
 #define SRV_VIEW 13          // doubles per body in a view: p(3) q(4) v(3) w(3)
 #define SRV_MAX_SUBSTATES 1000000  // body states in one reply's substates
-#define SRV_DECODED_PER_BYTE 16    // bytes a request may take decoded per byte (+ 64 KiB)
 #define SRV_STOP_GRACE 1.0         // wall time a running request gets once the server stops [s]
 #define SRV_STOP_LINGER_MS 500     // wall time the last replies get to leave at destroy [ms]
 // Largest saved session [bytes], for saving and restoring alike, so every save is read back
