@@ -155,14 +155,18 @@ static uint64_t server_steps(ccsim_client *c, const char *id) {
   return steps;
 }
 
-// a client of the proxy with 300 ms attempts, and a session of k_scene on it
+// attempts of the proxy's clients [ms]: each dropped reply costs one; long enough that
+// an answer not dropped comes within it on a loaded machine under ASan
+#define PROXY_ATTEMPT_MS 800
+
+// a client of the proxy with PROXY_ATTEMPT_MS attempts, and a session of k_scene on it
 static ccsim_client *proxy_client(fixture *f, int retries, ccsim_scene **sc, ccsim_session **s) {
   char err[256];
   *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "ball", NULL, err, sizeof err);
   assert_non_null(*sc);
   ccsim_client_opts o;
   ccsim_client_opts_defaults(&o);
-  o.timeout_ms = 300;
+  o.timeout_ms = PROXY_ATTEMPT_MS;
   o.retries = retries;
   ccsim_client *c = ccsim_client_new_opts(f->proxy_endpoint, &o, err, sizeof err);
   assert_non_null(c);
@@ -254,7 +258,7 @@ static void test_dropped_create_makes_one_session(void **state) {
   assert_non_null(sc);
   ccsim_client_opts o;
   ccsim_client_opts_defaults(&o);
-  o.timeout_ms = 300;
+  o.timeout_ms = PROXY_ATTEMPT_MS;
   o.retries = 3;
   ccsim_client *c = ccsim_client_new_opts(f->proxy_endpoint, &o, err, sizeof err);
   assert_non_null(c);
