@@ -612,11 +612,12 @@ static void queue_saves(srv *s) {
   pthread_mutex_lock(&s->mu);
   for (int i = 0; i < s->cfg.max_sessions; i++) {
     srv_session *ss = s->tab[i];
-    if (ss && ss->steps != ss->saved_steps) {
+    if (ss && ss->steps != ss->saved_steps && !ss->save_queued) {
       srv_job *j = calloc(1, sizeof *j);
       if (j) {
         j->kind = SRV_JOB_SAVE;
         j->ss = ss;
+        ss->save_queued = 1;
         nwake += srv_enqueue_locked(s, j);
       }
     }
@@ -674,10 +675,15 @@ srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
     srv_job *j = queued || atomic_load(&s->nready) > 0 ? srv_pool_take_over(s, idle, duty) : NULL;
     if (j) {
       if (duty->kept) {
-        // we receive again before we wait, so senders need not wake us meanwhile
-        sock_lock(s);
-        s->io_sleeping = 0;
-        pthread_mutex_unlock(&s->sock_mu);
+        // we receive again before we wait, so senders need not wake us meanwhile; but
+        // only while the duty is ours: the watchdog may have passed it to a leader that
+        // sleeps now, whose flag must stand. Left set, the flag costs senders a look.
+        pthread_mutex_lock(&s->mu);
+        if (s->duty_gen == duty->gen && pthread_mutex_trylock(&s->sock_mu) == 0) {
+          s->io_sleeping = 0;
+          pthread_mutex_unlock(&s->sock_mu);
+        }
+        pthread_mutex_unlock(&s->mu);
       }
       return j;
     }

@@ -601,7 +601,10 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
   if (controller) {
     // idle means: nothing from the controller; an observer's requests, refused or not, or
     // a stranger's, must not keep a session its controller left from the idle timeout
-    ss->last_active = j->arrived;
+    // never back: a lockstep reply held past now has set it to its send time
+    if (j->arrived > ss->last_active) {
+      ss->last_active = j->arrived;
+    }
     j->controller = 1;  // and when its reply leaves, for a request that takes long
   }
   int queue = 0;
@@ -684,7 +687,7 @@ void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a) {
   si->has_max_sessions = si->has_workers = si->has_idle_timeout = si->has_max_bodies = 1;
   si->has_max_triangles = si->has_max_substeps = si->has_max_msg_bytes = si->has_expired = 1;
   si->max_sessions = (uint32_t)s->cfg.max_sessions;
-  si->workers = (uint32_t)s->nworkers_started;
+  si->workers = (uint32_t)s->nworkers;
   si->idle_timeout = s->cfg.idle_timeout;
   si->max_bodies = (uint32_t)s->cfg.max_bodies;
   si->max_triangles = (uint64_t)s->cfg.max_triangles;
@@ -1331,11 +1334,13 @@ void srv_execute(srv *s, srv_job *j, ccsim_arena *a) {
     int changed = ss->steps != ss->saved_steps && !ss->dead;
     uint64_t steps = ss->steps;
     pthread_mutex_unlock(&s->mu);
-    if (changed && srv_save_session(s, ss) == 0) {
-      pthread_mutex_lock(&s->mu);
+    int saved = changed && srv_save_session(s, ss) == 0;
+    pthread_mutex_lock(&s->mu);
+    if (saved) {
       ss->saved_steps = steps;
-      pthread_mutex_unlock(&s->mu);
     }
+    ss->save_queued = 0;
+    pthread_mutex_unlock(&s->mu);
     return;
   }
   const Ccsim__Request *rq = j->rq;

@@ -114,6 +114,7 @@ struct srv_job {
   uint8_t *reply;        // owned, the serialized Reply to send
   size_t reply_len;
   double send_at;        // monotonic [s]; 0: at once (lockstep pacing holds replies)
+  double cost;           // a held reply's job: how long it ran [s] (for srv_session_done)
   uint8_t *pub;          // owned, a StreamState to publish (topic = pub_topic)
   size_t pub_len;
   char pub_topic[SRV_ID_LEN + 1];
@@ -171,6 +172,8 @@ struct srv_session {
   uint64_t contacts_steps;  // (one reference owned): the same question at that state is
                             // answered from it by the thread that receives it
   uint64_t saved_steps;     // steps at the last save to the state dir
+  int save_queued;          // a save job is queued or running (under srv.mu): one at a time,
+                            // or a long step would have one queued every interval behind it
 
   // pacing (mode/period fixed at creation; the rest job thread, copied under mu)
   int pacing;               // CCSIM__PACING_MODE__*
@@ -257,7 +260,8 @@ struct srv {
   srv_job *delayed;           // pacer: replies held until send_at (sorted)
 
   pthread_t *workers;
-  int nworkers_started;
+  int nworkers;          // pool threads srv_run starts (set before the first; ServerInfo)
+  int nworkers_started;  // srv_run's thread only
   pthread_t pacer;
   int pacer_started;
 
@@ -311,8 +315,10 @@ int srv_stream_watched(srv *s, const char *id);
 void srv_send_job(srv *s, srv_job *j, void *wake);
 
 // Send the lockstep replies held in srv.delayed whose time has come (all: every one, at
-// the stop); wake as for srv_send_job. Takes mu.
-void srv_send_held(srv *s, int all, void *wake);
+// the stop) and let their sessions go on (srv_session_done); wake as for srv_send_job.
+// Returns how many of those sessions' next jobs it made ready (nobody is woken for them).
+// Takes mu.
+int srv_send_held(srv *s, int all, void *wake);
 
 // A PUSH socket for the calling pool or pacer thread to wake the leader (caller closes
 // it), or NULL.
@@ -448,7 +454,8 @@ void srv_pool_serve(srv *s);
 // request ended then, its reply sent or held until then), put the session's next job in
 // the ready queue (the caller's pool loop picks it up; nobody is woken), or mark the
 // session idle and free it when it is dead. ss may be NULL (CreateSession). Takes mu.
-void srv_session_done(srv *s, srv_session *ss, double cost, double active);
+// Returns 1 when it put a job in the ready queue.
+int srv_session_done(srv *s, srv_session *ss, double cost, double active);
 // When a finished job j leaves its session active (srv_session_done's active): 0 unless
 // the controller sent it, else when its reply goes out. Read before j is delivered.
 double srv_job_active_until(const srv_job *j);

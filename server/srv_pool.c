@@ -145,11 +145,11 @@ double srv_job_active_until(const srv_job *j) {
   return j->send_at > now ? j->send_at : now;
 }
 
-void srv_session_done(srv *s, srv_session *ss, double cost, double active) {
+int srv_session_done(srv *s, srv_session *ss, double cost, double active) {
   if (!ss) {
-    return;
+    return 0;
   }
-  int free_it = 0;
+  int free_it = 0, pushed = 0;
   pthread_mutex_lock(&s->mu);
   if (active > ss->last_active) {
     // a request that ran longer than the idle timeout (or a reply held that long) must
@@ -168,6 +168,7 @@ void srv_session_done(srv *s, srv_session *ss, double cost, double active) {
       ss->qtail = NULL;
     }
     ready_push(s, j);
+    pushed = 1;
   } else {
     ss->busy = 0;
     free_it = ss->dead;
@@ -176,6 +177,7 @@ void srv_session_done(srv *s, srv_session *ss, double cost, double active) {
   if (free_it) {
     srv_session_free(&ss);
   }
+  return pushed;
 }
 
 srv_job *srv_pool_take_over(srv *s, int emptied, srv_duty *duty) {
@@ -317,12 +319,17 @@ static void run_job(srv *s, srv_job *j, void *wake, ccsim_arena *a, const srv_du
     sim_set_progress(watched, NULL, NULL);
   }
   double cost = j->kind == SRV_JOB_REQUEST ? srv_now() - t0 : -1;
-  double active = srv_job_active_until(j);
   srv_session *ss = j->ss;
   // deliver before starting the session's next job, so replies and stream messages of
-  // one session leave in order
+  // one session leave in order: a held reply keeps its session busy until it is sent
+  // (srv_send_held lets it go on)
   if (j->send_at > srv_now()) {
+    j->cost = cost;
+    double until = srv_job_active_until(j);
     pthread_mutex_lock(&s->mu);
+    if (ss && until > ss->last_active) {
+      ss->last_active = until;  // its controller is waiting, not idle, until then
+    }
     srv_job **p = &s->delayed;
     while (*p && (*p)->send_at <= j->send_at) {
       p = &(*p)->next;
@@ -331,9 +338,10 @@ static void run_job(srv *s, srv_job *j, void *wake, ccsim_arena *a, const srv_du
     *p = j;
     pthread_cond_signal(&s->pace_cv);
     pthread_mutex_unlock(&s->mu);
-  } else {
-    srv_send_job(s, j, wake);
+    return;
   }
+  double active = srv_job_active_until(j);
+  srv_send_job(s, j, wake);
   srv_session_done(s, ss, cost, active);
 }
 
@@ -450,16 +458,21 @@ static double fire_ticks_locked(srv *s, double now, double next, int *nwake) {
   return next;
 }
 
-void srv_send_held(srv *s, int all, void *wake) {
+int srv_send_held(srv *s, int all, void *wake) {
+  int pushed = 0;
   pthread_mutex_lock(&s->mu);
   while (s->delayed && (all || s->delayed->send_at <= srv_now())) {
     srv_job *j = s->delayed;
     s->delayed = j->next;
     pthread_mutex_unlock(&s->mu);
+    srv_session *ss = j->ss;
+    double cost = j->cost, active = srv_job_active_until(j);
     srv_send_job(s, j, wake);
+    pushed += srv_session_done(s, ss, cost, active);
     pthread_mutex_lock(&s->mu);
   }
   pthread_mutex_unlock(&s->mu);
+  return pushed;
 }
 
 static void *pacer_main(void *arg) {
@@ -473,13 +486,13 @@ static void *pacer_main(void *arg) {
   uint64_t seen_inline = 0;
   pthread_mutex_lock(&s->mu);
   while (!s->quit) {
+    int nwake = 0;
     if (s->delayed && s->delayed->send_at <= srv_now()) {
       pthread_mutex_unlock(&s->mu);
-      srv_send_held(s, 0, wake);
+      nwake = srv_send_held(s, 0, wake);  // their sessions' next jobs, queued meanwhile
       pthread_mutex_lock(&s->mu);
     }
     double now = srv_now();
-    int nwake = 0;
     double next = fire_ticks_locked(s, now, now + 0.1, &nwake);
     if (nwake > 0) {
       pthread_mutex_unlock(&s->mu);
@@ -544,6 +557,7 @@ int srv_pool_start(srv *s, char *err, size_t err_sz) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     n = cores > 2 ? 2 * (int)cores : 4;
   }
+  s->nworkers = n;
   s->workers = calloc((size_t)n, sizeof *s->workers);
   if (!s->workers) {
     snprintf(err, err_sz, "out of memory");

@@ -7,8 +7,11 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <zmq.h>
 
 #include "ccsim.pb-c.h"
 #include "ccsim_client.h"
@@ -38,6 +41,44 @@ static inline void test_create_request(Ccsim__Request *rq, Ccsim__CreateSession 
   }
   rq->body_case = CCSIM__REQUEST__BODY_CREATE_SESSION;
   rq->create_session = cs;
+}
+
+// A DEALER of zctx connected to endpoint, for requests the library would not send (its
+// receives give up after 20 s). Caller closes it.
+static inline void *test_dealer(void *zctx, const char *endpoint) {
+  void *sock = zmq_socket(zctx, ZMQ_DEALER);
+  int linger = 0, tmo = 20000;
+  zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(sock, ZMQ_RCVTIMEO, &tmo, sizeof tmo);
+  zmq_connect(sock, endpoint);
+  return sock;
+}
+
+// Send rq as request id rid on sock (a DEALER), packed as the library would; 0 or -1.
+// (Tests assert after closing their sockets: a failure leaving one open would hang the
+// context's zmq_ctx_term.)
+static inline int test_send_request(void *sock, Ccsim__Request *rq, uint64_t rid) {
+  rq->has_request_id = 1;
+  rq->request_id = rid;
+  size_t n = ccsim__request__get_packed_size(rq);
+  uint8_t *buf = malloc(n);
+  if (!buf) return -1;
+  ccsim__request__pack(rq, buf);
+  int rc = zmq_send(sock, buf, n, 0) >= 0 ? 0 : -1;
+  free(buf);
+  return rc;
+}
+
+// The next reply on sock (caller frees with ccsim__reply__free_unpacked), or NULL when
+// none came within the socket's receive timeout or it does not decode.
+static inline Ccsim__Reply *test_recv_reply(void *sock) {
+  zmq_msg_t m;
+  zmq_msg_init(&m);
+  Ccsim__Reply *r = zmq_msg_recv(&m, sock, 0) >= 0
+                        ? ccsim__reply__unpack(NULL, zmq_msg_size(&m), zmq_msg_data(&m))
+                        : NULL;
+  zmq_msg_close(&m);
+  return r;
 }
 
 // Create the service from cfg and run it on *thread. Returns it (stop it with

@@ -302,22 +302,7 @@ static void send_create(void *sock, const ccsim_scene *sc, uint64_t rid, int key
   uint8_t k[16];
   memset(k, key, sizeof k);
   test_create_request(&rq, &cs, &pc, ccsim_scene_message(sc), key ? k : NULL, sizeof k, lockstep);
-  rq.has_request_id = 1;
-  rq.request_id = rid;
-  size_t n = ccsim__request__get_packed_size(&rq);
-  uint8_t *buf = malloc(n);
-  ccsim__request__pack(&rq, buf);
-  zmq_send(sock, buf, n, 0);
-  free(buf);
-}
-
-static void *dealer(fixture *f, const char *endpoint) {
-  void *sock = zmq_socket(f->zctx, ZMQ_DEALER);
-  int linger = 0, tmo = 20000;
-  zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
-  zmq_setsockopt(sock, ZMQ_RCVTIMEO, &tmo, sizeof tmo);
-  zmq_connect(sock, endpoint);
-  return sock;
+  test_send_request(sock, &rq, rid);
 }
 
 // Copies of one keyed create sent at once, to a server with room for one session: the
@@ -329,7 +314,7 @@ static void test_concurrent_keyed_creates(void **state) {
   char err[256];
   ccsim_scene *sc = ccsim_scene_parse(k_fine, strlen(k_fine), "fine", NULL, err, sizeof err);
   assert_non_null(sc);
-  void *sock = dealer(f, f->endpoint);
+  void *sock = test_dealer(f->zctx, f->endpoint);
   double t0 = now_s();
   send_create(sock, sc, 1, 0x5a, 0);
   send_create(sock, sc, 2, 0x5a, 0);
@@ -339,12 +324,7 @@ static void test_concurrent_keyed_creates(void **state) {
   char ids[3][64] = {"", "", ""}, tokens[3][64] = {"", "", ""}, msg[3][256] = {"", "", ""};
   int code[3] = {-100, -100, -100};
   for (int k = 0; k < 3; k++) {
-    zmq_msg_t m;
-    zmq_msg_init(&m);
-    Ccsim__Reply *r = zmq_msg_recv(&m, sock, 0) >= 0
-                          ? ccsim__reply__unpack(NULL, zmq_msg_size(&m), zmq_msg_data(&m))
-                          : NULL;
-    zmq_msg_close(&m);
+    Ccsim__Reply *r = test_recv_reply(sock);
     int i = r && r->request_id >= 1 && r->request_id <= 3 ? (int)r->request_id - 1 : -1;
     if (i >= 0 && r->error) {
       code[i] = (int)r->error->code;
@@ -380,7 +360,7 @@ static void test_stop_while_copy_waits(void **state) {
   char err[256];
   ccsim_scene *sc = ccsim_scene_parse(k_fine, strlen(k_fine), "fine", NULL, err, sizeof err);
   assert_non_null(sc);
-  void *sock = dealer(f, f->endpoint);
+  void *sock = test_dealer(f->zctx, f->endpoint);
   for (int k = 1; k <= 4; k++) {
     send_create(sock, sc, (uint64_t)k, 0, 0);  // the threads' work
   }
@@ -405,21 +385,14 @@ static Ccsim__Reply *send_step(void *sock, const char *id, const char *token, ui
   ccsim__step__init(&st);
   st.has_dt = 1;
   st.dt = 1e-2;
-  rq.has_request_id = rq.has_seq = 1;
-  rq.request_id = rid;
+  rq.has_seq = 1;
   rq.seq = seq;
   rq.session_id = (char *)id;
   rq.token = (char *)token;
   rq.body_case = CCSIM__REQUEST__BODY_STEP;
   rq.step = &st;
-  uint8_t buf[512];
-  size_t n = ccsim__request__pack(&rq, buf);
-  assert_true(zmq_send(sock, buf, n, 0) >= 0);
-  zmq_msg_t m;
-  zmq_msg_init(&m);
-  assert_true(zmq_msg_recv(&m, sock, 0) >= 0);
-  Ccsim__Reply *r = ccsim__reply__unpack(NULL, zmq_msg_size(&m), zmq_msg_data(&m));
-  zmq_msg_close(&m);
+  assert_int_equal(test_send_request(sock, &rq, rid), 0);
+  Ccsim__Reply *r = test_recv_reply(sock);
   assert_non_null(r);
   assert_int_equal(r->request_id, rid);
   return r;

@@ -581,6 +581,155 @@ static void *long_lockstep_main(void *arg) {
   return NULL;
 }
 
+// the session summary ListSessions gives for id (asserted found)
+static ccsim_session_info summary(ccsim_client *c, const char *id) {
+  ccsim_session_info *all = NULL, found;
+  memset(&found, 0, sizeof found);
+  size_t n = 0;
+  assert_int_equal(ccsim_client_list_sessions(c, &all, &n), CCSIM_OK);
+  int seen = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(all[i].id, id) == 0) {
+      found = all[i];
+      seen = 1;
+    }
+  }
+  free(all);
+  assert_true(seen);
+  return found;
+}
+
+// While a lockstep reply is held, its controller is waiting, not idle: another request
+// of its (a GetState) does not move the idle clock back to its arrival. It did, and an
+// idle timeout shorter than the hold freed the session under the held reply.
+static void test_held_reply_is_not_idleness(void **state) {
+  fixture *f = *state;
+  paced p;
+  paced_open(f, &p, CCSIM_PACING_LOCKSTEP, 0);
+  assert_int_equal(ccsim_session_step(p.s, 1e-3, NULL, 0), CCSIM_OK);
+  long_step ls = {.c = p.c, .s = p.s};
+  pthread_t lt;
+  assert_int_equal(pthread_create(&lt, NULL, long_lockstep_main, &ls), 0);
+  sleep_s(0.1);  // the step has run; its reply waits 0.8 s for the wall clock
+  void *zctx = zmq_ctx_new();
+  void *sock = test_dealer(zctx, f->endpoint);
+  Ccsim__Request rq;
+  Ccsim__GetState gs;
+  ccsim__request__init(&rq);
+  ccsim__get_state__init(&gs);
+  rq.session_id = (char *)ccsim_session_id(p.s);
+  rq.token = (char *)ccsim_session_token(p.s);
+  rq.body_case = CCSIM__REQUEST__BODY_GET_STATE;
+  rq.get_state = &gs;
+  int sent = test_send_request(sock, &rq, 7);
+  Ccsim__Reply *r = test_recv_reply(sock);
+  int code = r && r->error ? (int)r->error->code : -100;
+  if (r) ccsim__reply__free_unpacked(r, NULL);
+  zmq_close(sock);
+  zmq_ctx_term(zctx);
+  sleep_s(0.25);
+  char err[256];
+  ccsim_client *other = ccsim_client_new(f->endpoint, err, sizeof err);
+  assert_non_null(other);
+  ccsim_session_info info = summary(other, ccsim_session_id(p.s));
+  ccsim_client_destroy(&other);
+  pthread_join(lt, NULL);
+  print_message("idle during the hold, after a GetState 0.25 s before: %g s\n", info.idle);
+  assert_int_equal(sent, 0);
+  assert_int_equal(code, CCSIM_OK);
+  assert_true(info.idle == 0);
+  assert_int_equal(ls.rc, CCSIM_OK);
+  paced_close(&p);
+}
+
+// A controller that sends without waiting (a held lockstep Step, then a SetState, then a
+// CloseSession) gets its replies, and the stream its messages, in that order. The held
+// reply used to leave last, its state published after the session's close.
+static void test_held_reply_keeps_order(void **state) {
+  fixture *f = *state;
+  paced p;
+  paced_open(f, &p, CCSIM_PACING_LOCKSTEP, 0);
+  char err[256];
+  ccsim_watch *w = ccsim_watch_new(f->stream, ccsim_session_id(p.s), NULL, err, sizeof err);
+  assert_non_null(w);
+  ccsim_stream_msg m;
+  int heard = 0;
+  for (int k = 0; k < 300 && !heard; k++) {  // until the subscription has reached the server
+    assert_int_equal(ccsim_session_step(p.s, 1e-3, NULL, 0), CCSIM_OK);
+    heard = ccsim_watch_next(w, 10, &m) == CCSIM_OK;
+  }
+  assert_true(heard);
+  while (ccsim_watch_next(w, 50, &m) == CCSIM_OK) {
+  }
+  void *zctx = zmq_ctx_new();
+  void *sock = test_dealer(zctx, f->endpoint);
+  Ccsim__Request rq;
+  Ccsim__Step st;
+  Ccsim__SetState set;
+  Ccsim__CloseSession cl;
+  ccsim__step__init(&st);
+  ccsim__set_state__init(&set);
+  ccsim__close_session__init(&cl);
+  st.has_dt = 1;
+  st.dt = 0.4;  // held 0.4 s
+  set.has_time = 1;
+  set.time = 0;
+  int sent = 0;
+  for (int k = 0; k < 3; k++) {
+    ccsim__request__init(&rq);
+    rq.session_id = (char *)ccsim_session_id(p.s);
+    rq.token = (char *)ccsim_session_token(p.s);
+    if (k == 0) {
+      rq.has_seq = 1;
+      rq.seq = ccsim_session_seq(p.s) + 1;
+      rq.body_case = CCSIM__REQUEST__BODY_STEP;
+      rq.step = &st;
+    } else if (k == 1) {
+      rq.body_case = CCSIM__REQUEST__BODY_SET_STATE;
+      rq.set_state = &set;
+    } else {
+      rq.body_case = CCSIM__REQUEST__BODY_CLOSE_SESSION;
+      rq.close_session = &cl;
+    }
+    sent += test_send_request(sock, &rq, 10 + (uint64_t)k) == 0;
+  }
+  uint64_t order[3] = {0};
+  int codes[3] = {-100, -100, -100};
+  for (int k = 0; k < 3; k++) {
+    Ccsim__Reply *r = test_recv_reply(sock);
+    if (r) {
+      order[k] = r->request_id;
+      codes[k] = r->error ? (int)r->error->code : -100;
+      ccsim__reply__free_unpacked(r, NULL);
+    }
+  }
+  zmq_close(sock);
+  zmq_ctx_term(zctx);
+  uint64_t seqs[3] = {0};
+  int closed[3] = {0}, n = 0;
+  while (n < 3 && ccsim_watch_next(w, 2000, &m) == CCSIM_OK) {
+    seqs[n] = m.seq;
+    closed[n++] = m.closed;
+  }
+  ccsim_watch_destroy(&w);
+  print_message("replies to %llu %llu %llu; stream seqs %llu %llu %llu (closed: %d %d %d)\n",
+                (unsigned long long)order[0], (unsigned long long)order[1],
+                (unsigned long long)order[2], (unsigned long long)seqs[0],
+                (unsigned long long)seqs[1], (unsigned long long)seqs[2], closed[0], closed[1],
+                closed[2]);
+  assert_int_equal(sent, 3);
+  for (int k = 0; k < 3; k++) {
+    assert_int_equal(order[k], 10 + k);
+    assert_int_equal(codes[k], CCSIM_OK);
+  }
+  assert_int_equal(n, 3);
+  assert_true(seqs[0] < seqs[1] && seqs[1] < seqs[2]);
+  assert_true(!closed[0] && !closed[1] && closed[2]);
+  ccsim_session_release(&p.s);  // closed by the raw request
+  ccsim_client_destroy(&p.c);
+  ccsim_scene_destroy(&p.sc);
+}
+
 // A lockstep reply still held for the wall clock when the server stops goes out at the
 // stop, early: the step ran (it used to be dropped, the client waiting out its timeout).
 static void test_stop_sends_held_replies(void **state) {
@@ -706,6 +855,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_set_time_repairs_pacing, setup, teardown),
       cmocka_unit_test(test_free_running_beside_busy_pool),
       cmocka_unit_test(test_stop_sends_held_replies),
+      cmocka_unit_test_setup_teardown(test_held_reply_is_not_idleness, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_held_reply_keeps_order, setup, teardown),
       cmocka_unit_test(test_watch_bad_messages),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
