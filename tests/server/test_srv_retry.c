@@ -354,12 +354,21 @@ static void test_concurrent_keyed_creates(void **state) {
 
 // A server stopping while a keyed create is queued behind busy threads and a copy of it
 // waits for it: both go, nothing stays behind (ASan counts the waiting job, which no
-// queue holds), and the stop is prompt.
+// queue holds), and the stop ends once the builds running finish (a build cannot be cut).
 static void test_stop_while_copy_waits(void **state) {
   fixture *f = *state;
   char err[256];
   ccsim_scene *sc = ccsim_scene_parse(k_fine, strlen(k_fine), "fine", NULL, err, sizeof err);
   assert_non_null(sc);
+  // one build's time on this machine as it is now (ASan, other jobs): the stop's bound
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  assert_non_null(c);
+  double tb = now_s();
+  ccsim_session *one = ccsim_session_create(c, sc);
+  tb = now_s() - tb;
+  assert_non_null(one);
+  assert_int_equal(ccsim_session_close(&one), CCSIM_OK);
+  ccsim_client_destroy(&c);
   void *sock = test_dealer(f->zctx, f->endpoint);
   for (int k = 1; k <= 4; k++) {
     send_create(sock, sc, (uint64_t)k, 0, 0);  // the threads' work
@@ -370,9 +379,12 @@ static void test_stop_while_copy_waits(void **state) {
   zmq_close(sock);
   double t0 = now_s();
   test_server_stop(&f->s, f->thread);
-  print_message("stopped in %.0f ms\n", 1e3 * (now_s() - t0));
+  double took = now_s() - t0;
+  print_message("stopped in %.0f ms (one build: %.0f ms)\n", 1e3 * took, 1e3 * tb);
   assert_null(f->s);
-  assert_true(now_s() - t0 < 10);
+  // the builds running at the stop (one per pool thread, sharing the cores), not the
+  // queue behind them, nor forever for the waiting copy
+  assert_true(took < 2 + 6 * tb);
   ccsim_scene_destroy(&sc);
 }
 
