@@ -676,14 +676,15 @@ srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
     if (j) {
       if (duty->kept) {
         // we receive again before we wait, so senders need not wake us meanwhile; but
-        // only while the duty is ours: the watchdog may have passed it to a leader that
-        // sleeps now, whose flag must stand. Left set, the flag costs senders a look.
-        pthread_mutex_lock(&s->mu);
-        if (s->duty_gen == duty->gen && pthread_mutex_trylock(&s->sock_mu) == 0) {
+        // only while the duty is ours: the watchdog may have passed it (while we waited
+        // for sock_mu) to a leader asleep now, whose flag must stand. A leader given the
+        // duty after the bump sets its flag under sock_mu: either after us, or before us
+        // and then its unlock shows us the bump.
+        sock_lock(s);
+        if (atomic_load(&s->duty_gen) == duty->gen) {
           s->io_sleeping = 0;
-          pthread_mutex_unlock(&s->sock_mu);
         }
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(&s->sock_mu);
       }
       return j;
     }

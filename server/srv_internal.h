@@ -232,7 +232,8 @@ struct srv {
   srv_member *idle;           // idle pool threads, the last one to idle first (under mu)
   double inline_since;        // monotonic start of the job the duty holder runs itself
                               // (0: none; under mu)
-  unsigned duty_gen;          // bumped when the watchdog takes the duty from such a job
+  atomic_uint duty_gen;       // bumped (under mu) when the watchdog takes the duty from such
+                              // a job; read without mu under sock_mu by the duty holder
                               // (under mu)
   uint64_t inline_jobs;       // jobs run by the duty holder so far (under mu)
   uint64_t step_passes;       // duty passes made by a Step's own watch (under mu)
