@@ -103,12 +103,8 @@ static int handshakes_watch(handshakes *h, void *zctx, void *sock, const void *o
   snprintf(ep, sizeof ep, "inproc://ccsim-handshakes-%p-%u", owner, h->made++);
   int events = ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
                ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
-  if (zmq_socket_monitor(sock, ep, events) != 0 || !(h->mon = zmq_socket(zctx, ZMQ_PAIR))) {
-    return -1;
-  }
-  int linger = 0;
-  zmq_setsockopt(h->mon, ZMQ_LINGER, &linger, sizeof linger);
-  return zmq_connect(h->mon, ep);
+  h->mon = ccsim_monitor_open(zctx, sock, ep, events);
+  return h->mon ? 0 : -1;
 }
 
 static void handshakes_close(handshakes *h) {
@@ -123,23 +119,9 @@ static void handshakes_close(handshakes *h) {
 // wait goes on).
 static int handshakes_read(handshakes *h, const char *endpoint, int curve, char *err,
                            size_t err_sz) {
-  for (;;) {
-    zmq_msg_t ev, addr;
-    zmq_msg_init(&ev);
-    zmq_msg_init(&addr);
-    int got = h->mon && zmq_msg_recv(&ev, h->mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&ev) &&
-              zmq_msg_recv(&addr, h->mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_size(&ev) >= 6;
-    uint16_t id = 0;
-    uint32_t value = 0;
-    if (got) {
-      memcpy(&id, zmq_msg_data(&ev), 2);
-      memcpy(&value, (const uint8_t *)zmq_msg_data(&ev) + 2, 4);
-    }
-    zmq_msg_close(&ev);
-    zmq_msg_close(&addr);
-    if (!got) {
-      return CCSIM_OK;
-    }
+  uint16_t id;
+  uint32_t value;
+  while (ccsim_monitor_next(h->mon, &id, &value)) {
     if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
       h->failures = 0;
       continue;
@@ -178,6 +160,7 @@ static int handshakes_read(handshakes *h, const char *endpoint, int curve, char 
       return CCSIM_EPERM;
     }
   }
+  return CCSIM_OK;
 }
 
 static int open_socket(ccsim_client *c) {

@@ -12,6 +12,39 @@
 #include "ccsim_file.h"
 #include "ccsim_status.h"
 
+void *ccsim_monitor_open(void *zctx, void *sock, const char *ep, int events) {
+  if (zmq_socket_monitor(sock, ep, events) != 0) {
+    return NULL;
+  }
+  void *mon = zmq_socket(zctx, ZMQ_PAIR);
+  int linger = 0;
+  if (mon &&
+      (zmq_setsockopt(mon, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_connect(mon, ep) != 0)) {
+    zmq_close(mon);
+    mon = NULL;
+  }
+  if (!mon) {
+    zmq_socket_monitor(sock, NULL, 0);  // nobody would read it
+  }
+  return mon;
+}
+
+int ccsim_monitor_next(void *mon, uint16_t *id, uint32_t *value) {
+  zmq_msg_t ev, addr;
+  zmq_msg_init(&ev);
+  zmq_msg_init(&addr);
+  // [id (2 bytes) value (4 bytes)][the endpoint]
+  int got = mon && zmq_msg_recv(&ev, mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&ev) &&
+            zmq_msg_recv(&addr, mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_size(&ev) >= 6;
+  if (got) {
+    memcpy(id, zmq_msg_data(&ev), 2);
+    memcpy(value, (const uint8_t *)zmq_msg_data(&ev) + 2, 4);
+  }
+  zmq_msg_close(&ev);
+  zmq_msg_close(&addr);
+  return got;
+}
+
 int ccsim_read_key(const char *path, char out[41], char *err, size_t err_sz) {
   const char *why = NULL;
   int fd = ccsim_open_regular(path, 0, NULL, &why);

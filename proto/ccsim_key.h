@@ -1,11 +1,23 @@
-// CurveZMQ keys on disk, for the server and the client alike.
+// CurveZMQ keys on disk, and what a socket's handshakes say, for the server and the
+// client alike.
 #ifndef CCSIM_KEY_H
 #define CCSIM_KEY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 // Read a Z85 key (40 characters, surrounding whitespace ignored) from the file at path
 // into out (NUL-terminated). Returns 0, or -1 with a message naming the file in err.
 int ccsim_read_key(const char *path, char out[41], char *err, size_t err_sz);
+
+// Watch sock's events (ZMQ_EVENT_* mask) through ep, an inproc endpoint new to zctx:
+// returns the PAIR that receives them (caller closes it; linger 0), or NULL (errno from
+// ZeroMQ).
+void *ccsim_monitor_open(void *zctx, void *sock, const char *ep, int events);
+
+// Take the next event a socket monitor holds (mon: a PAIR connected to the endpoint given
+// to zmq_socket_monitor; NULL: none), without waiting: 1 with its ZMQ_EVENT_* id and its
+// value, or 0 when none is there.
+int ccsim_monitor_next(void *mon, uint16_t *id, uint32_t *value);
 
 #endif

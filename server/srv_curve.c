@@ -304,11 +304,7 @@ int srv_handshake_monitor(srv *s, void *sock, int which, char *err, size_t err_s
   snprintf(ep, sizeof ep, "inproc://ccsim-handshakes-%p-%d", (void *)s, which);
   // a refusal by the allow list is said by the ZAP handler, with the key
   int events = ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
-  int linger = 0;
-  if (zmq_socket_monitor(sock, ep, events) != 0 ||
-      !(s->hs_mon[which] = zmq_socket(s->zctx, ZMQ_PAIR)) ||
-      zmq_setsockopt(s->hs_mon[which], ZMQ_LINGER, &linger, sizeof linger) != 0 ||
-      zmq_connect(s->hs_mon[which], ep) != 0) {
+  if (!(s->hs_mon[which] = ccsim_monitor_open(s->zctx, sock, ep, events))) {
     ccsim_set_err(err, err_sz, "cannot watch handshakes: %s", zmq_strerror(zmq_errno()));
     return -1;
   }
@@ -335,24 +331,9 @@ static const char *handshake_why(const srv *s, uint16_t id, uint32_t value) {
 void srv_handshake_drain(srv *s) {
   static const char *const what[2] = {"requests", "stream"};
   for (int w = 0; w < 2; w++) {
-    for (;;) {
-      zmq_msg_t ev, addr;
-      zmq_msg_init(&ev);
-      zmq_msg_init(&addr);
-      int got = s->hs_mon[w] && zmq_msg_recv(&ev, s->hs_mon[w], ZMQ_DONTWAIT) >= 0 &&
-                zmq_msg_more(&ev) && zmq_msg_recv(&addr, s->hs_mon[w], ZMQ_DONTWAIT) >= 0 &&
-                zmq_msg_size(&ev) >= 6;
-      uint16_t id = 0;
-      uint32_t value = 0;
-      if (got) {
-        memcpy(&id, zmq_msg_data(&ev), 2);
-        memcpy(&value, (const uint8_t *)zmq_msg_data(&ev) + 2, 4);
-      }
-      zmq_msg_close(&ev);
-      zmq_msg_close(&addr);
-      if (!got) {
-        break;
-      }
+    uint16_t id;
+    uint32_t value;
+    while (ccsim_monitor_next(s->hs_mon[w], &id, &value)) {
       const char *why = handshake_why(s, id, value);
       if (why && log_limit_due(s, &s->hs_log)) {
         fprintf(stderr, "ccsimd: a client's handshake on the %s socket failed: %s", what[w], why);
