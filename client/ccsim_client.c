@@ -28,6 +28,7 @@ typedef struct handshakes {
   void *mon;      // PAIR receiving the socket's handshake events (owned)
   unsigned made;  // monitors made so far: each one's inproc name is new
   int failures;   // failed without detail since the last success
+  int last_failure;  // the last one's errno (0: a protocol error)
 } handshakes;
 
 struct ccsim_client {
@@ -115,8 +116,9 @@ static void handshakes_close(handshakes *h) {
 }
 
 // Read the events h->mon holds about the connection to endpoint (curve: with CURVE):
-// CCSIM_EPERM with the reason in err when they say it cannot succeed, else CCSIM_OK (the
-// wait goes on).
+// CCSIM_EPERM with the reason in err when they say for sure that it cannot succeed (a
+// refused key, a mechanism mismatch), else CCSIM_OK (the wait goes on; failures without
+// detail are counted for handshakes_hint).
 static int handshakes_read(handshakes *h, const char *endpoint, int curve, char *err,
                            size_t err_sz) {
   uint16_t id;
@@ -144,23 +146,31 @@ static int handshakes_read(handshakes *h, const char *endpoint, int curve, char 
                             "CCSIM_CLIENT_KEY to this client's .secret file (ccsim keygen)");
       return CCSIM_EPERM;
     }
-    // A failure without detail is also what a connection reset mid-handshake gives, as
-    // when the server restarts; a run of them is what a wrong server key gives, and a
-    // mismatch of mechanisms when the hang-up comes before the greeting is read.
-    if (++h->failures >= 3) {
-      ccsim_set_err(
-          err, err_sz, "%s: the handshake with %s failed %d times in a row (%s): %s",
-          ccsim_status_name(CCSIM_EPERM), endpoint, h->failures,
-          id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? "a protocol error" : zmq_strerror((int)value),
-          curve ? "CCSIM_SERVER_KEY must hold this server's public key (ccsimd prints it "
-                  "at start), and the server must use CURVE (ccsimd --curve-secret)"
-                : "the server may require CURVE (set CCSIM_SERVER_KEY to its .pub file "
-                  "and CCSIM_CLIENT_KEY to this client's .secret file), or not be a "
-                  "ccsim server");
-      return CCSIM_EPERM;
-    }
+    // A failure without detail is what a wrong server key gives, and a mismatch of
+    // mechanisms when the hang-up comes before the greeting is read; but also a relay
+    // (a port forward, a proxy) with no server behind it, or a server restarting. The
+    // wait goes on, retries included; a timeout says what the failures may mean.
+    h->failures++;
+    h->last_failure = id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? 0 : (int)value;
   }
   return CCSIM_OK;
+}
+
+// After a timeout: what h's failed handshakes since the last success may mean, appended
+// to err ("" when none failed).
+static void handshakes_hint(const handshakes *h, int curve, char *err, size_t err_sz) {
+  if (h->failures == 0) {
+    return;
+  }
+  size_t n = strlen(err);
+  ccsim_set_err(err + n, err_sz - n,
+                "; its handshake failed %d time%s without detail (the last: %s): %s, or a "
+                "relay in between has no server behind it",
+                h->failures, h->failures == 1 ? "" : "s",
+                h->last_failure ? zmq_strerror(h->last_failure) : "a protocol error",
+                curve ? "CCSIM_SERVER_KEY may not hold this server's public key (ccsimd prints "
+                        "it at start), the server may not use CURVE"
+                      : "the server may require CURVE (CCSIM_SERVER_KEY and CCSIM_CLIENT_KEY)");
 }
 
 static int open_socket(ccsim_client *c) {
@@ -321,6 +331,7 @@ static int roundtrip_ex(ccsim_client *c, Ccsim__Request *rq, Ccsim__Reply **out,
   if (st == CCSIM_ETIMEOUT) {
     cerr(c, "no reply from %s within %d ms (%d attempt%s)", c->endpoint, c->timeout_ms,
          c->attempts, c->attempts == 1 ? "" : "s");
+    handshakes_hint(&c->hs, c->curve, c->err, sizeof c->err);
     return st;
   }
   if (st != CCSIM_OK) {
@@ -1123,7 +1134,7 @@ struct ccsim_watch {
   ccsim_body_state *bodies;  // (cap)
   int cap;
   ccsim_arena rx;  // each message is unpacked here: a malloc per field otherwise
-  char err[256];
+  char err[512];
 };
 
 ccsim_watch *ccsim_watch_new(const char *stream_endpoint, const char *session_id,
@@ -1182,6 +1193,7 @@ int ccsim_watch_next(ccsim_watch *w, int timeout_ms, ccsim_stream_msg *out) {
     }
     if (timeout_ms >= 0 && now_us() >= deadline) {
       snprintf(w->err, sizeof w->err, "nothing within the timeout");
+      handshakes_hint(&w->hs, w->curve, w->err, sizeof w->err);
       return CCSIM_ETIMEOUT;
     }
   }
