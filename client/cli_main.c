@@ -285,7 +285,7 @@ static int cmd_run(int argc, char **argv) {
   ccsim_client_opts o;
   ccsim_curve_keys keys;
   ccsim_client_opts_defaults(&o);
-  o.timeout_ms = (int)fmin(1000 * timeout, INT_MAX);
+  o.timeout_ms = (int)fmax(1.0, fmin(1000 * timeout, INT_MAX));  // 0 would mean the default
   o.retries = 2;
   // the embedded server has no CURVE: the environment's keys are for remote servers
   if (!emb.s && ccsim_client_opts_from_env(&o, &keys, err, sizeof err) != 0) {

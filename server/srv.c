@@ -784,7 +784,8 @@ int srv_run(srv *s) {
     // a long step would otherwise hold the stop up silently
     fprintf(stderr,
             "ccsimd: stopping: %d session%s busy; a running request gets %g s more, then "
-            "stops with the state it reached; queued ones are dropped\n",
+            "stops with the state it reached; held lockstep replies go out at once; queued "
+            "requests are dropped\n",
             busy, busy == 1 ? "" : "s", SRV_STOP_GRACE);
   }
   srv_pool_stop(s);  // workers send what they computed before they leave

@@ -33,11 +33,14 @@ static int check_not_open(const char *path, const char *what, char *err, size_t 
 }
 
 // every *.pub key in dir into a new array (*keys, *n; the caller frees it); 0, or -1
-// with the reason in err
-static int read_allowed(const char *dir, unsigned char (**keys)[32], int *n, char *err,
-                        size_t err_sz) {
+// with the reason in err. A file that is not a key fails the reading, unless it changed in
+// the last 2 s (start: never): then it is being written (ccsim keygen, cp and scp create
+// it first), and is left out until it is whole.
+static int read_allowed(const char *dir, int start, unsigned char (**keys)[32], int *n,
+                        int *pending, char *err, size_t err_sz) {
   *keys = NULL;
   *n = 0;
+  *pending = 0;
   if (check_not_open(dir, "the allow directory", err, err_sz) != 0) {
     return -1;
   }
@@ -55,8 +58,19 @@ static int read_allowed(const char *dir, unsigned char (**keys)[32], int *n, cha
     }
     char path[4096], z85[41];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    if (check_not_open(path, "the key file", err, err_sz) != 0 ||
-        ccsim_read_key(path, z85, err, err_sz) != 0) {
+    if (check_not_open(path, "the key file", err, err_sz) != 0) {
+      rc = -1;
+      break;
+    }
+    if (ccsim_read_key(path, z85, err, err_sz) != 0) {
+      struct stat fs;
+      struct timespec now;
+      clock_gettime(CLOCK_REALTIME, &now);
+      if (!start && stat(path, &fs) == 0 && now.tv_sec - fs.st_ctim.tv_sec < 2) {
+        err[0] = 0;
+        (*pending)++;
+        continue;  // being written
+      }
       rc = -1;
       break;
     }
@@ -83,9 +97,10 @@ static int read_allowed(const char *dir, unsigned char (**keys)[32], int *n, cha
 
 // (Re)read the allow directory into s->allow when it may have changed: its ctime moved
 // (a file added, removed or renamed, or the directory's mode changed), it changed so
-// recently that a second change could share that ctime (the kernel's file
-// times are coarse), or the last reading failed. A failed reading admits nobody (a key
-// removed to revoke it must not stay in because another file was half written) and is
+// recently that a second change could share that ctime (the kernel's file times are
+// coarse), the last reading failed or left out a file being written, or a second has passed (a key
+// file rewritten in place, or its mode changed, moves only its own times). A failed reading admits
+// nobody (a key removed to revoke it must not stay in because another file is not a key) and is
 // tried again at the next ask. start: at start, where a failure stops the server.
 static int refresh_allowed(srv *s, int start, char *err, size_t err_sz) {
   const char *dir = s->cfg.curve_allow_dir;
@@ -94,13 +109,15 @@ static int refresh_allowed(srv *s, int start, char *err, size_t err_sz) {
   clock_gettime(CLOCK_REALTIME, &now);
   int have = stat(dir, &st) == 0;
   if (!start && have && !s->allow_failed && st.st_ctim.tv_sec == s->allow_ctime.tv_sec &&
-      st.st_ctim.tv_nsec == s->allow_ctime.tv_nsec && now.tv_sec - st.st_ctim.tv_sec >= 2) {
+      st.st_ctim.tv_nsec == s->allow_ctime.tv_nsec && now.tv_sec - st.st_ctim.tv_sec >= 2 &&
+      !s->allow_pending && srv_now() - s->allow_read_at < 1.0) {
     return 0;
   }
+  s->allow_read_at = srv_now();
   unsigned char(*keys)[32] = NULL;
   int n = 0;
   char why[512] = "";
-  if (read_allowed(dir, &keys, &n, why, sizeof why) != 0) {
+  if (read_allowed(dir, start, &keys, &n, &s->allow_pending, why, sizeof why) != 0) {
     ccsim_set_err(err, err_sz, "%s", why);
     free(s->allow);
     s->allow = NULL;
@@ -302,8 +319,12 @@ void srv_curve_refresh(srv *s) {
 int srv_handshake_monitor(srv *s, void *sock, int which, char *err, size_t err_sz) {
   char ep[96];
   snprintf(ep, sizeof ep, "inproc://ccsim-handshakes-%p-%d", (void *)s, which);
-  // a refusal by the allow list is said by the ZAP handler, with the key
-  int events = ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+  // a refusal by the allow list is said by the ZAP handler, with the key. Failures without
+  // detail (a port probe, a peer gone) are said only when verbose, and only then watched:
+  // libzmq blocks its I/O thread on a full monitor, and a burst of probes between two
+  // housekeeping passes must not fill it
+  int events = ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+               (s->cfg.verbose ? ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL : 0);
   if (!(s->hs_mon[which] = ccsim_monitor_open(s->zctx, sock, ep, events))) {
     ccsim_set_err(err, err_sz, "cannot watch handshakes: %s", zmq_strerror(zmq_errno()));
     return -1;

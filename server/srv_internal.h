@@ -286,6 +286,8 @@ struct srv {
   unsigned char (*allow)[32];  // CURVE client keys admitted (nallow; leader only after start)
   int nallow;
   struct timespec allow_ctime;  // the allow directory's ctime when last read
+  double allow_read_at;         // monotonic time of the last reading [s]
+  int allow_pending;            // key files the last reading left out as being written
   int allow_failed;             // the last read failed: nobody is admitted, read at each ask
   char allow_said[256];         // the last failed reading's reason said on stderr (not twice)
 };

@@ -373,7 +373,11 @@ static void test_allow_dir_followed(void **state) {
   write_file(allow, "new.pub", f->unlisted.pub);
   assert_false(admitted(f, &f->listed));
   assert_true(admitted(f, &f->unlisted));
+  // a file that is not a key: while it may be being written (2 s), it is left out and
+  // the rest admitted; then it admits nobody until it is mended or removed
   write_file(allow, "bad.pub", "not a key");
+  assert_true(admitted(f, &f->unlisted));
+  sleep_s(2.1);
   assert_false(admitted(f, &f->unlisted));
   char bad[200];
   snprintf(bad, sizeof bad, "%s/bad.pub", allow);
@@ -383,7 +387,9 @@ static void test_allow_dir_followed(void **state) {
 
 // A client connected when its key is moved out of the allow directory is refused from
 // its next requests on (EPERM, with the reason), not served until it reconnects; moved
-// back, the same connection is served again. A file there that is not a key stops it too.
+// back, the same connection is served again. A key file rewritten in place with another
+// key, or made writable by every user, is seen within a second; a file that is not a key
+// (past the 2 s a file being written gets) stops every client.
 static void test_revoked_while_connected(void **state) {
   fixture *f = *state;
   char err[512] = "", from[200], to[200];
@@ -412,12 +418,44 @@ static void test_revoked_while_connected(void **state) {
     sleep_s(0.01);
   }
   assert_int_equal(st, CCSIM_OK);
-  // a file in the directory that is not a key stops every client, and says so
+  // rewritten in place (the directory does not change) with another client's key, past
+  // the 2 s after the directory's last change in which it is read at every ask
   char allow[128], bad[200];
   snprintf(allow, sizeof allow, "%s/allow", f->dir);
+  sleep_s(2.1);
+  write_file(allow, "listed.pub", f->unlisted.pub);
+  for (int k = 0; k < 300 && st == CCSIM_OK; k++) {
+    st = ccsim_client_server_info(c, &info, NULL);
+    sleep_s(0.01);
+  }
+  assert_int_equal(st, CCSIM_EPERM);
+  write_file(allow, "listed.pub", f->listed.pub);
+  for (int k = 0; k < 300 && st != CCSIM_OK; k++) {
+    st = ccsim_client_server_info(c, &info, NULL);
+    sleep_s(0.01);
+  }
+  assert_int_equal(st, CCSIM_OK);
+  // made writable by every user: nobody is served until it is mended
+  struct stat was;
+  assert_int_equal(stat(from, &was), 0);
+  assert_int_equal(chmod(from, (was.st_mode & 07777) | S_IWOTH), 0);
+  for (int k = 0; k < 300 && st == CCSIM_OK; k++) {
+    st = ccsim_client_server_info(c, &info, NULL);
+    sleep_s(0.01);
+  }
+  chmod(from, was.st_mode & 07777);
+  assert_int_equal(st, CCSIM_EPERM);
+  assert_non_null(strstr(ccsim_client_errmsg(c), "--curve-allow directory cannot be read now"));
+  for (int k = 0; k < 300 && st != CCSIM_OK; k++) {
+    st = ccsim_client_server_info(c, &info, NULL);
+    sleep_s(0.01);
+  }
+  assert_int_equal(st, CCSIM_OK);
+  // a file in the directory that is not a key stops every client once it is not being
+  // written (2 s), and says so
   snprintf(bad, sizeof bad, "%s/bad.pub", allow);
   write_file(allow, "bad.pub", "not a key");
-  for (int k = 0; k < 200 && st == CCSIM_OK; k++) {
+  for (int k = 0; k < 500 && st == CCSIM_OK; k++) {
     st = ccsim_client_server_info(c, &info, NULL);
     sleep_s(0.01);
   }
