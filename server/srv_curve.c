@@ -98,10 +98,11 @@ static int read_allowed(const char *dir, int start, unsigned char (**keys)[32], 
 // (Re)read the allow directory into s->allow when it may have changed: its ctime moved
 // (a file added, removed or renamed, or the directory's mode changed), it changed so
 // recently that a second change could share that ctime (the kernel's file times are
-// coarse), the last reading failed or left out a file being written, or a second has passed (a key
-// file rewritten in place, or its mode changed, moves only its own times). A failed reading admits
-// nobody (a key removed to revoke it must not stay in because another file is not a key) and is
-// tried again at the next ask. start: at start, where a failure stops the server.
+// coarse), the last reading failed or left out a file being written, or a second has
+// passed (a key file rewritten in place, or its mode changed, moves only its own times).
+// A failed reading admits nobody (a key removed to revoke it must not stay in because
+// another file is not a key) and is tried again at the next ask. start: at start, where a
+// failure stops the server.
 static int refresh_allowed(srv *s, int start, char *err, size_t err_sz) {
   const char *dir = s->cfg.curve_allow_dir;
   struct stat st;
