@@ -9,6 +9,7 @@
 #include "ccsim_test_srv.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -120,7 +121,7 @@ typedef struct slow_arg {
   const char *endpoint;
   int warm;  // short steps before the long one: the session looks fast to the server
   int status;
-  double t_start, t_end;
+  _Atomic double t_start, t_end;  // polled by the main thread while this one runs
 } slow_arg;
 
 static void *slow_client(void *p) {
