@@ -2,6 +2,13 @@
 # A test file names its ctest label on a line "// ctest-label: unit|e2e|validation|slow"
 # (default unit) and may name a timeout with "// ctest-timeout: SECONDS". Globbing keeps
 # helpers working on different modules from editing the same CMakeLists.
+# what every test's environment holds: where the sources are, and with CCSIM_TSAN the
+# suppressions of what libzmq's and libsodium's own threads do
+set(CCSIM_TEST_ENV "CCSIM_SOURCE_DIR=${PROJECT_SOURCE_DIR};CCSIM_SHARED_DIR=${PROJECT_SOURCE_DIR}/../shared")
+if(CCSIM_TSAN)
+  list(APPEND CCSIM_TEST_ENV "TSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/tsan.supp")
+endif()
+
 function(ccsim_add_tests dir)
   file(GLOB srcs CONFIGURE_DEPENDS ${dir}/test_*.c)
   foreach(src ${srcs})
@@ -23,6 +30,6 @@ function(ccsim_add_tests dir)
     endif()
     add_test(NAME ${target} COMMAND ${target})
     set_tests_properties(${target} PROPERTIES LABELS ${label} TIMEOUT ${timeout}
-      ENVIRONMENT "CCSIM_SOURCE_DIR=${PROJECT_SOURCE_DIR};CCSIM_SHARED_DIR=${PROJECT_SOURCE_DIR}/../shared")
+      ENVIRONMENT "${CCSIM_TEST_ENV}")
   endforeach()
 endfunction()
