@@ -66,7 +66,10 @@ static int read_allowed(const char *dir, int start, unsigned char (**keys)[32], 
       struct stat fs;
       struct timespec now;
       clock_gettime(CLOCK_REALTIME, &now);
-      if (!start && stat(path, &fs) == 0 && now.tv_sec - fs.st_ctim.tv_sec < 2) {
+      if (!start && stat(path, &fs) == 0 &&
+          (double)(now.tv_sec - fs.st_ctim.tv_sec) +
+                  1e-9 * (double)(now.tv_nsec - fs.st_ctim.tv_nsec) <
+              2.0) {
         err[0] = 0;
         (*pending)++;
         continue;  // being written
