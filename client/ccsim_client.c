@@ -28,7 +28,8 @@ typedef struct handshakes {
   void *mon;      // PAIR receiving the socket's handshake events (owned)
   unsigned made;  // monitors made so far: each one's inproc name is new
   int failures;   // failed without detail since the last success
-  int last_failure;  // the last one's errno (0: a protocol error)
+  int last_failure;  // the last one's errno (-1: a protocol error)
+  int probed;        // the peer's greeting was asked for (ccsim_zmtp_mechanism)
 } handshakes;
 
 struct ccsim_client {
@@ -100,6 +101,7 @@ static int handshakes_watch(handshakes *h, void *zctx, void *sock, const void *o
     h->mon = NULL;
   }
   h->failures = 0;
+  h->probed = 0;
   char ep[96];
   snprintf(ep, sizeof ep, "inproc://ccsim-handshakes-%p-%u", owner, h->made++);
   int events = ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
@@ -135,10 +137,17 @@ static int handshakes_read(handshakes *h, const char *endpoint, int curve, char 
                     ccsim_status_name(CCSIM_EPERM), endpoint, value);
       return CCSIM_EPERM;
     }
-    if (id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
-        value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
-      // either side may see this or the run of failures below, as the race between the
-      // greeting and the hang-up goes
+    // a hang-up before the peer's greeting was read hides a mismatch of mechanisms: the
+    // first one asks the peer for its greeting on a connection of our own (once a socket)
+    char mech[21] = "";
+    int mismatch = id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
+                   value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH;
+    if (!mismatch && !h->probed) {
+      h->probed = 1;
+      mismatch =
+          ccsim_zmtp_mechanism(endpoint, 300, mech) && strcmp(mech, curve ? "CURVE" : "NULL") != 0;
+    }
+    if (mismatch) {
       ccsim_set_err(err, err_sz, "%s: %s %s", ccsim_status_name(CCSIM_EPERM), endpoint,
                     curve ? "does not use CURVE, and this client does (CCSIM_SERVER_KEY and "
                             "CCSIM_CLIENT_KEY): unset them, or start ccsimd with --curve-secret"
@@ -146,12 +155,11 @@ static int handshakes_read(handshakes *h, const char *endpoint, int curve, char 
                             "CCSIM_CLIENT_KEY to this client's .secret file (ccsim keygen)");
       return CCSIM_EPERM;
     }
-    // A failure without detail is what a wrong server key gives, and a mismatch of
-    // mechanisms when the hang-up comes before the greeting is read; but also a relay
-    // (a port forward, a proxy) with no server behind it, or a server restarting. The
-    // wait goes on, retries included; a timeout says what the failures may mean.
+    // Else it is what a wrong server key gives, but also a relay (a port forward, a
+    // proxy) with no server behind it, or a server restarting. The wait goes on, retries
+    // included; a timeout says what the failures may mean.
     h->failures++;
-    h->last_failure = id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? 0 : (int)value;
+    h->last_failure = id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? -1 : (int)value;
   }
   return CCSIM_OK;
 }
@@ -167,7 +175,7 @@ static void handshakes_hint(const handshakes *h, int curve, char *err, size_t er
                 "; its handshake failed %d time%s without detail (the last: %s): %s, or a "
                 "relay in between has no server behind it",
                 h->failures, h->failures == 1 ? "" : "s",
-                h->last_failure ? zmq_strerror(h->last_failure) : "a protocol error",
+                h->last_failure >= 0 ? zmq_strerror(h->last_failure) : "a protocol error",
                 curve ? "CCSIM_SERVER_KEY may not hold this server's public key (ccsimd prints "
                         "it at start), the server may not use CURVE"
                       : "the server may require CURVE (CCSIM_SERVER_KEY and CCSIM_CLIENT_KEY)");

@@ -207,6 +207,7 @@ int cli_watch_main(int argc, char **argv) {
     csv_header(stdout, s);
   }
   uint64_t last = 0, seen = 0;
+  int hinted = 0;  // said once why the stream's handshakes fail (its quiet may be that)
   double quiet_from = cli_now_s();  // the last message, or the start
   for (;;) {
     ccsim_stream_msg m;
@@ -219,6 +220,10 @@ int cli_watch_main(int argc, char **argv) {
       fprintf(stderr, "ccsim %s: nothing for %g s\n", argv[0], timeout);
       rc = seen ? 0 : 1;
       break;
+    }
+    if (st == CCSIM_ETIMEOUT && !hinted && strstr(ccsim_watch_errmsg(w), "handshake failed")) {
+      fprintf(stderr, "ccsim %s: the stream at %s: %s\n", argv[0], ep, ccsim_watch_errmsg(w));
+      hinted = 1;
     }
     if (st == CCSIM_ETIMEOUT) {
       int gs = ccsim_session_get_state(s);

@@ -2,9 +2,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
+#include <netdb.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <zmq.h>
@@ -27,6 +32,91 @@ void *ccsim_monitor_open(void *zctx, void *sock, const char *ep, int events) {
     zmq_socket_monitor(sock, NULL, 0);  // nobody would read it
   }
   return mon;
+}
+
+static double monotonic_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// fd connected to host:port within the deadline (monotonic [s]), or -1
+static int connect_by(const char *host, const char *port, double deadline) {
+  struct addrinfo hints, *ai = NULL;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  if (getaddrinfo(host, port, &hints, &ai) != 0) {
+    return -1;
+  }
+  int fd = -1;
+  for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    int rc = connect(fd, a->ai_addr, a->ai_addrlen);
+    if (rc != 0 && errno == EINPROGRESS) {
+      struct pollfd p = {.fd = fd, .events = POLLOUT};
+      int err = 0;
+      socklen_t el = sizeof err;
+      rc = poll(&p, 1, (int)fmax(0.0, 1e3 * (deadline - monotonic_s()))) == 1 &&
+                   getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err == 0
+               ? 0
+               : -1;
+    }
+    if (rc != 0) {
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(ai);
+  return fd;
+}
+
+int ccsim_zmtp_mechanism(const char *endpoint, int timeout_ms, char mech[21]) {
+  mech[0] = 0;
+  if (strncmp(endpoint, "tcp://", 6) != 0) {
+    return 0;
+  }
+  char host[256], port[16];
+  const char *h = endpoint + 6, *colon = strrchr(h, ':');
+  if (!colon || (size_t)(colon - h) >= sizeof host || strlen(colon + 1) >= sizeof port) {
+    return 0;
+  }
+  memcpy(host, h, (size_t)(colon - h));
+  host[colon - h] = 0;
+  snprintf(port, sizeof port, "%s", colon + 1);
+  size_t hl = strlen(host);
+  if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+    memmove(host, host + 1, hl - 2);  // [::1] -> ::1
+    host[hl - 2] = 0;
+  }
+  double deadline = monotonic_s() + 1e-3 * timeout_ms;
+  int fd = connect_by(host, port, deadline);
+  if (fd < 0) {
+    return 0;
+  }
+  // ZMTP 3 (RFC 23): the signature and the major version, which is what a ZMTP 3 peer
+  // waits for to send the rest of its greeting. Ours goes no further: sent whole, a
+  // mechanism the peer does not speak makes it hang up before its greeting leaves.
+  static const uint8_t greet[11] = {0xff, 0, 0, 0, 0, 0, 0, 0, 1, 0x7f, 3};
+  uint8_t got[64];
+  size_t have = 0;
+  int ok = send(fd, greet, sizeof greet, MSG_NOSIGNAL) == (ssize_t)sizeof greet;
+  while (ok && have < sizeof got) {
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, (int)fmax(0.0, 1e3 * (deadline - monotonic_s()))) != 1) break;
+    ssize_t n = recv(fd, got + have, sizeof got - have, 0);
+    if (n <= 0) break;
+    have += (size_t)n;
+  }
+  close(fd);
+  // a ZMTP 3 peer: the signature's ends, version 3 or more, then its mechanism's name
+  if (have < 32 || got[0] != 0xff || got[9] != 0x7f || got[10] < 3) {
+    return 0;
+  }
+  memcpy(mech, got + 12, 20);
+  mech[20] = 0;
+  return mech[0] != 0;
 }
 
 int ccsim_monitor_next(void *mon, uint16_t *id, uint32_t *value) {

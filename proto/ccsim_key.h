@@ -15,6 +15,12 @@ int ccsim_read_key(const char *path, char out[41], char *err, size_t err_sz);
 // ZeroMQ).
 void *ccsim_monitor_open(void *zctx, void *sock, const char *ep, int events);
 
+// The security mechanism ("NULL", "CURVE", ...) a ZeroMQ peer at endpoint (tcp:// only)
+// greets with, into mech: 1, or 0 when none came within timeout_ms (nothing listening, a
+// relay with nothing behind it, not ZeroMQ, another transport). It sends the start of a
+// greeting and hangs up once it has the peer's: no mechanism is ever spoken.
+int ccsim_zmtp_mechanism(const char *endpoint, int timeout_ms, char mech[21]);
+
 // Take the next event a socket monitor holds (mon: a PAIR connected to the endpoint given
 // to zmq_socket_monitor; NULL: none), without waiting: 1 with its ZMQ_EVENT_* id and its
 // value, or 0 when none is there.

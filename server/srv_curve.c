@@ -66,10 +66,12 @@ static int read_allowed(const char *dir, int start, unsigned char (**keys)[32], 
       struct stat fs;
       struct timespec now;
       clock_gettime(CLOCK_REALTIME, &now);
-      if (!start && stat(path, &fs) == 0 &&
-          (double)(now.tv_sec - fs.st_ctim.tv_sec) +
-                  1e-9 * (double)(now.tv_nsec - fs.st_ctim.tv_nsec) <
-              2.0) {
+      // (a change dated in the future, after the clock stepped back, is not one of those)
+      double age = start || stat(path, &fs) != 0
+                       ? -1
+                       : (double)(now.tv_sec - fs.st_ctim.tv_sec) +
+                             1e-9 * (double)(now.tv_nsec - fs.st_ctim.tv_nsec);
+      if (age >= 0 && age < 2.0) {
         err[0] = 0;
         (*pending)++;
         continue;  // being written
