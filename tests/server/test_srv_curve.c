@@ -21,6 +21,7 @@
 #include <zmq.h>
 
 #include "ccsim_client.h"
+#include "ccsim_key.h"
 #include "ccsim_scene.h"
 #include "srv.h"
 
@@ -532,6 +533,45 @@ static void test_relay_without_server_retried(void **state) {
   assert_null(strstr(err, "CCSIM_EPERM"));
 }
 
+// The greeting probe names a server's mechanism (the fixture's CURVE server, a plain one),
+// and nothing for a relay that hangs up or a transport other than tcp. Without it a client
+// without CURVE saw a mismatch or a bare hang-up, as the race went.
+static void test_greeting_probe(void **state) {
+  fixture *f = *state;
+  char mech[21];
+  assert_int_equal(ccsim_zmtp_mechanism(f->endpoint, 2000, mech), 1);
+  assert_string_equal(mech, "CURVE");
+  assert_int_equal(ccsim_zmtp_mechanism(f->stream, 2000, mech), 1);
+  assert_string_equal(mech, "CURVE");
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.workers = 1;
+  pthread_t thread;
+  srv *plain = test_server_start(&cfg, &thread);
+  assert_non_null(plain);
+  int got = ccsim_zmtp_mechanism(srv_endpoint(plain), 2000, mech);
+  test_server_stop(&plain, thread);
+  assert_int_equal(got, 1);
+  assert_string_equal(mech, "NULL");
+  hangup h = {.fd = socket(AF_INET, SOCK_STREAM, 0)};
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t al = sizeof a;
+  assert_int_equal(bind(h.fd, (struct sockaddr *)&a, sizeof a), 0);
+  assert_int_equal(listen(h.fd, 8), 0);
+  assert_int_equal(getsockname(h.fd, (struct sockaddr *)&a, &al), 0);
+  atomic_init(&h.stop, 0);
+  assert_int_equal(pthread_create(&h.thread, NULL, hangup_main, &h), 0);
+  char ep[64];
+  snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", ntohs(a.sin_port));
+  got = ccsim_zmtp_mechanism(ep, 500, mech);
+  atomic_store(&h.stop, 1);
+  pthread_join(h.thread, NULL);
+  close(h.fd);
+  assert_int_equal(got, 0);
+  assert_int_equal(ccsim_zmtp_mechanism("ipc:///nonexistent", 100, mech), 0);
+}
+
 // CCSIM_CLIENT_KEY without CCSIM_SERVER_KEY is refused, as the reverse is: the client
 // would otherwise connect without encryption while its user believes it encrypted
 static void test_half_curve_environment_refused(void **state) {
@@ -560,6 +600,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_revoked_while_connected, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stream_handshake_told, setup, teardown),
       cmocka_unit_test(test_relay_without_server_retried),
+      cmocka_unit_test_setup_teardown(test_greeting_probe, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
