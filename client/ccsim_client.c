@@ -166,15 +166,16 @@ static int handshakes_read(handshakes *h, const char *endpoint, int curve, char 
 
 // After a timeout: what h's failed handshakes since the last success may mean, appended
 // to err ("" when none failed).
-static void handshakes_hint(const handshakes *h, int curve, char *err, size_t err_sz) {
+static void handshakes_hint(const handshakes *h, const char *whose, int curve, char *err,
+                            size_t err_sz) {
   if (h->failures == 0) {
     return;
   }
   size_t n = strlen(err);
   ccsim_set_err(err + n, err_sz - n,
-                "; its handshake failed %d time%s without detail (the last: %s): %s, or a "
+                "; %s handshake failed %d time%s without detail (the last: %s): %s, or a "
                 "relay in between has no server behind it",
-                h->failures, h->failures == 1 ? "" : "s",
+                whose, h->failures, h->failures == 1 ? "" : "s",
                 h->last_failure >= 0 ? zmq_strerror(h->last_failure) : "a protocol error",
                 curve ? "CCSIM_SERVER_KEY may not hold this server's public key (ccsimd prints "
                         "it at start), the server may not use CURVE"
@@ -339,7 +340,7 @@ static int roundtrip_ex(ccsim_client *c, Ccsim__Request *rq, Ccsim__Reply **out,
   if (st == CCSIM_ETIMEOUT) {
     cerr(c, "no reply from %s within %d ms (%d attempt%s)", c->endpoint, c->timeout_ms,
          c->attempts, c->attempts == 1 ? "" : "s");
-    handshakes_hint(&c->hs, c->curve, c->err, sizeof c->err);
+    handshakes_hint(&c->hs, "in the last attempt the", c->curve, c->err, sizeof c->err);
     return st;
   }
   if (st != CCSIM_OK) {
@@ -1201,7 +1202,7 @@ int ccsim_watch_next(ccsim_watch *w, int timeout_ms, ccsim_stream_msg *out) {
     }
     if (timeout_ms >= 0 && now_us() >= deadline) {
       snprintf(w->err, sizeof w->err, "nothing within the timeout");
-      handshakes_hint(&w->hs, w->curve, w->err, sizeof w->err);
+      handshakes_hint(&w->hs, "the stream's", w->curve, w->err, sizeof w->err);
       return CCSIM_ETIMEOUT;
     }
   }
