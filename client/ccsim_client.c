@@ -95,11 +95,15 @@ static int set_curve(void *sock, const char *server, const char *pub, const char
 
 // Watch sock's handshakes into h->mon (after closing the one before); 0, or -1 (errno
 // from ZeroMQ). owner names the inproc endpoint: unique in its context.
-static int handshakes_watch(handshakes *h, void *zctx, void *sock, const void *owner) {
+static void handshakes_close(handshakes *h) {
   if (h->mon) {
     zmq_close(h->mon);
     h->mon = NULL;
   }
+}
+
+static int handshakes_watch(handshakes *h, void *zctx, void *sock, const void *owner) {
+  handshakes_close(h);
   h->failures = 0;
   h->probed = 0;
   char ep[96];
@@ -108,13 +112,6 @@ static int handshakes_watch(handshakes *h, void *zctx, void *sock, const void *o
                ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
   h->mon = ccsim_monitor_open(zctx, sock, ep, events);
   return h->mon ? 0 : -1;
-}
-
-static void handshakes_close(handshakes *h) {
-  if (h->mon) {
-    zmq_close(h->mon);
-    h->mon = NULL;
-  }
 }
 
 // Read the events h->mon holds about the connection to endpoint (curve: with CURVE):

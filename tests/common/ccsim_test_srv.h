@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -79,6 +80,24 @@ static inline Ccsim__Reply *test_recv_reply(void *sock) {
                         : NULL;
   zmq_msg_close(&m);
   return r;
+}
+
+// What ListSessions says of session id on c's server (asserted listed).
+static inline ccsim_session_info test_session_info(ccsim_client *c, const char *id) {
+  ccsim_session_info *all = NULL, found;
+  memset(&found, 0, sizeof found);
+  size_t n = 0;
+  assert_int_equal(ccsim_client_list_sessions(c, &all, &n), CCSIM_OK);
+  int seen = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(all[i].id, id) == 0) {
+      found = all[i];
+      seen = 1;
+    }
+  }
+  free(all);
+  assert_true(seen);
+  return found;
 }
 
 // Create the service from cfg and run it on *thread. Returns it (stop it with

@@ -163,6 +163,17 @@ static void test_listed_key_served(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+// a server without CURVE on a free loopback port, running on *thread (test_server_stop)
+static srv *start_plain(pthread_t *thread) {
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.workers = 1;
+  srv *plain = test_server_start(&cfg, thread);
+  assert_non_null(plain);
+  return plain;
+}
+
 // connect to endpoint (server_pub NULL: without CURVE, else with it and kp) with one
 // attempt of 1.5 s; expected: no client, and err saying why, at once (at_once: EPERM
 // within 1 s) or at the timeout (what the failed handshakes may mean)
@@ -242,16 +253,9 @@ static void test_handshake_mismatch_told(void **state) {
   if (!strstr(said, told)) print_error("the server said '%s'\n", said);
   assert_non_null(strstr(said, told));
   assert_non_null(strstr(err, "CCSIM_SERVER_KEY may not hold this server's public key"));
-  srv_config cfg;
-  srv_config_defaults(&cfg);
-  cfg.bind = "tcp://127.0.0.1:*";
-  cfg.workers = 1;
   pthread_t thread;
-  srv *plain = test_server_start(&cfg, &thread);
-  assert_non_null(plain);
-  char ep[256];
-  snprintf(ep, sizeof ep, "%s", srv_endpoint(plain));
-  expect_told(ep, f->server.pub, &f->listed, 1, err, sizeof err);
+  srv *plain = start_plain(&thread);
+  expect_told(srv_endpoint(plain), f->server.pub, &f->listed, 1, err, sizeof err);
   test_server_stop(&plain, thread);
   assert_non_null(strstr(err, "does not use CURVE"));
 }
@@ -480,8 +484,8 @@ static void test_revoked_while_connected(void **state) {
 }
 
 typedef struct hangup {
-  int fd;  // listening on 127.0.0.1
-  int port;
+  int fd;       // listening on 127.0.0.1
+  char ep[64];  // its endpoint
   atomic_int stop;
   pthread_t thread;
 } hangup;
@@ -500,31 +504,42 @@ static void *hangup_main(void *arg) {
   return NULL;
 }
 
+// listen on a free loopback port (its endpoint into h->ep) and hang up on every
+// connection until hangup_stop
+static void hangup_start(hangup *h) {
+  h->fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t al = sizeof a;
+  assert_true(h->fd >= 0);
+  assert_int_equal(bind(h->fd, (struct sockaddr *)&a, sizeof a), 0);
+  assert_int_equal(listen(h->fd, 64), 0);
+  assert_int_equal(getsockname(h->fd, (struct sockaddr *)&a, &al), 0);
+  snprintf(h->ep, sizeof h->ep, "tcp://127.0.0.1:%d", ntohs(a.sin_port));
+  atomic_init(&h->stop, 0);
+  assert_int_equal(pthread_create(&h->thread, NULL, hangup_main, h), 0);
+}
+
+static void hangup_stop(hangup *h) {
+  atomic_store(&h->stop, 1);
+  pthread_join(h->thread, NULL);
+  close(h->fd);
+}
+
 // A relay with no server behind it reads as no server, not as a key problem: the client
 // retries (each on a fresh connection) and times out, its message naming the failed
 // handshakes among the possible causes. It was refused EPERM after three hang-ups,
 // blamed on its CURVE settings, and not retried.
 static void test_relay_without_server_retried(void **state) {
   (void)state;
-  hangup h = {.fd = socket(AF_INET, SOCK_STREAM, 0)};
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  socklen_t al = sizeof a;
-  assert_true(h.fd >= 0);
-  assert_int_equal(bind(h.fd, (struct sockaddr *)&a, sizeof a), 0);
-  assert_int_equal(listen(h.fd, 64), 0);
-  assert_int_equal(getsockname(h.fd, (struct sockaddr *)&a, &al), 0);
-  atomic_init(&h.stop, 0);
-  assert_int_equal(pthread_create(&h.thread, NULL, hangup_main, &h), 0);
-  char ep[64], err[512] = "";
-  snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", ntohs(a.sin_port));
+  hangup h;
+  hangup_start(&h);
+  char err[512] = "";
   ccsim_client_opts o;
   ccsim_client_opts_defaults(&o);
   o.timeout_ms = 700;
   o.retries = 1;
-  ccsim_client *c = ccsim_client_new_opts(ep, &o, err, sizeof err);
-  atomic_store(&h.stop, 1);
-  pthread_join(h.thread, NULL);
-  close(h.fd);
+  ccsim_client *c = ccsim_client_new_opts(h.ep, &o, err, sizeof err);
+  hangup_stop(&h);
   print_message("through a relay with no server: %s\n", err);
   assert_null(c);
   assert_non_null(strstr(err, "no reply"));
@@ -543,31 +558,16 @@ static void test_greeting_probe(void **state) {
   assert_string_equal(mech, "CURVE");
   assert_int_equal(ccsim_zmtp_mechanism(f->stream, 2000, mech), 1);
   assert_string_equal(mech, "CURVE");
-  srv_config cfg;
-  srv_config_defaults(&cfg);
-  cfg.bind = "tcp://127.0.0.1:*";
-  cfg.workers = 1;
   pthread_t thread;
-  srv *plain = test_server_start(&cfg, &thread);
-  assert_non_null(plain);
+  srv *plain = start_plain(&thread);
   int got = ccsim_zmtp_mechanism(srv_endpoint(plain), 2000, mech);
   test_server_stop(&plain, thread);
   assert_int_equal(got, 1);
   assert_string_equal(mech, "NULL");
-  hangup h = {.fd = socket(AF_INET, SOCK_STREAM, 0)};
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  socklen_t al = sizeof a;
-  assert_int_equal(bind(h.fd, (struct sockaddr *)&a, sizeof a), 0);
-  assert_int_equal(listen(h.fd, 8), 0);
-  assert_int_equal(getsockname(h.fd, (struct sockaddr *)&a, &al), 0);
-  atomic_init(&h.stop, 0);
-  assert_int_equal(pthread_create(&h.thread, NULL, hangup_main, &h), 0);
-  char ep[64];
-  snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", ntohs(a.sin_port));
-  got = ccsim_zmtp_mechanism(ep, 500, mech);
-  atomic_store(&h.stop, 1);
-  pthread_join(h.thread, NULL);
-  close(h.fd);
+  hangup h;
+  hangup_start(&h);
+  got = ccsim_zmtp_mechanism(h.ep, 500, mech);
+  hangup_stop(&h);
   assert_int_equal(got, 0);
   assert_int_equal(ccsim_zmtp_mechanism("ipc:///nonexistent", 100, mech), 0);
 }

@@ -142,17 +142,7 @@ static const char *k_scene =
 
 // steps the server executed for session id, as it lists them
 static uint64_t server_steps(ccsim_client *c, const char *id) {
-  ccsim_session_info *info = NULL;
-  size_t n = 0;
-  assert_int_equal(ccsim_client_list_sessions(c, &info, &n), CCSIM_OK);
-  uint64_t steps = UINT64_MAX;
-  for (size_t i = 0; i < n; i++) {
-    if (strcmp(info[i].id, id) == 0) {
-      steps = info[i].steps;
-    }
-  }
-  free(info);
-  return steps;
+  return test_session_info(c, id).steps;
 }
 
 // attempts of the proxy's clients [ms]: each dropped reply costs one; long enough that

@@ -519,15 +519,7 @@ static void *long_step_main(void *arg) {
 
 // steps a free-running session took so far (ListSessions, answered by the I/O duty)
 static uint64_t steps_of(ccsim_client *c, const char *id) {
-  ccsim_session_info *in = NULL;
-  size_t n = 0;
-  assert_int_equal(ccsim_client_list_sessions(c, &in, &n), CCSIM_OK);
-  uint64_t steps = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!strcmp(in[i].id, id)) steps = in[i].steps;
-  }
-  free(in);
-  return steps;
+  return test_session_info(c, id).steps;
 }
 
 // With every pool thread busy on a long step, a free-running session still ticks at its
@@ -581,24 +573,6 @@ static void *long_lockstep_main(void *arg) {
   return NULL;
 }
 
-// the session summary ListSessions gives for id (asserted found)
-static ccsim_session_info summary(ccsim_client *c, const char *id) {
-  ccsim_session_info *all = NULL, found;
-  memset(&found, 0, sizeof found);
-  size_t n = 0;
-  assert_int_equal(ccsim_client_list_sessions(c, &all, &n), CCSIM_OK);
-  int seen = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (strcmp(all[i].id, id) == 0) {
-      found = all[i];
-      seen = 1;
-    }
-  }
-  free(all);
-  assert_true(seen);
-  return found;
-}
-
 // While a lockstep reply is held, its controller is waiting, not idle: another request
 // of its (a GetState) does not move the idle clock back to its arrival. It did, and an
 // idle timeout shorter than the hold freed the session under the held reply.
@@ -631,7 +605,7 @@ static void test_held_reply_is_not_idleness(void **state) {
   char err[256];
   ccsim_client *other = ccsim_client_new(f->endpoint, err, sizeof err);
   assert_non_null(other);
-  ccsim_session_info info = summary(other, ccsim_session_id(p.s));
+  ccsim_session_info info = test_session_info(other, ccsim_session_id(p.s));
   ccsim_client_destroy(&other);
   pthread_join(lt, NULL);
   print_message("idle during the hold, after a GetState 0.25 s before: %g s\n", info.idle);
