@@ -5,22 +5,10 @@
 set -euo pipefail
 ccsim=$1 ccsimd=$2 scene=$3
 tmp=$(mktemp -d)
-pid=""
-trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-      rm -rf "$tmp"' EXIT
-
-# a free port chosen by the kernel; ccsimd prints the endpoint it bound. The log exists
-# before the server starts: the background job may not have opened it when sed first reads.
-: >"$tmp/server.log"
-"$ccsimd" --bind 'tcp://127.0.0.1:*' >"$tmp/server.log" 2>&1 &
-pid=$!
-endpoint=""
-for _ in $(seq 1 100); do
-  endpoint=$(sed -n 's/^ccsimd .* listening on \(tcp:[^ ]*\)$/\1/p' "$tmp/server.log")
-  [ -n "$endpoint" ] && break
-  sleep 0.05
-done
-[ -n "$endpoint" ] || { echo "ccsimd did not start:"; cat "$tmp/server.log"; exit 1; }
+. "$(dirname "$0")/ccsimd_start.sh"
+trap 'stop_ccsimd; rm -rf "$tmp"' EXIT
+start_ccsimd "$ccsimd" "$tmp"
+pid=$ccsimd_pid
 
 "$ccsim" ping --server "$endpoint"
 "$ccsim" run "$scene" --duration 1 --dt 0.001 --server "$endpoint" --quiet >"$tmp/remote.txt"
@@ -52,6 +40,7 @@ grep -q 'interrupted after' "$tmp/long.err" || { echo "FAIL: no interruption mes
 kill -TERM "$pid"
 wait "$pid"
 status=$?
+ccsimd_pid=""
 grep -q 'stopping' "$tmp/server.log" || { echo "FAIL: ccsimd did not report stopping"; exit 1; }
 cat "$tmp/remote.txt"
 echo "remote and embedded final states are identical; ccsimd exited with $status"
