@@ -87,6 +87,12 @@ void sim_get_body(const sim_model *m, const sim_data *d, int b, double pos[3], d
 ccsim_status sim_set_body(const sim_model *m, sim_data *d, int b, const double pos[3],
                           const double quat[4], const double vel[3], const double omega[3]);
 
+// What sim_set_body would answer, without changing anything but the message: a caller
+// setting several bodies checks them all first, so a refusal leaves the session as it was
+// (an undo would restart the integrator and change the trajectory).
+ccsim_status sim_check_body(const sim_model *m, sim_data *d, int b, const double pos[3],
+                            const double quat[4], const double vel[3], const double omega[3]);
+
 // Drive kinematic body b over the coming dt [s]: with pos and quat (nullable both) it
 // moves at constant velocity from its current pose to that pose, reached exactly at
 // time + dt (over as many sim_step calls as that takes); otherwise it moves with the

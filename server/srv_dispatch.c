@@ -1048,8 +1048,43 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   return CCSIM_OK;
 }
 
-// a sequenced Step: seq = last + 1 steps, seq = last answers the stored reply again when
-// it is the same Step (a retry); a different Step under a spent seq is refused
+// free-running: a Step only replaces the held inputs (*record: they were, its seq is spent)
+static int do_free_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
+  const Ccsim__Step *st = j->rq->step;
+  *record = 0;
+  if (!st->has_dt || !isfinite(st->dt) || !(st->dt > 0)) {
+    return fail(rc, CCSIM_EINVAL, "step.dt = %g: must be given, finite and > 0",
+                st->has_dt ? st->dt : 0.0);
+  }
+  if ((st->has_want_substates && st->want_substates) ||
+      (st->has_want_contacts && st->want_contacts)) {
+    // asked for, they would silently be missing: this Step steps nothing
+    return fail(rc, CCSIM_EINVAL,
+                "step.want_%s: a free-running session steps on its own and a Step "
+                "only sets its inputs; its states come in the stream, its contacts from "
+                "QueryContacts",
+                st->has_want_substates && st->want_substates ? "substates" : "contacts");
+  }
+  if (check_inputs(rc, ss->m, st) != CCSIM_OK) {
+    return rc->error.code;
+  }
+  wire_inputs_apply(ss->m, ss->d, st, st->dt);
+  *record = 1;
+  Ccsim__StepReply *sr = NEW(rc, Ccsim__StepReply, ccsim__step_reply__init);
+  if (!sr || wire_bodies_new(rc->a, ss->m, ss->d, &sr->bodies, &sr->n_bodies) != 0) {
+    return fail(rc, CCSIM_ENOMEM, "step: out of memory");
+  }
+  reply_deadline(rc, ss, &sr->deadline);
+  sr->has_time = 1;
+  sr->time = sim_data_time(ss->d);
+  rc->reply.body_case = CCSIM__REPLY__BODY_STEP;
+  rc->reply.step = sr;
+  return CCSIM_OK;
+}
+
+// a sequenced Step: seq = last + 1 steps (or, free-running, sets the inputs), seq = last
+// answers the stored reply again when it is the same Step (a retry); a different Step
+// under a spent seq is refused. A late copy of an older Step cannot bring back its inputs.
 static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
   const Ccsim__Request *rq = j->rq;
   uint64_t seq = rq->has_seq ? rq->seq : 0, last = ss->last_seq;
@@ -1085,7 +1120,11 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
     return;
   }
   int record = 0;
-  do_step(rc, j, ss, &record);
+  if (ss->pacing == CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
+    do_free_step(rc, j, ss, &record);
+  } else {
+    do_step(rc, j, ss, &record);
+  }
   if (seq != 0 && rc->reply.body_case == CCSIM__REPLY__BODY__NOT_SET) {
     // a failure that spent the seq must say so, or the client would send it again and be
     // answered this error for ever
@@ -1136,40 +1175,6 @@ static void do_tick(rctx *rc, srv_job *j, srv_session *ss) {
     fprintf(stderr, "ccsimd: session %s: free-running step: %s\n", ss->id,
             sim_data_errmsg(ss->d));
   }
-}
-
-// free-running: a Step only replaces the held inputs
-static void run_free_step(rctx *rc, srv_job *j, srv_session *ss) {
-  const Ccsim__Step *st = j->rq->step;
-  if (!st->has_dt || !isfinite(st->dt) || !(st->dt > 0)) {
-    fail(rc, CCSIM_EINVAL, "step.dt = %g: must be given, finite and > 0",
-         st->has_dt ? st->dt : 0.0);
-  } else if ((st->has_want_substates && st->want_substates) ||
-             (st->has_want_contacts && st->want_contacts)) {
-    // asked for, they would silently be missing: this Step steps nothing
-    fail(rc, CCSIM_EINVAL,
-         "step.want_%s: a free-running session steps on its own and a Step "
-         "only sets its inputs; its states come in the stream, its contacts from "
-         "QueryContacts",
-         st->has_want_substates && st->want_substates ? "substates" : "contacts");
-  } else if (check_inputs(rc, ss->m, st) == CCSIM_OK) {
-    wire_inputs_apply(ss->m, ss->d, st, st->dt);
-    Ccsim__StepReply *sr = NEW(rc, Ccsim__StepReply, ccsim__step_reply__init);
-    if (!sr || wire_bodies_new(rc->a, ss->m, ss->d, &sr->bodies, &sr->n_bodies) != 0) {
-      fail(rc, CCSIM_ENOMEM, "step: out of memory");
-    } else {
-      reply_deadline(rc, ss, &sr->deadline);
-      sr->has_time = 1;
-      sr->time = sim_data_time(ss->d);
-      rc->reply.body_case = CCSIM__REPLY__BODY_STEP;
-      rc->reply.step = sr;
-    }
-  }
-  const Ccsim__Request *rq = j->rq;
-  if (rq->has_seq && rq->seq) {
-    ss->last_seq = rq->seq;  // free-running steps are idempotent; keep the count going
-  }
-  finish(rc, j);
 }
 
 // QueryContacts on the session's worker: the contacts at the current state
@@ -1226,32 +1231,40 @@ static int do_set_state(rctx *rc, srv_job *j, srv_session *ss, const Ccsim__SetS
                   b->body, m->name[b->body]);
     }
   }
-  // apply on top of a snapshot: any refusal puts every body back
-  if (srv_snapshot(ss) != CCSIM_OK) {
-    return fail(rc, CCSIM_ENOMEM, "set_state: out of memory for the undo snapshot");
+  // one entry a body: two would merge field by field into a state neither was checked as
+  unsigned char *seen =
+      st->n_bodies > 1 ? ccsim_arena_alloc(rc->a, (size_t)m->nbody / 8 + 1) : NULL;
+  if (st->n_bodies > 1 && !seen) {
+    return fail(rc, CCSIM_ENOMEM, "set_state: out of memory");
   }
-  if (st->has_time && sim_set_time(m, ss->d, st->time) != CCSIM_OK) {
-    return fail(rc, CCSIM_EINVAL, "set_state.time: %s", sim_data_errmsg(ss->d));
-  }
-  for (size_t i = 0; i < st->n_bodies; i++) {
-    const Ccsim__BodyState *b = st->bodies[i];
-    double p[3], q[4], v[3], w[3];
-    sim_get_body(m, ss->d, (int)b->body, p, q, v, w);
-    int bad = (b->pose && (wire_vec3_get(b->pose->p, p, p) != 0 ||
-                           (b->pose->q && wire_quat_get(b->pose->q, q) != 0))) ||
-              (b->twist && (wire_vec3_get(b->twist->v, v, v) != 0 ||
-                            wire_vec3_get(b->twist->w, w, w) != 0));
-    double qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    if (bad || !(qn > 1e-12)) {
-      sim_snapshot_set(m, ss->d, ss->snap, ss->nsnap);
-      return fail(rc, CCSIM_EINVAL, "set_state.bodies[%zu]: pose and twist must be finite and "
-                  "the quaternion non-zero", i);
+  for (size_t i = 0; seen && i < st->n_bodies; i++) {
+    uint32_t b = st->bodies[i]->body;
+    if (seen[b / 8] & (1u << (b % 8))) {
+      return fail(rc, CCSIM_EINVAL, "set_state.bodies[%zu]: body %u (\"%s\") is given twice", i, b,
+                  m->name[b]);
     }
-    if (sim_set_body(m, ss->d, (int)b->body, p, q, v, w) != CCSIM_OK) {
-      char e[256];
-      snprintf(e, sizeof e, "%s", sim_data_errmsg(ss->d));
-      sim_snapshot_set(m, ss->d, ss->snap, ss->nsnap);
-      return fail(rc, CCSIM_EINVAL, "set_state.bodies[%zu]: %s", i, e);
+    seen[b / 8] |= (unsigned char)(1u << (b % 8));
+  }
+  // every body is checked before any changes: a refusal leaves the session untouched (an
+  // undo would restart its integrator, and the trajectory would differ from then on)
+  for (int apply = 0; apply < 2; apply++) {
+    if (apply && st->has_time) sim_set_time(m, ss->d, st->time);  // checked above
+    for (size_t i = 0; i < st->n_bodies; i++) {
+      const Ccsim__BodyState *b = st->bodies[i];
+      double p[3], q[4], v[3], w[3];
+      sim_get_body(m, ss->d, (int)b->body, p, q, v, w);  // what the entry leaves out stays
+      int bad = (b->pose && (wire_vec3_get(b->pose->p, p, p) != 0 ||
+                             (b->pose->q && wire_quat_get(b->pose->q, q) != 0))) ||
+                (b->twist &&
+                 (wire_vec3_get(b->twist->v, v, v) != 0 || wire_vec3_get(b->twist->w, w, w) != 0));
+      if (bad) {
+        return fail(rc, CCSIM_EINVAL, "set_state.bodies[%zu]: pose and twist must be finite", i);
+      }
+      ccsim_status bs = apply ? sim_set_body(m, ss->d, (int)b->body, p, q, v, w)
+                              : sim_check_body(m, ss->d, (int)b->body, p, q, v, w);
+      if (bs != CCSIM_OK) {
+        return fail(rc, CCSIM_EINVAL, "set_state.bodies[%zu]: %s", i, sim_data_errmsg(ss->d));
+      }
     }
   }
   if (st->has_time) {
@@ -1358,11 +1371,7 @@ void srv_execute(srv *s, srv_job *j, ccsim_arena *a) {
   }
   switch (rq->body_case) {
   case CCSIM__REQUEST__BODY_STEP:
-    if (ss->pacing == CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
-      run_free_step(&rc, j, ss);
-    } else {
-      run_step(&rc, j, ss);
-    }
+    run_step(&rc, j, ss);
     return;
   case CCSIM__REQUEST__BODY_SET_STATE:
     do_set_state(&rc, j, ss, rq->set_state);

@@ -139,6 +139,92 @@ static void test_batching_equals_single_steps(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+// examples/box_rest.json with friction: a 1 kg box on a floor, mu = 0.5 (mu m g = 4.9 N)
+static const char *k_box_mu =
+    "{\"gravity\": [0, 0, -9.81], \"integrator\": {\"rtol\": 1e-6, \"atol\": 1e-9},"
+    " \"contact\": {\"k\": 1e5, \"alpha\": 0.5, \"n\": 1, \"standoff\": 0.001, \"mu\": 0.5},"
+    " \"bodies\": [{\"name\": \"floor\", \"fixed\": true, \"shape\": {\"box\": {\"size\": [1, 1, "
+    "0.1]}},"
+    "   \"pose\": {\"p\": [0, 0, -0.05]}},"
+    "  {\"name\": \"box\", \"mass\": 1, \"shape\": {\"box\": {\"size\": [0.1, 0.1, 0.05]}},"
+    "   \"pose\": {\"p\": [0.1, 0.3, 0.026]}}]}";
+
+// With friction a held load that jumps restarts the integrator. A batch and single Steps
+// must restart at the same jumps and nowhere else: the same push held again keeps the
+// history, a push dropped from the request is a jump to zero.
+static void test_batching_equals_single_steps_friction(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = ccsim_scene_parse(k_box_mu, strlen(k_box_mu), "box_mu", NULL, err, sizeof err);
+  assert_non_null(sc);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *one = ccsim_session_create(c, sc), *batch = ccsim_session_create(c, sc);
+  assert_non_null(one);
+  assert_non_null(batch);
+  enum { N = 20 };
+  const double push[] = {3, 3, 6, 6, 0};  // [N] along x: stuck, held, sliding, held, none
+  ccsim_body_state sub[N * 2];
+  for (size_t phase = 0; phase < sizeof push / sizeof push[0]; phase++) {
+    ccsim_input in = {.body = 1, .force = {push[phase], 0, 0}};
+    size_t nin = push[phase] != 0 ? 1 : 0;
+    assert_int_equal(ccsim_session_step_n(batch, 1e-3, N, &in, nin, sub, NULL), CCSIM_OK);
+    for (int k = 0; k < N; k++) {
+      assert_int_equal(ccsim_session_step(one, 1e-3, &in, nin), CCSIM_OK);
+      assert_states_equal(&sub[2 * k], ccsim_session_bodies(one), 2);
+    }
+    same_bits(one, batch);
+  }
+  // the push moved the box, and friction held it back: both happened
+  double x = ccsim_session_bodies(one)[1].p[0];
+  assert_true(x > 0.1 + 1e-4);
+  assert_true(ccsim_session_bodies(one)[1].contact_count > 0);
+  ccsim_session_close(&one);
+  ccsim_session_close(&batch);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
+// A refused request changes nothing, not even the integrator's history: a session that
+// was refused SetStates (a bad body after a good one, a body given twice, a bad time) and
+// Steps steps on to the same bits as one that never was.
+static void test_refused_requests_keep_trajectory(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = scene();
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *plain = ccsim_session_create(c, sc), *refused = ccsim_session_create(c, sc);
+  assert_non_null(plain);
+  assert_non_null(refused);
+  for (int k = 0; k < 20; k++) {
+    assert_int_equal(ccsim_session_step(plain, 1e-2, NULL, 0), CCSIM_OK);
+    assert_int_equal(ccsim_session_step(refused, 1e-2, NULL, 0), CCSIM_OK);
+  }
+  ccsim_body_set set[2] = {{.body = 1, .has_pose = 1, .p = {0, 0, 1}, .q = {1, 0, 0, 0}},
+                           {.body = 0, .has_pose = 1, .p = {NAN, 0, 0}, .q = {1, 0, 0, 0}}};
+  assert_int_equal(ccsim_session_set_state(refused, NULL, set, 2), CCSIM_EINVAL);
+  assert_non_null(strstr(ccsim_client_errmsg(c), "bodies[1]"));
+  set[1].p[0] = 2e6;  // out of range
+  assert_int_equal(ccsim_session_set_state(refused, NULL, set, 2), CCSIM_EINVAL);
+  assert_non_null(strstr(ccsim_client_errmsg(c), "1e6 m"));
+  set[1].body = 1;
+  set[1].p[0] = 0.5;
+  assert_int_equal(ccsim_session_set_state(refused, NULL, set, 2), CCSIM_EINVAL);
+  assert_non_null(strstr(ccsim_client_errmsg(c), "given twice"));
+  double t = -1;
+  assert_int_equal(ccsim_session_set_state(refused, &t, set, 1), CCSIM_EINVAL);
+  ccsim_input nan_push = {.body = 0, .force = {NAN, 0, 0}};
+  assert_int_equal(ccsim_session_step(refused, 1e-2, &nan_push, 1), CCSIM_EINVAL);
+  for (int k = 0; k < 200; k++) {
+    assert_int_equal(ccsim_session_step(plain, 1e-2, NULL, 0), CCSIM_OK);
+    assert_int_equal(ccsim_session_step(refused, 1e-2, NULL, 0), CCSIM_OK);
+  }
+  same_bits(plain, refused);
+  ccsim_session_close(&plain);
+  ccsim_session_close(&refused);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
 static void test_checkpoint_resume_bit_exact(void **state) {
   fixture *f = *state;
   char err[256];
@@ -496,6 +582,8 @@ static void test_state_dir_unusable(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_batching_equals_single_steps, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_batching_equals_single_steps_friction, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_refused_requests_keep_trajectory, setup, teardown),
       cmocka_unit_test_setup_teardown(test_checkpoint_resume_bit_exact, setup, teardown),
       cmocka_unit_test_setup_teardown(test_state_dir_survives_sigterm, setup, teardown),
       cmocka_unit_test_setup_teardown(test_big_saved_session_restores, setup, teardown),
