@@ -1099,9 +1099,12 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
     // the reply carries last_seq = seq: the client learns the seq is spent and moves on
     if (same) {
       fail(rc, CCSIM_ESEQ,
-           "step: seq %llu ran, but its reply could not be kept (the server "
-           "ran out of memory); get_state gives the state it reached; send %llu next",
-           (unsigned long long)seq, (unsigned long long)seq + 1);
+           "step: seq %llu ran, but its reply %s; get_state gives the state it reached; "
+           "send %llu next",
+           (unsigned long long)seq,
+           ss->last_from_checkpoint ? "is not in the checkpoint this session was resumed from"
+                                    : "could not be kept (the server ran out of memory)",
+           (unsigned long long)seq + 1);
     } else {
       fail(rc, CCSIM_ESEQ,
            "step: seq %llu was spent by a different Step, which ran (an "
@@ -1140,6 +1143,7 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
     ss->last_reply = b;
     ss->last_seq = seq;
     ss->last_digest = digest;
+    ss->last_from_checkpoint = 0;
     if (b) {
       finish_stored(rc, j, ss);
       return;

@@ -82,6 +82,45 @@ static inline Ccsim__Reply *test_recv_reply(void *sock) {
   return r;
 }
 
+// A Step of dt = 1 ms of session s sent raw on sock (a DEALER) as its controller under
+// seq, holding the force fz upwards on body 0: the reply's code (-1000: no reply), its
+// time in *t (NAN when it has none) and its error message in msg[0, msg_sz).
+static inline int test_raw_step(void *sock, const ccsim_session *s, uint64_t seq, double fz,
+                                double *t, char *msg, size_t msg_sz) {
+  static uint64_t rid = 1000;
+  Ccsim__Request rq;
+  Ccsim__Step st;
+  Ccsim__BodyInput in, *inp[1] = {&in};
+  Ccsim__Vec3 force;
+  ccsim__request__init(&rq);
+  ccsim__step__init(&st);
+  ccsim__body_input__init(&in);
+  ccsim__vec3__init(&force);
+  force.has_z = 1;
+  force.z = fz;
+  in.has_body = 1;
+  in.force = &force;
+  st.has_dt = 1;
+  st.dt = 1e-3;
+  st.n_inputs = 1;
+  st.inputs = inp;
+  rq.session_id = (char *)ccsim_session_id(s);
+  rq.token = (char *)ccsim_session_token(s);
+  rq.has_seq = 1;
+  rq.seq = seq;
+  rq.body_case = CCSIM__REQUEST__BODY_STEP;
+  rq.step = &st;
+  *t = NAN;
+  if (msg_sz) msg[0] = 0;
+  Ccsim__Reply *r = test_send_request(sock, &rq, rid++) == 0 ? test_recv_reply(sock) : NULL;
+  if (!r) return -1000;
+  int code = r->error ? r->error->code : CCSIM__CODE__OK;
+  if (r->step && r->step->has_time) *t = r->step->time;
+  if (msg_sz && r->error && r->error->message) snprintf(msg, msg_sz, "%s", r->error->message);
+  ccsim__reply__free_unpacked(r, NULL);
+  return code;
+}
+
 // What ListSessions says of session id on c's server (asserted listed).
 static inline ccsim_session_info test_session_info(ccsim_client *c, const char *id) {
   ccsim_session_info *all = NULL, found;

@@ -244,6 +244,18 @@ static void test_checkpoint_resume_bit_exact(void **state) {
   assert_string_not_equal(ccsim_session_id(copy), ccsim_session_id(orig));
   same_bits(orig, copy);
   assert_int_equal(ccsim_session_seq(copy), 100);  // the resumed session continues the count
+  {
+    // a retry of the last seq: its reply is not in the checkpoint, and the refusal says so
+    // (and not that the server ran out of memory)
+    void *zctx = zmq_ctx_new(), *sock = test_dealer(zctx, f->endpoint);
+    double t;
+    char msg[512];
+    int code = test_raw_step(sock, copy, 100, 0, &t, msg, sizeof msg);
+    zmq_close(sock);
+    zmq_ctx_term(zctx);
+    assert_int_equal(code, CCSIM__CODE__ESEQ);
+    assert_non_null(strstr(msg, "not in the checkpoint this session was resumed from"));
+  }
   for (int k = 0; k < 300; k++) {
     ccsim_input in = {.body = 0, .force = {0, 0, 9.81 * (k % 7 == 0)}, .torque = {0, 0, 0.1}};
     assert_int_equal(ccsim_session_step(orig, 1e-2, &in, 1), CCSIM_OK);

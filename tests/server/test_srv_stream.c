@@ -420,41 +420,6 @@ static void test_lockstep_pacing(void **state) {
   paced_close(&p);
 }
 
-// A free-running Step of session s sent raw on sock (a DEALER) under seq, holding the
-// force fz upwards on body 0: the reply's code, and its time in *t (NAN when it has none).
-static int raw_free_step(void *sock, const ccsim_session *s, uint64_t seq, double fz, double *t) {
-  static uint64_t rid = 1000;
-  Ccsim__Request rq;
-  Ccsim__Step st;
-  Ccsim__BodyInput in, *inp[1] = {&in};
-  Ccsim__Vec3 force;
-  ccsim__request__init(&rq);
-  ccsim__step__init(&st);
-  ccsim__body_input__init(&in);
-  ccsim__vec3__init(&force);
-  force.has_z = 1;
-  force.z = fz;
-  in.has_body = 1;
-  in.force = &force;
-  st.has_dt = 1;
-  st.dt = 1e-3;
-  st.n_inputs = 1;
-  st.inputs = inp;
-  rq.session_id = (char *)ccsim_session_id(s);
-  rq.token = (char *)ccsim_session_token(s);
-  rq.has_seq = 1;
-  rq.seq = seq;
-  rq.body_case = CCSIM__REQUEST__BODY_STEP;
-  rq.step = &st;
-  *t = NAN;
-  Ccsim__Reply *r = test_send_request(sock, &rq, rid++) == 0 ? test_recv_reply(sock) : NULL;
-  if (!r) return -1000;
-  int code = r->error ? r->error->code : CCSIM__CODE__OK;
-  if (r->step && r->step->has_time) *t = r->step->time;
-  ccsim__reply__free_unpacked(r, NULL);
-  return code;
-}
-
 static void test_free_running(void **state) {
   fixture *f = *state;
   char err[256];
@@ -480,8 +445,8 @@ static void test_free_running(void **state) {
   uint64_t seq = ccsim_session_seq(s);
   void *zctx = zmq_ctx_new(), *sock = test_dealer(zctx, f->endpoint);
   double t_old, t_gap;
-  int old_code = raw_free_step(sock, s, seq, 0, &t_old);
-  int gap_code = raw_free_step(sock, s, seq + 7, 0, &t_gap);
+  int old_code = test_raw_step(sock, s, seq, 0, &t_old, NULL, 0);
+  int gap_code = test_raw_step(sock, s, seq + 7, 0, &t_gap, NULL, 0);
   ccsim_stream_msg m;
   double vz = 0;
   int seen = 0;
@@ -504,9 +469,9 @@ static void test_free_running(void **state) {
   assert_non_null(strstr(ccsim_client_errmsg(p.c), "free-running"));
   // the next seq sets the inputs; its retry is answered the stored reply, not run again
   double t_next, t_retry;
-  int next_code = raw_free_step(sock, s, seq + 1, 9.81, &t_next);
+  int next_code = test_raw_step(sock, s, seq + 1, 9.81, &t_next, NULL, 0);
   sleep_s(0.01);
-  int retry_code = raw_free_step(sock, s, seq + 1, 9.81, &t_retry);
+  int retry_code = test_raw_step(sock, s, seq + 1, 9.81, &t_retry, NULL, 0);
   zmq_close(sock);
   zmq_ctx_term(zctx);
   assert_int_equal(old_code, CCSIM__CODE__ESEQ);
