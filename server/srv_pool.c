@@ -422,6 +422,17 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+// under mu: n ticks of free-running ss that never run (it was still busy with the tick
+// before, or the server fell behind): paced steps whose states are never published, so
+// misses. Their lateness is not known; the next tick covers their time and shows its own.
+static void skip_ticks_locked(srv *s, srv_session *ss, uint64_t n) {
+  srv_deadline *d[2] = {&ss->dl, &s->dl};
+  for (int k = 0; k < 2; k++) {
+    d[k]->paced += n;
+    d[k]->misses += n;
+  }
+}
+
 // free-running sessions: queue a tick for every session whose time has come; *nwake
 // counts the ticks that went to the ready queue
 static double fire_ticks_locked(srv *s, double now, double next, int *nwake) {
@@ -435,20 +446,21 @@ static double fire_ticks_locked(srv *s, double now, double next, int *nwake) {
     }
     if (ss->next_tick <= now) {
       double due = ss->next_tick;
-      // a session still busy with the last tick skips this one; the next tick catches
-      // up with the wall clock and the lateness shows in its statistics
-      if (!ss->busy) {
-        srv_job *j = calloc(1, sizeof *j);
-        if (j) {
-          j->kind = SRV_JOB_TICK;
-          j->ss = ss;
-          j->arrived = due;
-          *nwake += srv_enqueue_locked(s, j);
-        }
+      srv_job *j = ss->busy ? NULL : calloc(1, sizeof *j);
+      if (j) {
+        j->kind = SRV_JOB_TICK;
+        j->ss = ss;
+        j->arrived = due;
+        *nwake += srv_enqueue_locked(s, j);
+      } else {
+        skip_ticks_locked(s, ss, 1);  // the next tick catches up with the wall clock
       }
       ss->next_tick += ss->period;
       if (ss->next_tick < now - ss->period) {
-        ss->next_tick = now + ss->period;  // far behind: do not queue a burst
+        // far behind: do not queue a burst; the ticks jumped over are skipped
+        double resume = now + ss->period;
+        skip_ticks_locked(s, ss, (uint64_t)((resume - ss->next_tick) / ss->period));
+        ss->next_tick = resume;
       }
     }
     if (ss->next_tick < next) {

@@ -544,6 +544,37 @@ static uint64_t steps_of(ccsim_client *c, const char *id) {
 // With every pool thread busy on a long step, a free-running session still ticks at its
 // rate: the thread holding the I/O duty runs its ticks, woken for each (it used to see
 // them only at its poll's 50 ms timeout: 20 ticks a second).
+// A free-running plant whose ticks take longer than its period (300 bodies, 0.1 ms): a
+// tick that cannot run, its session still busy with the one before, is a paced step that
+// missed (its state is never published; the next tick covers its time). paced_steps
+// follows the wall clock, and misses counts every state that came late or never.
+static void test_free_running_skipped_ticks(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_scene *sc = balls(300);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  assert_non_null(c);
+  const double period = 1e-4;
+  double t0 = now_s();
+  ccsim_session *s = ccsim_session_create_paced(c, sc, CCSIM_PACING_FREE_RUNNING, period);
+  assert_non_null(s);
+  sleep_s(0.5);
+  ccsim_session_info a = test_session_info(c, ccsim_session_id(s));
+  double wall = now_s() - t0;
+  print_message(
+      "free-running at %g s: %llu steps ran, %llu paced, %llu missed in %.3f s wall "
+      "(simulated %.3f s)\n",
+      period, (unsigned long long)a.steps, (unsigned long long)a.deadline.paced_steps,
+      (unsigned long long)a.deadline.misses, wall, a.time);
+  assert_true(a.steps < 0.5 * wall / period);  // the ticks did not all run: some were skipped
+  assert_true(a.deadline.paced_steps >= 0.8 * 0.5 / period);
+  assert_true(a.deadline.paced_steps <= wall / period + 2);
+  assert_true(a.deadline.misses + a.steps + 1 >= a.deadline.paced_steps);
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
 static void test_free_running_beside_busy_pool(void **state) {
   (void)state;
   srv_config cfg;
@@ -846,6 +877,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_lockstep_late_client, setup, teardown),
       cmocka_unit_test_setup_teardown(test_free_running, setup, teardown),
       cmocka_unit_test_setup_teardown(test_set_time_repairs_pacing, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_free_running_skipped_ticks, setup, teardown),
       cmocka_unit_test(test_free_running_beside_busy_pool),
       cmocka_unit_test(test_stop_sends_held_replies),
       cmocka_unit_test_setup_teardown(test_held_reply_is_not_idleness, setup, teardown),
