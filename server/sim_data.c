@@ -546,6 +546,7 @@ static void put_body(const sim_model *m, sim_data *d, int b, const double pos[3]
     memcpy(d->kin_quat + 4 * b, q, sizeof q);
     geo_v3_copy(d->kin_vel + 3 * b, vel);
     geo_v3_copy(d->kin_omega + 3 * b, omega);
+    d->kin_has_target[b] = 0;  // placed anew: a target it was heading for is gone
     return;
   }
   double *y = N_VGetArrayPointer(d->y) + s;
@@ -591,7 +592,6 @@ static void load_initial(const sim_model *m, sim_data *d) {
     int moving = m->type[b] != SIM_BODY_FIXED;
     put_body(m, d, b, m->pos0 + 3 * b, m->quat0 + 4 * b, moving ? m->vel0 + 3 * b : zero,
              moving ? m->omega0 + 3 * b : zero);
-    d->kin_has_target[b] = 0;
   }
   d->time = 0;
   d->kin_t0 = 0;
@@ -886,6 +886,10 @@ static void advance_kinematic(const sim_model *m, sim_data *d, double t, int rea
     } else {
       kinematic_pose(d, b, t, pos, q);
     }
+    // a failed step drops its targets: the body keeps the twist its target gave it (a
+    // later step ending past the target's time would snap it back, a jump; and no
+    // checkpoint holds a pending target)
+    if (!reached_end) d->kin_has_target[b] = 0;
     geo_v3_copy(d->kin_pos + 3 * b, pos);
     memcpy(d->kin_quat + 4 * b, q, sizeof q);
   }
@@ -1284,6 +1288,7 @@ ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf
       memcpy(d->kin_quat + 4 * b, in + 3, 4 * sizeof(double));
       memcpy(d->kin_vel + 3 * b, in + 7, 3 * sizeof(double));
       memcpy(d->kin_omega + 3 * b, in + 10, 3 * sizeof(double));
+      d->kin_has_target[b] = 0;  // a snapshot is taken between requests: none pending
     }
     in += 13;
   }

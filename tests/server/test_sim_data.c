@@ -106,6 +106,43 @@ static void test_progress_stops_step(void **state) {
   sim_model_destroy(&m);
 }
 
+// A step stopped part-way drops the kinematic targets it was given: the body keeps the
+// twist its target gave it, and stepping on lands where an unbroken run does (a later step
+// ending past the target's time used to snap the body back onto the target, a jump).
+static void test_failed_step_drops_kinematic_target(void **state) {
+  (void)state;
+  const double g[3] = {0, 0, -9.81};
+  sim_body_desc b[2] = {body("ball", 1.0, 0.1, 0.1, 0.1), body("pusher", 1.0, 0.1, 0.1, 0.1)};
+  b[0].pos[2] = 10;
+  b[1].type = SIM_BODY_KINEMATIC;
+  sim_model *m = compile1(b, 2, g, 1e-8, 1e-10);
+  assert_non_null(m);
+  char err[256];
+  sim_data *d = sim_data_new(m, err, sizeof err), *unbroken = sim_data_new(m, err, sizeof err);
+  assert_non_null(d);
+  assert_non_null(unbroken);
+  const double target[3] = {1, 0, 0}, q[4] = {1, 0, 0, 0}, zero[3] = {0, 0, 0};
+  assert_int_equal(sim_set_kinematic(m, d, 1, target, q, zero, zero, 1.0), CCSIM_OK);
+  assert_int_equal(sim_set_kinematic(m, unbroken, 1, target, q, zero, zero, 1.0), CCSIM_OK);
+  int left = 20;
+  sim_set_progress(d, test_stop_after, &left);
+  assert_int_equal(sim_step(m, d, 1.0), CCSIM_ELIMIT);
+  assert_true(sim_data_time(d) < 1.0);
+  sim_set_progress(d, NULL, NULL);
+  assert_int_equal(sim_step(m, d, 2.0), CCSIM_OK);
+  assert_int_equal(sim_step(m, unbroken, 1.0), CCSIM_OK);
+  assert_int_equal(sim_step(m, unbroken, 2.0), CCSIM_OK);
+  double p[3], v[3], pu[3];
+  sim_get_body(m, d, 1, p, NULL, v, NULL);
+  sim_get_body(m, unbroken, 1, pu, NULL, NULL, NULL);
+  assert_double_near(pu[0], 2.0, 1e-12);  // at the target at 1 s, on with its twist since
+  assert_double_near(p[0], pu[0], 1e-12);
+  assert_double_near(v[0], 1.0, 1e-12);
+  sim_data_destroy(&d);
+  sim_data_destroy(&unbroken);
+  sim_model_destroy(&m);
+}
+
 // kinetic energy and |angular momentum| (world frame) of body 0
 static void invariants(const sim_model *m, const sim_data *d, double *ke, double *L) {
   double q[4], w[3], R[9], wb[3], Iwb[3], Lw[3];
@@ -317,6 +354,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_free_fall),
       cmocka_unit_test(test_progress_stops_step),
+      cmocka_unit_test(test_failed_step_drops_kinematic_target),
       cmocka_unit_test(test_intermediate_axis),
       cmocka_unit_test(test_state_roundtrip_with_com),
       cmocka_unit_test(test_rejects_bad_input),
