@@ -185,10 +185,12 @@ ccsim_status sim_friction_snapshot_set(const sim_model *m, sim_collider *c, cons
 void sim_pair_params(const sim_model *m, int a, int b, sim_contact_params *out);
 
 // Conservative advancement bound: the shortest time in which any pair of bodies not yet
-// within its standoff (no contact at the last sim_collide) could come half-way into it, given the
-// velocities in k plus a bound dv_extra [m/s] on what accelerations add over the horizon [s].
-// INFINITY when no pair could get there within the horizon.
+// within its standoff (no contact at the last sim_collide) could come half-way into it, given
+// the velocities in k and a bound accel [m/s^2] on their approach's acceleration.
+// With touching_too, a pair within its standoff counts as well: the time it needs to leave
+// and come back half-way in (the compliant mode's springs do not hold a pair that flies
+// off; the rigid mode's LCP does). INFINITY when no pair could get there within the horizon.
 double sim_collider_time_bound(const sim_model *m, sim_collider *c, const sim_kinematics *k,
-                               double dv_extra, double horizon);
+                               double accel, double horizon, int touching_too);
 
 #endif

@@ -850,7 +850,8 @@ static double step_bound(const sim_model *m, sim_data *d, double t, double horiz
       if (a > acc) acc = a;
     }
   }
-  double h = sim_collider_time_bound(m, d->col, &k, 2 * acc * horizon, horizon);
+  // each body of a pair may accelerate by acc towards the other
+  double h = sim_collider_time_bound(m, d->col, &k, 2 * acc, horizon, 1);
   // a floor against pathological inputs (tunnelling would need > 5 km/s at d_s = 1 mm)
   return isfinite(h) ? fmax(h, 1e-7) : INFINITY;
 }

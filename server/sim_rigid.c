@@ -764,7 +764,7 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
       if (!col) break;
       sim_kinematics kn = k;
       kn.vel = r->vel_new, kn.omega = r->om_new;
-      double hb = sim_collider_time_bound(m, col, &kn, 0, h);
+      double hb = sim_collider_time_bound(m, col, &kn, 0, h, 0);
       if (!(hb < h) || pass == BOUND_PASSES - 1) break;
       h = fmax(hb, 1e-6 * m->rigid_dt), last = 0;
     }

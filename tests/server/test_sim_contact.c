@@ -305,6 +305,38 @@ static void test_no_tunnelling(void **state) {
   sim_model_destroy(&m);
 }
 
+// A ball bouncing on a floor within one long request: the contact of its first bounce
+// must not let the request run to its end unchecked, or CVODE's free-flight steps grow
+// past the floor and the ball falls through it at the second impact (z = -0.55 m after
+// one 0.8 s request). The long request lands where 800 steps of 1 ms do.
+static void test_no_tunnelling_after_bounce(void **state) {
+  (void)state;
+  const double ds = 1e-3;
+  sim_body_desc b[2] = {plate(1, 1, 0.1, 0), {0}};
+  b[1].name = "ball";
+  b[1].density = 1000;
+  b[1].shape.type = SIM_SHAPE_SPHERE;
+  b[1].shape.radius = 0.05;
+  b[1].quat[0] = 1;
+  b[1].pos[0] = 0.01, b[1].pos[1] = 0.02, b[1].pos[2] = 0.35;
+  sim_model *m = compile(b, 2, 1e7, 0.2, ds, 1e-6);
+  assert_non_null(m);
+  sim_data *once = sim_data_new(m, NULL, 0), *fine = sim_data_new(m, NULL, 0);
+  assert_int_equal(sim_step(m, once, 0.8), CCSIM_OK);
+  for (int k = 1; k <= 800; k++) {
+    assert_int_equal(sim_step(m, fine, k * 1e-3), CCSIM_OK);
+  }
+  double p[3], pf[3];
+  sim_get_body(m, once, 1, p, NULL, NULL, NULL);
+  sim_get_body(m, fine, 1, pf, NULL, NULL, NULL);
+  print_message("ball after 0.8 s: %.6f m in one request, %.6f m in 800\n", p[2], pf[2]);
+  assert_true(pf[2] > 0.05 - ds);  // on or over the floor
+  assert_double_near(p[2], pf[2], 1e-4);
+  sim_data_destroy(&once);
+  sim_data_destroy(&fine);
+  sim_model_destroy(&m);
+}
+
 // d1 and d2 hold the same snapshot, to the last bit (the anchors' count included)
 static void assert_same_snapshot(const sim_model *m, sim_data *d1, sim_data *d2) {
   size_t n = sim_snapshot_size(m, d1);
@@ -540,6 +572,7 @@ int main(void) {
       cmocka_unit_test(test_box_rests),
       cmocka_unit_test(test_energy_never_grows),
       cmocka_unit_test(test_no_tunnelling),
+      cmocka_unit_test(test_no_tunnelling_after_bounce),
       cmocka_unit_test(test_snapshot_in_contact_bit_exact),
       cmocka_unit_test(test_snapshot_sliding_bit_exact),
       cmocka_unit_test(test_contacts_at_poses_change_nothing),
