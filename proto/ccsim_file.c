@@ -11,7 +11,9 @@ int ccsim_open_regular(const char *path, int extra_flags, off_t *size, const cha
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | extra_flags);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0) {
-    *why = strerror(errno);
+    // O_NOFOLLOW refuses a link with ELOOP, whose text speaks of too many links
+    *why = fd < 0 && errno == ELOOP && (extra_flags & O_NOFOLLOW) ? "a symbolic link (not followed)"
+                                                                  : strerror(errno);
     if (fd >= 0) close(fd);
     return -1;
   }

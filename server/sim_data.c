@@ -797,6 +797,11 @@ ccsim_status sim_set_input(const sim_model *m, sim_data *d, int b, const double 
       return CCSIM_EINVAL;
     }
   }
+  const char *big = sim_input_out_of_range(force, torque);
+  if (big) {
+    snprintf(d->err, sizeof d->err, "input: body %d: %s", b, big);
+    return CCSIM_EINVAL;
+  }
   geo_v3_copy(d->force_in + 3 * b, force);
   geo_v3_copy(d->torque_in + 3 * b, torque);
   return CCSIM_OK;
@@ -1247,21 +1252,29 @@ void sim_snapshot_get(const sim_model *m, const sim_data *d, double *buf) {
   sim_friction_snapshot_get(d->col, buf + snapshot_base(m));
 }
 
-ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf, size_t n) {
+ccsim_status sim_snapshot_check(const sim_model *m, const double *buf, size_t n, char *err,
+                                size_t err_sz) {
   size_t base = snapshot_base(m);
   if (n < base) {
-    snprintf(d->err, sizeof d->err, "snapshot: %zu values, the scene needs at least %zu", n,
-             base);
+    ccsim_set_err(err, err_sz, "snapshot: %zu values, the scene needs at least %zu", n, base);
     return CCSIM_EINVAL;
   }
   for (size_t i = 0; i < base; i++) {
     if (!isfinite(buf[i])) {
-      snprintf(d->err, sizeof d->err, "snapshot: value %zu is not finite", i);
+      ccsim_set_err(err, err_sz, "snapshot: value %zu is not finite", i);
       return CCSIM_EINVAL;
     }
   }
   if (buf[0] < 0) {
-    snprintf(d->err, sizeof d->err, "snapshot: negative time");
+    ccsim_set_err(err, err_sz, "snapshot: negative time");
+    return CCSIM_EINVAL;
+  }
+  return CCSIM_OK;
+}
+
+ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf, size_t n) {
+  size_t base = snapshot_base(m);
+  if (sim_snapshot_check(m, buf, n, d->err, sizeof d->err) != CCSIM_OK) {
     return CCSIM_EINVAL;
   }
   ccsim_status fs =

@@ -151,6 +151,12 @@ void sim_snapshot_get(const sim_model *m, const sim_data *d, double *buf);
 // length, non-finite values or malformed anchors.
 ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf, size_t n);
 
+// What sim_snapshot_set says of buf's length, numbers and time, without anchors or d:
+// CCSIM_OK, or CCSIM_EINVAL with the reason in err. A checkpoint or save is checked so
+// before it is handed out or written: one a restore would refuse is not one.
+ccsim_status sim_snapshot_check(const sim_model *m, const double *buf, size_t n, char *err,
+                                size_t err_sz);
+
 // Restart the integrator at the current state (drop CVODE's history). A checkpoint is
 // such a restart point for the live session too.
 void sim_restart(const sim_model *m, sim_data *d);

@@ -271,6 +271,16 @@ const char *sim_motion_out_of_range(const double p[3], const double v[3], const 
   return NULL;
 }
 
+const char *sim_input_out_of_range(const double f[3], const double t[3]) {
+  if (f && geo_v3_norm(f) > SIM_MAX_FORCE) {
+    return "force above 1e12 N";
+  }
+  if (t && geo_v3_norm(t) > SIM_MAX_TORQUE) {
+    return "torque above 1e12 N m";
+  }
+  return NULL;
+}
+
 void sim_twist_between(const double p0[3], const double q0[4], const double p1[3],
                        const double q1[4], double dt, double v[3], double w[3]) {
   double dq[4], q0c[4] = {q0[0], -q0[1], -q0[2], -q0[3]};

@@ -22,6 +22,11 @@
 #define SIM_MAX_COORD 1e6  // |position| [m]
 #define SIM_MAX_SPEED 1e6  // |velocity| [m/s]
 #define SIM_MAX_SPIN 1e6   // |angular velocity| [rad/s]
+// Bounds of a held input: a larger one drives any body past the bounds above within a
+// step, or (1e308 N) past what doubles hold, and a state that is not finite cannot be
+// saved or restored.
+#define SIM_MAX_FORCE 1e12   // |force| [N]
+#define SIM_MAX_TORQUE 1e12  // |torque| [N m]
 
 typedef enum sim_body_type {
   SIM_BODY_FREE = 0,       // integrated
@@ -176,6 +181,10 @@ void sim_model_path_pose(const sim_model *m, int b, double t, double pos[3], dou
 // SIM_MAX_COORD / SIM_MAX_SPEED / SIM_MAX_SPIN, else which bound is passed (a static
 // string). Values are assumed finite (checked before).
 const char *sim_motion_out_of_range(const double p[3], const double v[3], const double w[3]);
+
+// NULL when force f and torque t (finite, either may be NULL) are within SIM_MAX_FORCE /
+// SIM_MAX_TORQUE, else which bound is passed (a static string).
+const char *sim_input_out_of_range(const double f[3], const double t[3]);
 
 // Pose (pos, quat) reached from (p0, q0) after time h [s] moving with the constant world
 // twist v, w: the motion sim_twist_between's twist makes. Outputs may not alias inputs.

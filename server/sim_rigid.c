@@ -775,6 +775,16 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
       return CCSIM_ESOLVER;
     }
     advance_positions(m, d, r, h);
+    for (size_t i = 0; i < r->nstate; i++) {
+      if (!isfinite(y[i])) {
+        // bounded inputs keep it finite; this keeps whatever else from reaching a reply or
+        // a save, which a restore would refuse
+        memcpy(y, r->y_save, r->nstate * sizeof(double));
+        snprintf(r->err, sizeof r->err,
+                 "rigid mode: a step of %g s from t = %.9g made the state not finite", h, t);
+        return CCSIM_ESOLVER;
+      }
+    }
     s = collide(m, d, r, t_new, &k);
     if ((s == CCSIM_ESOLVER || (s == CCSIM_OK && too_close(m, col))) &&
         ++touches <= TOUCH_RETRIES) {

@@ -836,13 +836,13 @@ static int create_session(rctx *rc, srv_job *j) {
     // time quadratic in a sub-message given again and again
     cp = (Ccsim__Checkpoint *)ccsim_pb_unpack(&ccsim__checkpoint__descriptor, &j->rq_arena,
                                               cs->checkpoint.len, cs->checkpoint.data);
-    if (!cp || !cp->has_format || cp->format != 1 || !cp->scene) {
+    if (!cp || !cp->scene) {  // its format is checked where saved sessions' are
       const ccsim_arena *a = &j->rq_arena;
       code = a->over_limit ? CCSIM_ELIMIT : a->out_of_memory ? CCSIM_ENOMEM : CCSIM_EINVAL;
       snprintf(err, sizeof err, "checkpoint: %s",
                a->over_limit      ? "past the request's decoded-size limit"
                : a->out_of_memory ? "out of memory decoding it"
-                                  : "not a ccsim.Checkpoint of format 1 with a scene");
+                                  : "not a ccsim.Checkpoint with a scene");
     }
     given = cp ? cp->scene : NULL;
   }
@@ -1293,9 +1293,10 @@ static int do_set_state(rctx *rc, srv_job *j, srv_session *ss, const Ccsim__SetS
 static int do_checkpoint(rctx *rc, srv_session *ss) {
   uint8_t *blob = NULL;
   size_t len = 0;
-  int st = srv_checkpoint(rc->s, ss, &blob, &len);
+  char why[256];
+  int st = srv_checkpoint(rc->s, ss, &blob, &len, why, sizeof why);
   if (st != CCSIM_OK) {
-    return fail(rc, st, "get_state.checkpoint: out of memory");
+    return fail(rc, st, "get_state.checkpoint: %s", why);
   }
   Ccsim__StateReply *sr = NEW(rc, Ccsim__StateReply, ccsim__state_reply__init);
   uint8_t *copy = ccsim_arena_alloc(rc->a, len ? len : 1);

@@ -385,8 +385,9 @@ srv_session *srv_find_key(srv *s, const uint8_t *key, size_t len);
 int srv_tomb_key(const srv *s, const uint8_t *key, size_t len);
 
 // A Checkpoint blob for ss (job thread): serialized into *out (malloc, caller frees).
-// Restarts ss's integrator at the checkpoint. Returns CCSIM_OK or an error code.
-int srv_checkpoint(srv *s, srv_session *ss, uint8_t **out, size_t *len);
+// Restarts ss's integrator at the checkpoint. Returns CCSIM_OK, or an error code with the
+// reason in err (out of memory; a state no restore would take).
+int srv_checkpoint(srv *s, srv_session *ss, uint8_t **out, size_t *len, char *err, size_t err_sz);
 
 // --state-dir: write ss to DIR/ID.session (job thread or after the threads stopped).
 int srv_save_session(srv *s, srv_session *ss);

@@ -108,6 +108,16 @@ srv_session *srv_session_build(srv *s, Ccsim__Scene **scene, const Ccsim__Checkp
     ccsim_set_err(err, err_sz, "scene missing");
     goto fail;
   }
+  // a client's checkpoint and a saved session alike: another format is not guessed at
+  if (cp && (!cp->has_format || cp->format != 1)) {
+    if (cp->has_format) {
+      ccsim_set_err(err, err_sz, "checkpoint.format = %u: this server reads format 1",
+                    (unsigned)cp->format);
+    } else {
+      ccsim_set_err(err, err_sz, "checkpoint.format missing: this server reads format 1");
+    }
+    goto fail;
+  }
   if (scene_limits(s, sc, err, err_sz) != 0) {
     *code = CCSIM_ELIMIT;
     goto fail;
@@ -296,10 +306,21 @@ int srv_snapshot(srv_session *ss) {
 
 // A Checkpoint message of ss's current state (pointers into ss; valid until ss changes).
 // CCSIM_ENOMEM when the snapshot does not fit.
-static int checkpoint_msg(srv_session *ss, Ccsim__Checkpoint *cp, Ccsim__Pacing *pc) {
+// ss's Checkpoint message (pointing into ss): CCSIM_OK, or an error with its reason in err
+// (out of memory, or a state no restore would take: never handed out nor saved)
+static int checkpoint_msg(srv_session *ss, Ccsim__Checkpoint *cp, Ccsim__Pacing *pc, char *err,
+                          size_t err_sz) {
   ccsim__checkpoint__init(cp);
   ccsim__pacing__init(pc);
-  if (srv_snapshot(ss) != CCSIM_OK) return CCSIM_ENOMEM;
+  if (srv_snapshot(ss) != CCSIM_OK) {
+    ccsim_set_err(err, err_sz, "out of memory");
+    return CCSIM_ENOMEM;
+  }
+  char why[200];
+  if (sim_snapshot_check(ss->m, ss->snap, ss->nsnap, why, sizeof why) != CCSIM_OK) {
+    ccsim_set_err(err, err_sz, "the session's state could not be restored (%s)", why);
+    return CCSIM_ESOLVER;
+  }
   cp->has_format = 1;
   cp->format = 1;
   cp->scene = ss->scene;
@@ -314,13 +335,15 @@ static int checkpoint_msg(srv_session *ss, Ccsim__Checkpoint *cp, Ccsim__Pacing 
   return CCSIM_OK;
 }
 
-int srv_checkpoint(srv *s, srv_session *ss, uint8_t **out, size_t *len) {
+int srv_checkpoint(srv *s, srv_session *ss, uint8_t **out, size_t *len, char *err, size_t err_sz) {
   (void)s;
   Ccsim__Checkpoint cp;
   Ccsim__Pacing pc;
-  if (checkpoint_msg(ss, &cp, &pc) != CCSIM_OK) return CCSIM_ENOMEM;
+  int st = checkpoint_msg(ss, &cp, &pc, err, err_sz);
+  if (st != CCSIM_OK) return st;
   *out = ccsim_pb_pack_new(&cp.base, 0, len);
   if (!*out) {
+    ccsim_set_err(err, err_sz, "out of memory");
     return CCSIM_ENOMEM;
   }
   // the live session restarts here too, so it and a resumed copy agree to the last bit
@@ -341,8 +364,10 @@ int srv_save_session(srv *s, srv_session *ss) {
   Ccsim__Checkpoint cp;
   Ccsim__Pacing pc;
   ccsim__saved_session__init(&sv);
-  if (checkpoint_msg(ss, &cp, &pc) != CCSIM_OK) {
-    fprintf(stderr, "ccsimd: cannot save session %s: out of memory\n", ss->id);
+  char refused[256];
+  if (checkpoint_msg(ss, &cp, &pc, refused, sizeof refused) != CCSIM_OK) {
+    // the last save stays: a restore would refuse this one
+    fprintf(stderr, "ccsimd: cannot save session %s: %s; its last save is kept\n", ss->id, refused);
     return -1;
   }
   sv.session_id = ss->id;
@@ -559,9 +584,12 @@ int srv_restore_all(srv *s) {
     const char *problem = NULL;
     uint8_t *buf = read_file(path, SRV_SAVED_MAX, &len, &problem);
     Ccsim__SavedSession *sv = buf ? ccsim__saved_session__unpack(NULL, len, buf) : NULL;
+    int empty = buf && len == 0;
     free(buf);
     char err[512] = "";
-    if (!sv) {
+    if (empty) {
+      problem = "empty (0 bytes)";  // it would decode as a session with nothing in it
+    } else if (!sv) {
       problem = problem ? problem : "not a saved session";  // unread: read_file says why
     } else if (!hex_id(sv->session_id) || !hex_id(sv->controller_token) || !sv->checkpoint ||
                !sv->checkpoint->scene || strncmp(e->d_name, sv->session_id, SRV_ID_LEN) != 0) {

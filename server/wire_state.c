@@ -115,6 +115,11 @@ int wire_inputs_check(const sim_model *m, const Ccsim__Step *st, char *err, size
       snprintf(err, err_sz, "step.inputs[%zu]: force and torque must be finite", i);
       return -1;
     }
+    const char *big = sim_input_out_of_range(f, t);
+    if (big) {
+      snprintf(err, err_sz, "step.inputs[%zu]: %s", i, big);
+      return -1;
+    }
     if (in->pose && (wire_vec3_get(in->pose->p, f, zero) != 0 ||
                      wire_quat_get(in->pose->q, q) != 0 ||
                      (in->pose->q && q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] == 0))) {

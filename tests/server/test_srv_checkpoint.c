@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ccsim.pb-c.h"
 #include "ccsim_client.h"
 #include "ccsim_scene.h"
 #include "srv.h"
@@ -531,6 +532,82 @@ static void test_big_saved_session_restores(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+// the whole of file path into *len bytes (caller frees)
+static uint8_t *slurp(const char *path, size_t *len) {
+  FILE *in = fopen(path, "rb");
+  assert_non_null(in);
+  uint8_t *buf = malloc(1 << 20);
+  assert_non_null(buf);
+  *len = fread(buf, 1, 1 << 20, in);
+  fclose(in);
+  return buf;
+}
+
+// A checkpoint of another format is refused, whether a client gives it or a state dir
+// holds it; a saved one is left as it was (it was restored, and saved back as format 1)
+static void test_checkpoint_of_another_format(void **state) {
+  fixture *f = *state;
+  char state_dir[128], err[512];
+  make_test_dir(f, state_dir);
+  srv_config cfg;
+  state_dir_config(&cfg, state_dir);
+  pthread_t th;
+  srv *s2 = test_server_start(&cfg, &th);
+  assert_non_null(s2);
+  ccsim_scene *sc = scene();
+  ccsim_client *c = ccsim_client_new(srv_endpoint(s2), err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  assert_int_equal(ccsim_session_step(s, 1e-2, NULL, 0), CCSIM_OK);
+  uint8_t *blob = NULL;
+  size_t len = 0;
+  assert_int_equal(ccsim_session_checkpoint(s, &blob, &len), CCSIM_OK);
+  Ccsim__Checkpoint *cp = ccsim__checkpoint__unpack(NULL, len, blob);
+  assert_non_null(cp);
+  cp->format = 2;
+  size_t n2 = ccsim__checkpoint__get_packed_size(cp);
+  uint8_t *blob2 = malloc(n2);
+  ccsim__checkpoint__pack(cp, blob2);
+  ccsim__checkpoint__free_unpacked(cp, NULL);
+  assert_null(ccsim_session_resume(c, blob2, n2));
+  assert_non_null(strstr(ccsim_client_errmsg(c), "checkpoint.format = 2"));
+  free(blob);
+  free(blob2);
+  char path[256];
+  snprintf(path, sizeof path, "%s/%s.session", state_dir, ccsim_session_id(s));
+  ccsim_session_release(&s);
+  ccsim_client_destroy(&c);
+  test_server_stop(&s2, th);  // saves it
+  // the saved session made format 2
+  size_t saved_len = 0;
+  uint8_t *saved = slurp(path, &saved_len);
+  Ccsim__SavedSession *sv = ccsim__saved_session__unpack(NULL, saved_len, saved);
+  free(saved);
+  assert_non_null(sv);
+  assert_non_null(sv->checkpoint);
+  sv->checkpoint->format = 2;
+  size_t n = ccsim__saved_session__get_packed_size(sv);
+  uint8_t *other = malloc(n);
+  ccsim__saved_session__pack(sv, other);
+  ccsim__saved_session__free_unpacked(sv, NULL);
+  FILE *out = fopen(path, "wb");
+  assert_non_null(out);
+  assert_int_equal(fwrite(other, 1, n, out), n);
+  fclose(out);
+  s2 = test_server_start(&cfg, &th);
+  assert_non_null(s2);
+  int restored = srv_session_count(s2);
+  test_server_stop(&s2, th);
+  size_t after_len = 0;
+  uint8_t *after = slurp(path, &after_len);
+  int same = after_len == n && memcmp(after, other, n) == 0;
+  free(after);
+  free(other);
+  ccsim_scene_destroy(&sc);
+  assert_int_equal(restored, 0);
+  assert_true(same);
+}
+
 // a state dir the server could not save into is refused at start, not at the stop that
 // would lose the sessions; a missing one is created
 static void test_state_dir_unusable(void **state) {
@@ -589,6 +666,29 @@ static void test_state_dir_unusable(void **state) {
   assert_int_equal(srv_session_count(s), 0);
   srv_destroy(&s);
   assert_int_equal(unlink(fifo), 0);
+  // an empty file and a link are skipped, each with a reason that says what it is
+  char empty[200], link[200], log[200], text[2048];
+  snprintf(empty, sizeof empty, "%s/00000000000000000000000000000000.session", file);
+  snprintf(link, sizeof link, "%s/11111111111111111111111111111111.session", file);
+  snprintf(log, sizeof log, "%s/log.txt", f->dir);
+  out = fopen(empty, "w");
+  assert_non_null(out);
+  fclose(out);
+  assert_int_equal(symlink("00000000000000000000000000000000.session", link), 0);
+  int saved = test_capture_begin(2, log);
+  s = srv_new(&cfg, err, sizeof err);
+  test_capture_end(2, saved);
+  test_read_text(log, text, sizeof text);
+  int count = s ? srv_session_count(s) : -1;
+  srv_destroy(&s);
+  unlink(empty);
+  unlink(link);
+  unlink(log);
+  assert_int_equal(count, 0);
+  assert_non_null(strstr(text, "00000000000000000000000000000000.session: not restored: empty"));
+  assert_non_null(strstr(text,
+                         "11111111111111111111111111111111.session: not restored: a "
+                         "symbolic link"));
 }
 
 int main(void) {
@@ -599,6 +699,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_checkpoint_resume_bit_exact, setup, teardown),
       cmocka_unit_test_setup_teardown(test_state_dir_survives_sigterm, setup, teardown),
       cmocka_unit_test_setup_teardown(test_big_saved_session_restores, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_checkpoint_of_another_format, setup, teardown),
       cmocka_unit_test_setup_teardown(test_state_dir_unusable, setup, teardown),
       cmocka_unit_test_setup_teardown(test_periodic_checkpoints, setup, teardown),
   };

@@ -317,6 +317,10 @@ static void test_numbers_roles_and_sessions(void **state) {
   s.force.has_y = 1;
   s.force.y = INFINITY;
   expect(call(f, &s.rq), CCSIM_EINVAL, "finite");
+  // finite but past what a state can hold after a step (1e308 N made a rigid ball's
+  // state infinite, and its save unrestorable)
+  s.force.y = 1e308;
+  expect(call(f, &s.rq), CCSIM_EINVAL, "force above 1e12 N");
   // wrong roles: no token, a wrong token, a token of the right length but not ours
   make_step(f, &s);
   s.rq.token = NULL;
