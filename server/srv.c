@@ -788,6 +788,13 @@ int srv_run(srv *s) {
             "requests are dropped\n",
             busy, busy == 1 ? "" : "s", SRV_STOP_GRACE);
   }
+  int compiling = s->compiling;
+  if (compiling > 0) {
+    // a scene's compile is not stopped part-way (millions of triangles take seconds)
+    fprintf(stderr,
+            "ccsimd: stopping: waiting for %d CreateSession%s to finish compiling %s scene\n",
+            compiling, compiling == 1 ? "" : "s", compiling == 1 ? "its" : "their");
+  }
   srv_pool_stop(s);  // workers send what they computed before they leave
   // lockstep replies still held for the wall clock: their steps ran (and are saved), so
   // they go out now, early, rather than never

@@ -857,7 +857,9 @@ static int create_session(rctx *rc, srv_job *j) {
                         : "out of memory for the scene");
   }
   if (code == CCSIM_OK) {
+    s->compiling++;
     ss = srv_session_build(s, &sc, cp, cs->pacing, &code, err, sizeof err);
+    s->compiling--;
   }
   if (sc) ccsim__scene__free_unpacked(sc, NULL);
   if (ss && (srv_new_id(s, ss->id) != 0 || srv_new_id(s, ss->token) != 0)) {

@@ -195,6 +195,7 @@ typedef struct srv_log_limit {
 
 struct srv {
   srv_config cfg;
+  _Atomic int compiling;  // CreateSessions compiling their scene now (the stop names them)
   char endpoint[256];
   char stream_endpoint[256];
   void *zctx;                 // owned ZeroMQ context (NULL without sockets)
