@@ -76,6 +76,16 @@ static int num(const char *opt, const char *s, double lo, double hi, double *out
   return 0;
 }
 
+// num, for a count: a fraction is refused, not cut off
+static int whole(const char *opt, const char *s, double lo, double hi, double *out) {
+  if (num(opt, s, lo, hi, out) != 0) return -1;
+  if (*out != floor(*out)) {
+    fprintf(stderr, "ccsimd: %s wants a whole number, got '%s'\n", opt, s);
+    return -1;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   srv_config cfg;
   srv_config_defaults(&cfg);
@@ -107,7 +117,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--curve-allow")) {
       cfg.curve_allow_dir = v;
     } else if (!strcmp(a, "--workers")) {
-      if (num(a, v, 1, 1024, &x)) return 2;
+      if (whole(a, v, 1, 1024, &x)) return 2;
       cfg.workers = (int)x;
     } else if (!strcmp(a, "--idle-timeout")) {
       if (num(a, v, 0, 1e9, &x)) return 2;
@@ -116,37 +126,37 @@ int main(int argc, char **argv) {
       if (num(a, v, 0, 1e9, &x)) return 2;
       cfg.checkpoint_interval = x;
     } else if (!strcmp(a, "--max-sessions")) {
-      if (num(a, v, 1, 100000, &x)) return 2;
+      if (whole(a, v, 1, 100000, &x)) return 2;
       cfg.max_sessions = (int)x;
     } else if (!strcmp(a, "--max-bodies")) {
-      if (num(a, v, 1, 4096, &x)) return 2;
+      if (whole(a, v, 1, 4096, &x)) return 2;
       cfg.max_bodies = (int)x;
     } else if (!strcmp(a, "--max-triangles")) {
-      if (num(a, v, 0, 1e9, &x)) return 2;
+      if (whole(a, v, 0, 1e9, &x)) return 2;
       cfg.max_triangles = (long)x;
     } else if (!strcmp(a, "--max-substeps")) {
-      if (num(a, v, 1, 1e7, &x)) return 2;
+      if (whole(a, v, 1, 1e7, &x)) return 2;
       cfg.max_substeps = (int)x;
     } else if (!strcmp(a, "--max-contacts")) {
-      if (num(a, v, 0, 1e9, &x)) return 2;
+      if (whole(a, v, 0, 1e9, &x)) return 2;
       cfg.max_contacts = (int)x;
     } else if (!strcmp(a, "--max-step-seconds")) {
       if (num(a, v, 0, 1e9, &x)) return 2;
       cfg.max_step_seconds = x;
     } else if (!strcmp(a, "--max-msg-bytes")) {
-      if (num(a, v, 64, 2147483648.0, &x)) return 2;
+      if (whole(a, v, 64, 2147483648.0, &x)) return 2;
       cfg.max_msg_bytes = (size_t)x;
     } else if (!strcmp(a, "--realtime")) {
-      if (num(a, v, 1, 99, &x)) return 2;
+      if (whole(a, v, 1, 99, &x)) return 2;
       cfg.rt_priority = (int)x;
     } else if (!strcmp(a, "--spin-us")) {
-      if (num(a, v, 0, 1000000, &x)) return 2;
+      if (whole(a, v, 0, 1000000, &x)) return 2;
       cfg.spin_us = (int)x;
     } else if (!strcmp(a, "--inline-us")) {
-      if (num(a, v, 0, 1000000, &x)) return 2;
+      if (whole(a, v, 0, 1000000, &x)) return 2;
       cfg.inline_us = (int)x;
     } else if (!strcmp(a, "--heartbeat-ms")) {
-      if (num(a, v, 0, 3600000, &x)) return 2;
+      if (whole(a, v, 0, 3600000, &x)) return 2;
       cfg.heartbeat_ms = (int)x;
     } else {
       fprintf(stderr, "ccsimd: unknown option '%s'\n\n", a);

@@ -459,6 +459,9 @@ void srv_unlink_session(srv *s, const char *id) {
   // not flushed to disk (the I/O thread calls this): after a power cut soon after, a
   // closed session may come back at the restart, its saved state intact
   unlink(path);
+  // a save that failed part-way left its temporary file: no later save removes it now
+  session_path(s, id, ".tmp", path, sizeof path);
+  unlink(path);
 }
 
 // The whole of a regular file of at most max bytes (malloc'd), or NULL with *why set.

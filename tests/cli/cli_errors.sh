@@ -2,9 +2,10 @@
 # The CLI refuses what it cannot do, with a message and an exit status, instead of running
 # for ever or reporting success: step counts out of range, a CSV that cannot be written;
 # and does what it can (an embedded run beside a CURVE environment).
-# usage: cli_errors.sh CCSIM SCENE
+# ccsimd refuses an option's value it cannot take, instead of rounding it.
+# usage: cli_errors.sh CCSIM SCENE CCSIMD
 set -uo pipefail
-ccsim=$1 scene=$2
+ccsim=$1 scene=$2 ccsimd=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -30,6 +31,9 @@ for cmd in run compare; do
   fi
 done
 expect 2 "--timeout wants seconds" -- "$ccsim" run "$scene" --timeout 0
+# counts take whole numbers (1.5 sessions was taken as 1)
+expect 2 "--max-sessions wants a whole number, got '1.5'" -- "$ccsimd" --max-sessions 1.5
+expect 2 "--workers wants a number in [1, 1024], got 'two'" -- "$ccsimd" --workers two
 
 # The embedded server has no CURVE: keys in the environment, meant for remote servers,
 # must not stop a run against it (they did: "does not use CURVE").

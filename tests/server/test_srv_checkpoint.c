@@ -608,6 +608,37 @@ static void test_checkpoint_of_another_format(void **state) {
   assert_true(same);
 }
 
+// A closed session leaves nothing in the state dir: its saved file goes, and so does the
+// temporary file of a save that failed part-way (no later save would replace it)
+static void test_close_removes_saved_files(void **state) {
+  fixture *f = *state;
+  char state_dir[128], err[512];
+  make_test_dir(f, state_dir);
+  srv_config cfg;
+  state_dir_config(&cfg, state_dir);
+  pthread_t th;
+  srv *s2 = test_server_start(&cfg, &th);
+  assert_non_null(s2);
+  ccsim_scene *sc = scene();
+  ccsim_client *c = ccsim_client_new(srv_endpoint(s2), err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  char tmp[256];
+  snprintf(tmp, sizeof tmp, "%s/%s.session.tmp", state_dir, ccsim_session_id(s));
+  FILE *out = fopen(tmp, "w");
+  assert_non_null(out);
+  fputs("half a save", out);
+  fclose(out);
+  assert_int_equal(ccsim_session_close(&s), CCSIM_OK);
+  struct stat st;
+  int left = stat(tmp, &st) == 0;
+  ccsim_client_destroy(&c);
+  test_server_stop(&s2, th);
+  ccsim_scene_destroy(&sc);
+  unlink(tmp);
+  assert_false(left);
+}
+
 // a state dir the server could not save into is refused at start, not at the stop that
 // would lose the sessions; a missing one is created
 static void test_state_dir_unusable(void **state) {
@@ -700,6 +731,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_state_dir_survives_sigterm, setup, teardown),
       cmocka_unit_test_setup_teardown(test_big_saved_session_restores, setup, teardown),
       cmocka_unit_test_setup_teardown(test_checkpoint_of_another_format, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_close_removes_saved_files, setup, teardown),
       cmocka_unit_test_setup_teardown(test_state_dir_unusable, setup, teardown),
       cmocka_unit_test_setup_teardown(test_periodic_checkpoints, setup, teardown),
   };
