@@ -286,6 +286,7 @@ static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
 static int roundtrip_ex(ccsim_client *c, Ccsim__Request *rq, Ccsim__Reply **out, int retryable) {
   *out = NULL;
   ccsim_arena_reset(&c->rx);  // the previous reply is gone from here on
+  c->err[0] = 0;              // a call that succeeds leaves no stale message
   rq->has_request_id = 1;
   rq->request_id = ++c->next_id;
   // a Step's request fits the stack (packed there once, zmq_send copies it); a scene may not
@@ -365,7 +366,7 @@ ccsim_client *ccsim_client_connect(const char *endpoint, int timeout_ms, int ret
                                    size_t err_sz) {
   ccsim_client_opts o;
   ccsim_client_opts_defaults(&o);
-  o.timeout_ms = timeout_ms > 0 ? timeout_ms : 1;
+  if (timeout_ms > 0) o.timeout_ms = timeout_ms;  // else the default, as set_timeout
   o.retries = retries >= 0 ? retries : 0;
   ccsim_curve_keys keys;
   char e[512] = "";
@@ -406,6 +407,24 @@ int ccsim_client_opts_from_env(ccsim_client_opts *o, ccsim_curve_keys *keys, cha
   return 0;
 }
 
+// What a client or a watch is given to connect with: an endpoint of at most 511 characters
+// and, with a server key, all three CURVE keys of 40 Z85 characters. 0, or -1 with the
+// reason in err (nothing is read past a key's end).
+static int connect_args_ok(const char *endpoint, const ccsim_client_opts *o, char *err,
+                           size_t err_sz) {
+  if (!endpoint || !endpoint[0] || strlen(endpoint) >= 512) {
+    if (err) snprintf(err, err_sz, "bad endpoint: %s", endpoint ? "empty or too long" : "NULL");
+    return -1;
+  }
+  if (o && o->server_key &&
+      (!o->public_key || !o->secret_key || strnlen(o->server_key, 41) != 40 ||
+       strnlen(o->public_key, 41) != 40 || strnlen(o->secret_key, 41) != 40)) {
+    if (err) snprintf(err, err_sz, "CURVE needs three keys of 40 Z85 characters");
+    return -1;
+  }
+  return 0;
+}
+
 ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opts *o, char *err,
                                     size_t err_sz) {
   ccsim_client_opts def;
@@ -413,8 +432,7 @@ ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opt
     ccsim_client_opts_defaults(&def);
     o = &def;
   }
-  if (!endpoint || strlen(endpoint) >= 512) {
-    if (err) snprintf(err, err_sz, "bad endpoint");
+  if (connect_args_ok(endpoint, o, err, err_sz) != 0) {
     return NULL;
   }
   ccsim_client *c = calloc(1, sizeof *c);
@@ -427,13 +445,7 @@ ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opt
   c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 30000;
   c->retries = o->retries > 0 ? o->retries : 0;
   c->heartbeat_ms = o->heartbeat_ms > 0 ? o->heartbeat_ms : 0;
-  if (o->server_key) {
-    if (!o->public_key || !o->secret_key || strlen(o->server_key) != 40 ||
-        strlen(o->public_key) != 40 || strlen(o->secret_key) != 40) {
-      if (err) snprintf(err, err_sz, "CURVE needs three keys of 40 Z85 characters");
-      free(c);
-      return NULL;
-    }
+  if (o->server_key) {  // checked above
     c->curve = 1;
     memcpy(c->server_key, o->server_key, 41);
     memcpy(c->public_key, o->public_key, 41);
@@ -498,7 +510,7 @@ void ccsim_client_destroy(ccsim_client **pc) {
 }
 
 void ccsim_client_set_timeout(ccsim_client *c, int ms) {
-  c->timeout_ms = ms > 0 ? ms : 1;
+  c->timeout_ms = ms > 0 ? ms : 30000;  // as ccsim_client_opts reads 0
   if (c->sock) zmq_setsockopt(c->sock, ZMQ_SNDTIMEO, &c->timeout_ms, sizeof c->timeout_ms);
 }
 
@@ -711,6 +723,15 @@ ccsim_session *ccsim_session_create(ccsim_client *c, const ccsim_scene *scene) {
 
 ccsim_session *ccsim_session_create_paced(ccsim_client *c, const ccsim_scene *scene,
                                           ccsim_pacing pacing, double period) {
+  if (!scene) {
+    cerr(c, "%s: create_session: no scene (did loading it fail?)", ccsim_status_name(CCSIM_EINVAL));
+    return NULL;
+  }
+  if (!(period >= 0) || !isfinite(period)) {  // 0 stands for 1 ms; the server checks the rest
+    cerr(c, "%s: create_session: pacing period %g s must be finite and >= 0",
+         ccsim_status_name(CCSIM_EINVAL), period);
+    return NULL;
+  }
   Ccsim__CreateSession cs;
   Ccsim__Pacing pc;
   ccsim__create_session__init(&cs);
@@ -1145,6 +1166,9 @@ struct ccsim_watch {
 
 ccsim_watch *ccsim_watch_new(const char *stream_endpoint, const char *session_id,
                              const ccsim_client_opts *o, char *err, size_t err_sz) {
+  if (connect_args_ok(stream_endpoint, o, err, err_sz) != 0) {
+    return NULL;
+  }
   ccsim_watch *w = calloc(1, sizeof *w);
   if (!w) {
     if (err) snprintf(err, err_sz, "out of memory");
@@ -1157,10 +1181,9 @@ ccsim_watch *ccsim_watch_new(const char *stream_endpoint, const char *session_id
   const char *topic = session_id ? session_id : "";
   int ok = w->sub && zmq_setsockopt(w->sub, ZMQ_LINGER, &linger, sizeof linger) == 0 &&
            zmq_setsockopt(w->sub, ZMQ_SUBSCRIBE, topic, strlen(topic)) == 0;
-  if (ok && o && o->server_key) {
+  if (ok && o && o->server_key) {  // three keys of 40 characters: checked above
     w->curve = 1;
-    ok = o->public_key && o->secret_key &&
-         set_curve(w->sub, o->server_key, o->public_key, o->secret_key) == 0;
+    ok = set_curve(w->sub, o->server_key, o->public_key, o->secret_key) == 0;
   }
   snprintf(w->endpoint, sizeof w->endpoint, "%s", stream_endpoint);
   if (!ok || handshakes_watch(&w->hs, w->zctx, w->sub, w) != 0 ||

@@ -1,6 +1,7 @@
 // libccsim: the C client API of ccsim. Connect to a ccsimd, create sessions from scenes,
 // step them, read states, watch state streams. Every call returns a ccsim_status
-// (proto/ccsim_status.h) and leaves a readable message in ccsim_client_errmsg(). A client
+// (proto/ccsim_status.h) and, when it fails, leaves a readable message in
+// ccsim_client_errmsg(). A client
 // and its sessions belong to one thread at a time.
 #ifndef CCSIM_CLIENT_H
 #define CCSIM_CLIENT_H
@@ -105,8 +106,8 @@ int ccsim_client_opts_from_env(ccsim_client_opts *o, ccsim_curve_keys *keys, cha
 // client (caller owns; ccsim_client_destroy) or NULL with a message in err.
 ccsim_client *ccsim_client_new(const char *endpoint, char *err, size_t err_sz);
 
-// ccsim_client_new with its own timeout per attempt [ms] and number of retries (the
-// CURVE environment is read the same way).
+// ccsim_client_new with its own timeout per attempt [ms] (<= 0: the default of 30 s) and
+// number of retries (the CURVE environment is read the same way).
 ccsim_client *ccsim_client_connect(const char *endpoint, int timeout_ms, int retries, char *err,
                                    size_t err_sz);
 
@@ -118,7 +119,7 @@ ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opt
 void ccsim_client_destroy(ccsim_client **c);
 
 // How long a request waits for its reply per attempt [ms]; after the last retry,
-// CCSIM_ETIMEOUT.
+// CCSIM_ETIMEOUT. ms <= 0 restores the default of 30 s (as in ccsim_client_opts).
 void ccsim_client_set_timeout(ccsim_client *c, int ms);
 
 // Attempts after a timeout (each on a fresh connection); 0: none.
@@ -127,7 +128,8 @@ void ccsim_client_set_retries(ccsim_client *c, int n);
 // Drop the connection and connect again (a new ZeroMQ identity). Returns a status.
 int ccsim_client_reconnect(ccsim_client *c);
 
-// The last error of c or of any of its sessions (borrowed; valid until the next call).
+// The last error of c or of any of its sessions (borrowed; valid until the next call; ""
+// after a request answered without error).
 const char *ccsim_client_errmsg(const ccsim_client *c);
 
 // Ask the server for its version and load; round trip time [us] in *rtt_us (nullable).
@@ -155,7 +157,8 @@ int ccsim_client_list_sessions(ccsim_client *c, ccsim_session_info **out, size_t
 // (message in ccsim_client_errmsg(c)).
 ccsim_session *ccsim_session_create(ccsim_client *c, const ccsim_scene *scene);
 
-// The same with real-time pacing (period: free-running plant step [s]; 0: 1 ms).
+// The same with real-time pacing (period: free-running plant step [s]; 0: 1 ms; negative
+// or not finite: CCSIM_EINVAL). A NULL scene is refused the same way.
 ccsim_session *ccsim_session_create_paced(ccsim_client *c, const ccsim_scene *scene,
                                           ccsim_pacing pacing, double period);
 
@@ -271,14 +274,17 @@ typedef struct ccsim_stream_msg {
 } ccsim_stream_msg;
 
 // Subscribe to a server's state stream (ServerInfo.stream_endpoint) for one session
-// (session_id) or all (NULL). o (nullable) gives CURVE keys. Caller owns the result.
+// (session_id) or all (NULL). o (nullable) gives CURVE keys. Caller owns the result; NULL
+// with a message in err (a NULL or empty endpoint, keys not of 40 characters, ...).
 ccsim_watch *ccsim_watch_new(const char *stream_endpoint, const char *session_id,
                              const ccsim_client_opts *o, char *err, size_t err_sz);
 
 // Wait up to timeout_ms (negative: no limit) for the next message. CCSIM_OK,
 // CCSIM_ETIMEOUT or an error (ccsim_watch_errmsg says why): CCSIM_EPERM when the
-// stream's handshake cannot succeed (a key not admitted, CURVE on one side only, a wrong
-// server key), as for a client.
+// stream's handshake cannot succeed for sure (a key not admitted, CURVE on one side only),
+// as for a client. A wrong server key looks like a relay with no server behind it: the
+// wait runs out (CCSIM_ETIMEOUT), and the message counts the failed handshakes and names
+// both causes.
 int ccsim_watch_next(ccsim_watch *w, int timeout_ms, ccsim_stream_msg *out);
 
 // Why the last ccsim_watch_next did not return CCSIM_OK (borrowed; "" after an OK).

@@ -179,7 +179,7 @@ static int proximity(int argc, char **argv) {
     } else if (strcmp(a, "--standoff") == 0 && i + 1 < argc) {
       char *end;
       ds = strtod(argv[++i], &end);
-      if (*end != '\0' || !isfinite(ds) || ds < 0.0) {
+      if (end == argv[i] || *end != '\0' || !isfinite(ds) || ds < 0.0) {
         fprintf(stderr, "ccsim geom: --standoff: expected a finite distance >= 0 [m]\n");
         return 2;
       }

@@ -2,6 +2,7 @@
 // no --server is given), `ccsim ping` checks a server.
 #include <ctype.h>
 #include <limits.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -460,7 +461,22 @@ static int cmd_ping(int argc, char **argv) {
   return 0;
 }
 
+static int dispatch(int argc, char **argv);
+
 int main(int argc, char **argv) {
+  int rc = dispatch(argc, argv);
+  // the output is the command's result: one that did not reach its file (a full disk, a
+  // closed pipe) is a failure, not a success
+  errno = 0;
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "ccsim: error writing the standard output%s%s\n", errno ? ": " : "",
+            errno ? strerror(errno) : "");
+    if (rc == 0) rc = 1;
+  }
+  return rc;
+}
+
+static int dispatch(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
       !strcmp(argv[1], "-h")) {
     usage(argc < 2 ? stderr : stdout);

@@ -147,6 +147,10 @@ int cli_watch_main(int argc, char **argv) {
         fprintf(stderr, "ccsim %s: %s wants a positive number, got '%s'\n", argv[0], a, argv[i]);
         return 2;
       }
+      if (!strcmp(a, "--count") && v != floor(v)) {
+        fprintf(stderr, "ccsim %s: --count wants a whole number, got '%s'\n", argv[0], argv[i]);
+        return 2;
+      }
       *(!strcmp(a, "--count") ? &count : &timeout) = v;
     } else if (a[0] != '-' && !id) {
       id = a;
@@ -313,6 +317,10 @@ int cli_keygen_main(int argc, char **argv) {
   if (!name || !name[0]) {
     fprintf(stderr, "ccsim %s: give a NAME for the key pair (e.g. ccsim keygen server)\n",
             argv[0]);
+    return 2;
+  }
+  if (!dir[0]) {
+    fprintf(stderr, "ccsim %s: --dir is empty (use --dir . for the current directory)\n", argv[0]);
     return 2;
   }
   if (strchr(name, '/')) {

@@ -31,6 +31,13 @@ for cmd in run compare; do
   fi
 done
 expect 2 "--timeout wants seconds" -- "$ccsim" run "$scene" --timeout 0
+# output that cannot be written is a failure (it exited 0)
+if [ -w /dev/full ]; then
+  expect 1 "error writing the standard output" -- sh -c '"$0" run "$1" --duration 0.01 >/dev/full' "$ccsim" "$scene"
+fi
+expect 2 "--dir is empty" -- "$ccsim" keygen k --dir ""
+expect 2 "expected a finite distance" -- "$ccsim" geom proximity box:1,1,1 box:1,1,1 --standoff ""
+expect 2 "--count wants a whole number" -- "$ccsim" watch 0123 --count 1.5
 # counts take whole numbers (1.5 sessions was taken as 1)
 expect 2 "--max-sessions wants a whole number, got '1.5'" -- "$ccsimd" --max-sessions 1.5
 expect 2 "--workers wants a number in [1, 1024], got 'two'" -- "$ccsimd" --workers two

@@ -407,6 +407,47 @@ static void test_stop_cuts_long_step(void **state) {
   srv_destroy(&s);
 }
 
+// Mistakes a library user makes get a status and a message, not a crash or a silent
+// default: a scene that failed to load, a bad pacing period, a watch without an endpoint or
+// with short keys (read past their end before); a call that succeeds clears the message
+static void test_library_misuse(void **state) {
+  fixture *f = *state;
+  char err[512] = "";
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  assert_non_null(c);
+  assert_null(ccsim_session_create(c, NULL));
+  assert_non_null(strstr(ccsim_client_errmsg(c), "CCSIM_EINVAL: create_session: no scene"));
+  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "inline", NULL, err, sizeof err);
+  assert_non_null(sc);
+  const double bad[] = {-1, NAN, INFINITY};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_null(ccsim_session_create_paced(c, sc, CCSIM_PACING_FREE_RUNNING, bad[i]));
+    assert_non_null(strstr(ccsim_client_errmsg(c), "pacing period"));
+  }
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  assert_string_equal(ccsim_client_errmsg(c), "");
+  ccsim_input nan_push = {.body = 0, .force = {NAN, 0, 0}};
+  assert_int_equal(ccsim_session_step(s, 1e-3, &nan_push, 1), CCSIM_EINVAL);
+  assert_true(ccsim_client_errmsg(c)[0] != 0);
+  assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+  assert_string_equal(ccsim_client_errmsg(c), "");
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+  assert_null(ccsim_watch_new(NULL, NULL, NULL, err, sizeof err));
+  assert_non_null(strstr(err, "bad endpoint"));
+  assert_null(ccsim_watch_new("", NULL, NULL, err, sizeof err));
+  assert_non_null(strstr(err, "bad endpoint"));
+  ccsim_client_opts o;
+  ccsim_client_opts_defaults(&o);
+  o.server_key = "short", o.public_key = "x", o.secret_key = "y";
+  assert_null(ccsim_watch_new("tcp://127.0.0.1:1", NULL, &o, err, sizeof err));
+  assert_non_null(strstr(err, "40 Z85 characters"));
+  assert_null(ccsim_client_new_opts("tcp://127.0.0.1:1", &o, err, sizeof err));
+  assert_non_null(strstr(err, "40 Z85 characters"));
+}
+
 static void test_scene_file_errors(void **state) {
   (void)state;
   struct {
@@ -509,6 +550,7 @@ int main(void) {
       cmocka_unit_test(test_oversized_request),
       cmocka_unit_test(test_realtime_refused),
       cmocka_unit_test(test_stop_cuts_long_step),
+      cmocka_unit_test_setup_teardown(test_library_misuse, setup, teardown),
       cmocka_unit_test(test_scene_file_errors),
       cmocka_unit_test(test_gone_server_times_out),
   };
