@@ -41,6 +41,7 @@ struct sim_rigid {
   int npkey;
   unsigned char *keep;    // (ccap) scratch of the contact reduction
   double *scr;            // (ccap) spare scratch
+  double *rel;            // (ccap x 6) con's points in their bodies' frames (a's, b's)
   // the LCP, rows: nc normal, nf * d friction, nf lambda
   int rcap, nrow, nvel;  // capacity, rows, velocity rows (normal + friction)
   int *rcon;          // (rcap) contact of a velocity row
@@ -100,8 +101,8 @@ static void free_rows(sim_rigid *r) {
 
 static void free_contacts(sim_rigid *r) {
   free(r->con), free(r->frow), free(r->mu), free(r->key), free(r->pkey);
-  free(r->pclamp), free(r->keep), free(r->scr);
-  r->con = NULL, r->mu = r->scr = NULL, r->frow = NULL, r->key = r->pkey = NULL;
+  free(r->pclamp), free(r->keep), free(r->scr), free(r->rel);
+  r->con = NULL, r->mu = r->scr = r->rel = NULL, r->frow = NULL, r->key = r->pkey = NULL;
   r->pclamp = r->keep = NULL;
   r->ccap = r->nc = r->npkey = 0;
 }
@@ -157,7 +158,9 @@ static int ensure_contacts(sim_rigid *r, int nc) {
   if (keep) r->keep = keep;
   double *scr = realloc(r->scr, (size_t)cap * sizeof *scr);
   if (scr) r->scr = scr;
-  if (!con || !frow || !mu || !key || !pkey || !pclamp || !keep || !scr) {
+  double *rel = realloc(r->rel, (size_t)cap * 6 * sizeof *rel);
+  if (rel) r->rel = rel;
+  if (!con || !frow || !mu || !key || !pkey || !pclamp || !keep || !scr || !rel) {
     snprintf(r->err, sizeof r->err, "rigid mode: out of memory for %d contacts", nc);
     free_contacts(r);
     return -1;
@@ -574,6 +577,34 @@ static int take_contacts(const sim_model *m, sim_data *d, sim_rigid *r, double m
   return 0;
 }
 
+// The step's contacts are found at its start and reported with the poses it reached: their
+// points ride with their bodies (taken at the start, k there; placed at the end, k there).
+// Else a sliding box's contact torque was off by (v h) x F.
+static void contacts_to_bodies(sim_rigid *r, const sim_kinematics *k) {
+  for (int c = 0; c < r->nc; c++) {
+    const sim_contact *ct = &r->con[c];
+    for (int s = 0; s < 2; s++) {
+      int b = s ? ct->body_b : ct->body_a;
+      double R[9], d[3];
+      geo_quat_to_mat(R, k->quat + 4 * b);
+      geo_v3_sub(d, s ? ct->pb : ct->pa, k->pos + 3 * b);
+      geo_m3_tmulv(r->rel + 6 * c + 3 * s, R, d);
+    }
+  }
+}
+
+static void contacts_to_world(sim_rigid *r, const sim_kinematics *k) {
+  for (int c = 0; c < r->nc; c++) {
+    sim_contact *ct = &r->con[c];
+    for (int s = 0; s < 2; s++) {
+      int b = s ? ct->body_b : ct->body_a;
+      double *p = s ? ct->pb : ct->pa;
+      geo_quat_rotate(p, k->quat + 4 * b, r->rel + 6 * c + 3 * s);
+      geo_v3_add(p, p, k->pos + 3 * b);
+    }
+  }
+}
+
 // contacts at time t and d's state into the collider; fills the geometry statistics
 static ccsim_status collide(const sim_model *m, sim_data *d, sim_rigid *r, double t,
                             sim_kinematics *k) {
@@ -755,6 +786,7 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
     int last = 1;
     if (h > h_cap) h = h_cap, last = 0;
     if (take_contacts(m, d, r, INFINITY) != 0) return CCSIM_ENOMEM;
+    contacts_to_bodies(r, &k);
     if (r->nstate) memcpy(r->y_save, y, r->nstate * sizeof(double));
     // conservative advancement (Drumwright): with the new velocities, no pair outside
     // its standoff may come more than half-way in over the step; else shorten and re-solve
@@ -801,6 +833,7 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
       if (r->nstate) memcpy(y, r->y_save, r->nstate * sizeof(double));
       return s;
     }
+    contacts_to_world(r, &k);  // k: the poses at t_new (collide above)
     t = t_new;
     *t_reached = t;
     h_cap = INFINITY;
