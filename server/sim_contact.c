@@ -803,13 +803,16 @@ double sim_collider_time_bound(const sim_model *m, sim_collider *c, const sim_ki
   for (int a = 0; a < m->nbody; a++) {
     for (int b = a + 1; b < m->nbody; b++) {
       if (!collidable(m, a, b)) continue;
-      int touching = 0;
-      while (next < c->n && (c->contacts[next].body_a < a ||
-                             (c->contacts[next].body_a == a && c->contacts[next].body_b <= b))) {
-        touching |= c->contacts[next].body_a == a && c->contacts[next].body_b == b;
-        next++;
+      if (!touching_too) {
+        // the rigid mode's LCP holds the pairs of its last contacts: skipped without a query
+        int touching = 0;
+        while (next < c->n && (c->contacts[next].body_a < a ||
+                               (c->contacts[next].body_a == a && c->contacts[next].body_b <= b))) {
+          touching |= c->contacts[next].body_a == a && c->contacts[next].body_b == b;
+          next++;
+        }
+        if (touching) continue;
       }
-      if (touching && !touching_too) continue;
       sim_contact_params cp;
       sim_pair_params(m, a, b, &cp);
       // approach speed bound: relative COM speed and rim speeds of both spheres
@@ -819,18 +822,6 @@ double sim_collider_time_bound(const sim_model *m, sim_collider *c, const sim_ki
                      geo_v3_norm(k->omega + 3 * b) * m->bound_r[b];
       if (!(speed > 0) && !(accel > 0)) continue;
       double target = 0.5 * cp.standoff;  // a step may end at most half-way into the standoff
-      if (touching) {
-        // Within the standoff already: the springs act there, but the pair may leave it
-        // and come back inside the stretch, and in free flight CVODE's steps grow until
-        // one crosses the whole other body (a ball bouncing once, then falling through
-        // the floor in a 0.8 s request). Out and back half-way in is half the standoff
-        // at least. Decided on the last evaluation's contacts, which exist exactly when
-        // the distance is below the standoff: the bound depends on the state alone, and
-        // a restored checkpoint replays it
-        double t = time_to_close(target, speed, accel);
-        if (t < best) best = t;
-        continue;
-      }
       double g = sphere_gap(m, k, a, b);
       if (g > cp.standoff && time_to_close(g - target, speed, accel) >= best) {
         continue;  // the sphere gap bounds the distance from below: cannot tighten the bound
@@ -841,12 +832,27 @@ double sim_collider_time_bound(const sim_model *m, sim_collider *c, const sim_ki
       geo_query_cache *cache = c->cache ? c->cache[pair_slot(m, a, b)] : NULL;
       // only a pair that can close to target within best can tighten the bound: the query
       // skips the exact distance of any farther one (most pairs while bodies approach).
-      // The margin keeps rounding from dropping a pair the comparison below would take
+      // That covers a pair within the standoff whose own bound (below) is tighter: it is
+      // closer than 2 target. The margin keeps rounding from dropping a pair the
+      // comparison below would take
       double below = (target + speed * best + 0.5 * accel * best * best) * (1 + 1e-9) + 1e-12;
       int rc = geo_min_distance_below(m->bvh[a], &xa, m->bvh[b], &xb, below, c->ws, cache, &p);
       c->geometry_ns += now_ns() - t0;
-      if (rc != GEO_QOK || p.dist <= cp.standoff) continue;  // in contact: the springs act
-      double t = time_to_close(p.dist - target, speed, accel);
+      if (rc != GEO_QOK) continue;
+      double t;
+      if (p.dist > cp.standoff) {
+        t = time_to_close(p.dist - target, speed, accel);
+      } else if (touching_too) {
+        // Within the standoff already: the springs act there, but the pair may leave it
+        // and come back inside the stretch, and in free flight CVODE's steps grow until
+        // one crosses the whole other body (a ball bouncing once, then falling through
+        // the floor in a 0.8 s request). Out and back half-way in is half the standoff at
+        // least. Decided on the distance at this state, so a restored checkpoint, whose
+        // contacts are not yet evaluated, bounds its steps as the live session does
+        t = time_to_close(target, speed, accel);
+      } else {
+        continue;  // in contact: the LCP acts
+      }
       if (t < best) best = t;
     }
   }
