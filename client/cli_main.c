@@ -204,6 +204,11 @@ static void on_interrupt(int sig) {
   g_interrupted = sig;
 }
 
+// A timeout in seconds as the library's milliseconds: at least 1 (0 means its default)
+static int wait_ms(double seconds) {
+  return (int)fmax(1.0, fmin(1000 * seconds, INT_MAX));
+}
+
 static int cmd_run(int argc, char **argv) {
   const char *scene_path = NULL, *server = NULL, *csv = NULL, *plot = NULL, *body = NULL;
   const char *mode = NULL;
@@ -286,7 +291,7 @@ static int cmd_run(int argc, char **argv) {
   ccsim_client_opts o;
   ccsim_curve_keys keys;
   ccsim_client_opts_defaults(&o);
-  o.timeout_ms = (int)fmax(1.0, fmin(1000 * timeout, INT_MAX));  // 0 would mean the default
+  o.timeout_ms = wait_ms(timeout);
   o.retries = 2;
   // the embedded server has no CURVE: the environment's keys are for remote servers
   if (!emb.s && ccsim_client_opts_from_env(&o, &keys, err, sizeof err) != 0) {
@@ -441,7 +446,7 @@ static int cmd_ping(int argc, char **argv) {
   }
   char err[512] = "";
   // a ping should answer quickly: one attempt (a dead server is not retried)
-  ccsim_client *c = ccsim_client_connect(server, (int)(1000 * timeout), 0, err, sizeof err);
+  ccsim_client *c = ccsim_client_connect(server, wait_ms(timeout), 0, err, sizeof err);
   if (!c) {
     fprintf(stderr, "ccsim ping: %s\n", err);
     return 1;

@@ -1269,6 +1269,16 @@ ccsim_status sim_snapshot_check(const sim_model *m, const double *buf, size_t n,
     ccsim_set_err(err, err_sz, "snapshot: negative time");
     return CCSIM_EINVAL;
   }
+  // the held inputs, bounded as a Step's are (else a crafted checkpoint would bring back
+  // what no Step may set)
+  const double *in = buf + 1 + 13 * (size_t)m->nbody;
+  for (int b = 0; b < m->nbody; b++) {
+    const char *big = sim_input_out_of_range(in + 3 * b, in + 3 * (m->nbody + b));
+    if (big) {
+      ccsim_set_err(err, err_sz, "snapshot: body %d's held input: %s", b, big);
+      return CCSIM_EINVAL;
+    }
+  }
   return CCSIM_OK;
 }
 

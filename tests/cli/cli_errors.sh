@@ -35,6 +35,8 @@ expect 2 "--timeout wants seconds" -- "$ccsim" run "$scene" --timeout 0
 if [ -w /dev/full ]; then
   expect 1 "error writing the standard output" -- sh -c '"$0" run "$1" --duration 0.01 >/dev/full' "$ccsim" "$scene"
 fi
+# a sub-millisecond timeout is 1 ms, not the library's 30 s default
+expect 1 "within 1 ms" -- timeout 10 "$ccsim" ping --server tcp://127.0.0.1:1 --timeout 0.0005
 expect 2 "--dir is empty" -- "$ccsim" keygen k --dir ""
 expect 2 "expected a finite distance" -- "$ccsim" geom proximity box:1,1,1 box:1,1,1 --standoff ""
 expect 2 "--count wants a whole number" -- "$ccsim" watch 0123 --count 1.5

@@ -344,6 +344,13 @@ static void test_snapshot_bit_exact(void **state) {
   assert_double_near(s1[0], 0.8, 1e-12);
   snap[3] = NAN;
   assert_int_equal(sim_snapshot_set(m, d2, snap, n), CCSIM_EINVAL);
+  // a held force past what a Step may set: refused from a snapshot too (body 1's, x)
+  snap[3] = s1[3];
+  double *force1 = snap + 1 + 13 * 2 + 3;
+  assert_double_near(force1[0], 0.5, 0);  // where the layout puts it
+  force1[0] = 1e13;
+  assert_int_equal(sim_snapshot_set(m, d2, snap, n), CCSIM_EINVAL);
+  assert_non_null(strstr(sim_data_errmsg(d2), "force above 1e12 N"));
   test_free(snap), test_free(s1), test_free(s2);
   sim_data_destroy(&d1);
   sim_data_destroy(&d2);
