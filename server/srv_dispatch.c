@@ -1347,6 +1347,9 @@ void srv_execute(srv *s, srv_job *j, ccsim_arena *a) {
     if (!ss->dead) {
       do_tick(&rc, j, ss);
     }
+    pthread_mutex_lock(&s->mu);
+    ss->tick_queued = 0;
+    pthread_mutex_unlock(&s->mu);
     return;
   }
   if (j->kind == SRV_JOB_SAVE) {

@@ -184,6 +184,7 @@ struct srv_session {
   double sim_origin;        // [s]
   srv_deadline dl;          // under srv.mu
   double next_tick;         // free-running: monotonic due time of the next tick (under mu)
+  int tick_queued;          // free-running: a tick is queued or running (under mu)
 };
 
 // A line on stderr that a peer can make the server say again and again (a refused client

@@ -422,8 +422,8 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-// under mu: n ticks of free-running ss that never run (it was still busy with the tick
-// before, or the server fell behind): paced steps whose states are never published, so
+// under mu: n ticks of free-running ss that never run (the tick before was still queued or
+// running, or the server fell behind): paced steps whose states are never published, so
 // misses. Their lateness is not known; the next tick covers their time and shows its own.
 static void skip_ticks_locked(srv *s, srv_session *ss, uint64_t n) {
   srv_deadline *d[2] = {&ss->dl, &s->dl};
@@ -446,11 +446,14 @@ static double fire_ticks_locked(srv *s, double now, double next, int *nwake) {
     }
     if (ss->next_tick <= now) {
       double due = ss->next_tick;
-      srv_job *j = ss->busy ? NULL : calloc(1, sizeof *j);
+      // a tick waits behind the session's running job (a Step setting inputs, a save);
+      // while the tick before is still queued or running, this one is skipped
+      srv_job *j = ss->tick_queued ? NULL : calloc(1, sizeof *j);
       if (j) {
         j->kind = SRV_JOB_TICK;
         j->ss = ss;
         j->arrived = due;
+        ss->tick_queued = 1;
         *nwake += srv_enqueue_locked(s, j);
       } else {
         skip_ticks_locked(s, ss, 1);  // the next tick catches up with the wall clock
