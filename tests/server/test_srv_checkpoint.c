@@ -102,14 +102,36 @@ static void same_bits(const ccsim_session *a, const ccsim_session *b) {
   assert_states_equal(ccsim_session_bodies(a), ccsim_session_bodies(b), 2);
 }
 
-static void test_batching_equals_single_steps(void **state) {
-  fixture *f = *state;
+// Two sessions of scene sc on one client of f's server, to be stepped alike and compared
+// (twins_close frees all, the scene included)
+typedef struct twins {
+  ccsim_scene *sc;
+  ccsim_client *c;
+  ccsim_session *a, *b;
+} twins;
+
+static twins twins_open(const fixture *f, ccsim_scene *sc) {
   char err[256];
-  ccsim_scene *sc = scene();
-  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
-  ccsim_session *one = ccsim_session_create(c, sc), *batch = ccsim_session_create(c, sc);
-  assert_non_null(one);
-  assert_non_null(batch);
+  twins t = {.sc = sc, .c = ccsim_client_new(f->endpoint, err, sizeof err)};
+  assert_non_null(t.c);
+  t.a = ccsim_session_create(t.c, sc);
+  t.b = ccsim_session_create(t.c, sc);
+  assert_non_null(t.a);
+  assert_non_null(t.b);
+  return t;
+}
+
+static void twins_close(twins *t) {
+  ccsim_session_close(&t->a);
+  ccsim_session_close(&t->b);
+  ccsim_client_destroy(&t->c);
+  ccsim_scene_destroy(&t->sc);
+}
+
+static void test_batching_equals_single_steps(void **state) {
+  twins tw = twins_open(*state, scene());
+  ccsim_client *c = tw.c;
+  ccsim_session *one = tw.a, *batch = tw.b;
   enum { N = 50 };
   ccsim_input in = {.body = 1, .force = {0.5, 0, 3}, .torque = {0, 0.1, 0}};
   ccsim_body_state sub[N * 2];
@@ -134,10 +156,7 @@ static void test_batching_equals_single_steps(void **state) {
   assert_non_null(strstr(ccsim_client_errmsg(c), "substeps"));
   assert_int_equal(ccsim_session_get_state(batch), CCSIM_OK);
   assert_true(ccsim_session_time(batch) == t);
-  ccsim_session_close(&one);
-  ccsim_session_close(&batch);
-  ccsim_client_destroy(&c);
-  ccsim_scene_destroy(&sc);
+  twins_close(&tw);
 }
 
 // examples/box_rest.json with friction: a 1 kg box on a floor, mu = 0.5 (mu m g = 4.9 N)
@@ -154,14 +173,11 @@ static const char *k_box_mu =
 // must restart at the same jumps and nowhere else: the same push held again keeps the
 // history, a push dropped from the request is a jump to zero.
 static void test_batching_equals_single_steps_friction(void **state) {
-  fixture *f = *state;
   char err[256];
   ccsim_scene *sc = ccsim_scene_parse(k_box_mu, strlen(k_box_mu), "box_mu", NULL, err, sizeof err);
   assert_non_null(sc);
-  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
-  ccsim_session *one = ccsim_session_create(c, sc), *batch = ccsim_session_create(c, sc);
-  assert_non_null(one);
-  assert_non_null(batch);
+  twins tw = twins_open(*state, sc);
+  ccsim_session *one = tw.a, *batch = tw.b;
   enum { N = 20 };
   const double push[] = {3, 3, 6, 6, 0};  // [N] along x: stuck, held, sliding, held, none
   ccsim_body_state sub[N * 2];
@@ -179,23 +195,16 @@ static void test_batching_equals_single_steps_friction(void **state) {
   double x = ccsim_session_bodies(one)[1].p[0];
   assert_true(x > 0.1 + 1e-4);
   assert_true(ccsim_session_bodies(one)[1].contact_count > 0);
-  ccsim_session_close(&one);
-  ccsim_session_close(&batch);
-  ccsim_client_destroy(&c);
-  ccsim_scene_destroy(&sc);
+  twins_close(&tw);
 }
 
 // A refused request changes nothing, not even the integrator's history: a session that
 // was refused SetStates (a bad body after a good one, a body given twice, a bad time) and
 // Steps steps on to the same bits as one that never was.
 static void test_refused_requests_keep_trajectory(void **state) {
-  fixture *f = *state;
-  char err[256];
-  ccsim_scene *sc = scene();
-  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
-  ccsim_session *plain = ccsim_session_create(c, sc), *refused = ccsim_session_create(c, sc);
-  assert_non_null(plain);
-  assert_non_null(refused);
+  twins tw = twins_open(*state, scene());
+  ccsim_client *c = tw.c;
+  ccsim_session *plain = tw.a, *refused = tw.b;
   for (int k = 0; k < 20; k++) {
     assert_int_equal(ccsim_session_step(plain, 1e-2, NULL, 0), CCSIM_OK);
     assert_int_equal(ccsim_session_step(refused, 1e-2, NULL, 0), CCSIM_OK);
@@ -220,10 +229,7 @@ static void test_refused_requests_keep_trajectory(void **state) {
     assert_int_equal(ccsim_session_step(refused, 1e-2, NULL, 0), CCSIM_OK);
   }
   same_bits(plain, refused);
-  ccsim_session_close(&plain);
-  ccsim_session_close(&refused);
-  ccsim_client_destroy(&c);
-  ccsim_scene_destroy(&sc);
+  twins_close(&tw);
 }
 
 static void test_checkpoint_resume_bit_exact(void **state) {
