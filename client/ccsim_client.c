@@ -527,6 +527,7 @@ static void take_deadline(ccsim_deadline_stats *o, const Ccsim__DeadlineStats *d
   o->late_requests = d->late_requests;
   o->worst_lateness = d->worst_lateness;
   o->last_lateness = d->last_lateness;
+  o->worst_release_delay = d->worst_release_delay;
 }
 
 int ccsim_client_server_info(ccsim_client *c, ccsim_server_info *out, double *rtt_us) {

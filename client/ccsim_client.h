@@ -41,6 +41,7 @@ typedef struct ccsim_deadline_stats {
   uint64_t late_requests;  // of the misses, requests the server received after the deadline
   double worst_lateness;  // [s]
   double last_lateness;   // [s]; negative: early
+  double worst_release_delay;  // [s] lockstep: the latest a held reply went out past its time
 } ccsim_deadline_stats;
 
 // Input held over one step: world-frame force at the centre of mass and torque.

@@ -174,6 +174,8 @@ static Ccsim__DeadlineStats *deadline_msg(ccsim_arena *a, const srv_deadline *dl
     m->late_requests = dl->late_requests;
     m->worst_lateness = dl->worst;
     m->last_lateness = dl->last;
+    m->has_worst_release_delay = dl->worst_release > 0;
+    m->worst_release_delay = dl->worst_release;
   }
   return m;
 }

@@ -91,6 +91,7 @@ typedef struct srv_deadline {
   uint64_t late_requests;  // of the misses, requests received after their deadline
   double worst;           // largest lateness [s]
   double last;            // lateness of the last one [s] (negative: early)
+  double worst_release;   // largest delay of a held lockstep reply past its time [s]
 } srv_deadline;
 
 typedef enum srv_job_kind {

@@ -481,8 +481,17 @@ int srv_send_held(srv *s, int all, void *wake) {
     s->delayed = j->next;
     pthread_mutex_unlock(&s->mu);
     srv_session *ss = j->ss;
-    double cost = j->cost, active = srv_job_active_until(j);
+    double cost = j->cost, active = srv_job_active_until(j), due = j->send_at;
     srv_send_job(s, j, wake);
+    // how late the reply went out: the step was on time, its release may not be (the
+    // pacer's wake-up, the socket's lock); not a miss, but the client sees it
+    double delay = srv_now() - due;
+    if (!all) {
+      pthread_mutex_lock(&s->mu);
+      if (delay > ss->dl.worst_release) ss->dl.worst_release = delay;
+      if (delay > s->dl.worst_release) s->dl.worst_release = delay;
+      pthread_mutex_unlock(&s->mu);
+    }
     pushed += srv_session_done(s, ss, cost, active);
     pthread_mutex_lock(&s->mu);
   }

@@ -405,10 +405,14 @@ static void test_lockstep_pacing(void **state) {
   assert_true(d->misses <= d->paced_steps);
   assert_true(d->late_requests <= d->misses);
   assert_true(d->worst_lateness >= 0 && d->worst_lateness >= d->last_lateness);
+  // every held reply goes out a little after its time: the latest of those delays is told
+  // (replies before this one's; bounded by what the wall clock allows)
+  assert_true(d->worst_release_delay > 0 && d->worst_release_delay < wall);
   ccsim_server_info info;
   assert_int_equal(ccsim_client_server_info(c, &info, NULL), CCSIM_OK);
   assert_int_equal(info.deadline.paced_steps, N);
   assert_int_equal(info.deadline.late_requests, d->late_requests);
+  assert_true(info.deadline.worst_release_delay >= d->worst_release_delay);
   // an unpaced session on the same server is not held back
   ccsim_session *fast = ccsim_session_create(c, p.sc);
   t0 = now_s();
