@@ -585,10 +585,9 @@ static void contacts_to_bodies(sim_rigid *r, const sim_kinematics *k) {
     const sim_contact *ct = &r->con[c];
     for (int s = 0; s < 2; s++) {
       int b = s ? ct->body_b : ct->body_a;
-      double R[9], d[3];
-      geo_quat_to_mat(R, k->quat + 4 * b);
+      double d[3];
       geo_v3_sub(d, s ? ct->pb : ct->pa, k->pos + 3 * b);
-      geo_m3_tmulv(r->rel + 6 * c + 3 * s, R, d);
+      geo_m3_tmulv(r->rel + 6 * c + 3 * s, r->R + 9 * b, d);
     }
   }
 }
@@ -731,9 +730,11 @@ static ccsim_status step_lcp(const sim_model *m, sim_data *d, sim_rigid *r,
   return CCSIM_OK;
 }
 
-// positions and orientations with the new velocities (semi-implicit Euler)
-static void advance_positions(const sim_model *m, sim_data *d, sim_rigid *r, double h) {
+// positions and orientations with the new velocities (semi-implicit Euler); 0, or -1 when
+// a body's new state is not finite
+static int advance_positions(const sim_model *m, sim_data *d, sim_rigid *r, double h) {
   double *y = sim_data_state(d);
+  int finite = 1;
   for (int b = 0; b < m->nbody; b++) {
     int s = m->state_index[b];
     if (s < 0) continue;
@@ -748,7 +749,9 @@ static void advance_positions(const sim_model *m, sim_data *d, sim_rigid *r, dou
                     q[0] * wb[2] + q[1] * wb[1] - q[2] * wb[0]};
     for (int j = 0; j < 4; j++) q[j] += 0.5 * h * dq[j];
     if (geo_quat_normalize(q) == 0) q[0] = 1;
+    for (int j = 0; j < SIM_NQ; j++) finite &= isfinite(y[s + j]) != 0;
   }
+  return finite ? 0 : -1;
 }
 
 // 1 when some contact of the collider's last query is closer than half the rest distance
@@ -786,7 +789,6 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
     int last = 1;
     if (h > h_cap) h = h_cap, last = 0;
     if (take_contacts(m, d, r, INFINITY) != 0) return CCSIM_ENOMEM;
-    contacts_to_bodies(r, &k);
     if (r->nstate) memcpy(r->y_save, y, r->nstate * sizeof(double));
     // conservative advancement (Drumwright): with the new velocities, no pair outside
     // its standoff may come more than half-way in over the step; else shorten and re-solve
@@ -800,22 +802,20 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
       if (!(hb < h) || pass == BOUND_PASSES - 1) break;
       h = fmax(hb, 1e-6 * m->rigid_dt), last = 0;
     }
+    contacts_to_bodies(r, &k);  // r->R: the step's start, as free_motion took it from k
     double t_new = last && nst <= 1 ? t_out : t + h;
     if (!(t_new > t)) {
       // a step below the resolution of t: the loop would never end
       snprintf(r->err, sizeof r->err, "rigid mode: a step of %g s cannot advance time %.17g", h, t);
       return CCSIM_ESOLVER;
     }
-    advance_positions(m, d, r, h);
-    for (size_t i = 0; i < r->nstate; i++) {
-      if (!isfinite(y[i])) {
-        // bounded inputs keep it finite; this keeps whatever else from reaching a reply or
-        // a save, which a restore would refuse
-        memcpy(y, r->y_save, r->nstate * sizeof(double));
-        snprintf(r->err, sizeof r->err,
-                 "rigid mode: a step of %g s from t = %.9g made the state not finite", h, t);
-        return CCSIM_ESOLVER;
-      }
+    if (advance_positions(m, d, r, h) != 0) {
+      // bounded inputs keep it finite; this keeps whatever else from reaching a reply or
+      // a save, which a restore would refuse
+      memcpy(y, r->y_save, r->nstate * sizeof(double));
+      snprintf(r->err, sizeof r->err,
+               "rigid mode: a step of %g s from t = %.9g made the state not finite", h, t);
+      return CCSIM_ESOLVER;
     }
     s = collide(m, d, r, t_new, &k);
     if ((s == CCSIM_ESOLVER || (s == CCSIM_OK && too_close(m, col))) &&
@@ -833,7 +833,6 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
       if (r->nstate) memcpy(y, r->y_save, r->nstate * sizeof(double));
       return s;
     }
-    contacts_to_world(r, &k);  // k: the poses at t_new (collide above)
     t = t_new;
     *t_reached = t;
     h_cap = INFINITY;
@@ -850,6 +849,7 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
     st->max_depth = depth;
     st->last_step = h;
   }
+  contacts_to_world(r, &k);  // k: the poses at t_out (the last step's collide)
   return CCSIM_OK;
 }
 
