@@ -1106,8 +1106,9 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
            "step: seq %llu ran, but its reply %s; get_state gives the state it reached; "
            "send %llu next",
            (unsigned long long)seq,
-           ss->last_from_checkpoint ? "is not in the checkpoint this session was resumed from"
-                                    : "could not be kept (the server ran out of memory)",
+           // no digest: the seq came with a checkpoint, which keeps no reply
+           !ss->last_digest ? "is not in the checkpoint this session was resumed from"
+                            : "could not be kept (the server ran out of memory)",
            (unsigned long long)seq + 1);
     } else {
       fail(rc, CCSIM_ESEQ,
@@ -1147,7 +1148,6 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
     ss->last_reply = b;
     ss->last_seq = seq;
     ss->last_digest = digest;
-    ss->last_from_checkpoint = 0;
     if (b) {
       finish_stored(rc, j, ss);
       return;
@@ -1228,6 +1228,12 @@ static int do_set_state(rctx *rc, srv_job *j, srv_session *ss, const Ccsim__SetS
   if (st->has_time && (!isfinite(st->time) || st->time < 0)) {
     return fail(rc, CCSIM_EINVAL, "set_state.time = %g: must be finite and >= 0", st->time);
   }
+  // one entry a body: two would merge field by field into a state neither was checked as
+  unsigned char *seen =
+      st->n_bodies > 1 ? ccsim_arena_alloc(rc->a, (size_t)m->nbody / 8 + 1) : NULL;
+  if (st->n_bodies > 1 && !seen) {
+    return fail(rc, CCSIM_ENOMEM, "set_state: out of memory");
+  }
   for (size_t i = 0; i < st->n_bodies; i++) {
     const Ccsim__BodyState *b = st->bodies[i];
     if (!b->has_body || b->body >= (uint32_t)m->nbody) {
@@ -1238,20 +1244,11 @@ static int do_set_state(rctx *rc, srv_job *j, srv_session *ss, const Ccsim__SetS
       return fail(rc, CCSIM_EINVAL, "set_state.bodies[%zu]: body %u (\"%s\") is fixed", i,
                   b->body, m->name[b->body]);
     }
-  }
-  // one entry a body: two would merge field by field into a state neither was checked as
-  unsigned char *seen =
-      st->n_bodies > 1 ? ccsim_arena_alloc(rc->a, (size_t)m->nbody / 8 + 1) : NULL;
-  if (st->n_bodies > 1 && !seen) {
-    return fail(rc, CCSIM_ENOMEM, "set_state: out of memory");
-  }
-  for (size_t i = 0; seen && i < st->n_bodies; i++) {
-    uint32_t b = st->bodies[i]->body;
-    if (seen[b / 8] & (1u << (b % 8))) {
-      return fail(rc, CCSIM_EINVAL, "set_state.bodies[%zu]: body %u (\"%s\") is given twice", i, b,
-                  m->name[b]);
+    if (seen && (seen[b->body / 8] & (1u << (b->body % 8)))) {
+      return fail(rc, CCSIM_EINVAL, "set_state.bodies[%zu]: body %u (\"%s\") is given twice", i,
+                  b->body, m->name[b->body]);
     }
-    seen[b / 8] |= (unsigned char)(1u << (b % 8));
+    if (seen) seen[b->body / 8] |= (unsigned char)(1u << (b->body % 8));
   }
   // every body is checked before any changes: a refusal leaves the session untouched (an
   // undo would restart its integrator, and the trajectory would differ from then on)

@@ -152,7 +152,6 @@ struct srv_session {
   _Atomic uint64_t last_seq;  // last sequenced Step executed (0: none)
   uint64_t last_digest;       // digest of that Step (0: not known, any retry matches)
   srv_blob *last_reply;       // its Reply serialized without request_id (one reference owned)
-  int last_from_checkpoint;   // last_seq came with a client's checkpoint, which keeps no reply
 
   // the create's retry record (fixed once the session is in the table)
   uint8_t create_key[SRV_CREATE_KEY_MAX];  // CreateSession.create_key (create_key_len 0: none)

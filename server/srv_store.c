@@ -152,7 +152,6 @@ srv_session *srv_session_build(srv *s, Ccsim__Scene **scene, const Ccsim__Checkp
       goto fail;
     }
     ss->last_seq = cp->has_last_seq ? cp->last_seq : 0;
-    ss->last_from_checkpoint = ss->last_seq != 0;
   }
   // the view as of now, without the lock: nobody else sees ss yet
   ss->view_time = sim_data_time(ss->d);

@@ -27,6 +27,19 @@ static sim_body_desc plate(double sx, double sy, double sz, double top) {
   return b;
 }
 
+// a free sphere of radius r [m] and density rho [kg/m^3] centred at (x, y, z)
+static sim_body_desc sphere(const char *name, double r, double rho, double x, double y, double z) {
+  sim_body_desc b;
+  memset(&b, 0, sizeof b);
+  b.name = name;
+  b.density = rho;
+  b.shape.type = SIM_SHAPE_SPHERE;
+  b.shape.radius = r;
+  b.quat[0] = 1;
+  b.pos[0] = x, b.pos[1] = y, b.pos[2] = z;
+  return b;
+}
+
 static sim_model *compile(sim_body_desc *b, int n, double k, double alpha, double ds,
                           double rtol) {
   sim_scene s;
@@ -274,15 +287,10 @@ static void test_energy_never_grows(void **state) {
 static void test_no_tunnelling(void **state) {
   (void)state;
   const double ds = 1e-3;
-  sim_body_desc b[2] = {plate(0.2, 0.2, 0.002, 0.001), {0}};
-  b[1].name = "pellet";
-  b[1].density = 7800;
-  b[1].shape.type = SIM_SHAPE_SPHERE;
-  b[1].shape.radius = 0.001;
-  b[1].quat[0] = 1;
   // sampled every 1 ms the centre would go 4.5 mm above the plate's top to 5.5 mm below
   // it: one internal step that long jumps clean over the 2 mm plate
-  b[1].pos[0] = 0.01, b[1].pos[1] = 0.02, b[1].pos[2] = 0.0545;
+  sim_body_desc b[2] = {plate(0.2, 0.2, 0.002, 0.001),
+                        sphere("pellet", 0.001, 7800, 0.01, 0.02, 0.0545)};
   b[1].vel[2] = -10.0;
   sim_model *m = compile(b, 2, 1e7, 0.02, ds, 1e-6);
   assert_non_null(m);
@@ -349,13 +357,7 @@ static void assert_checkpoint_bit_exact(const sim_model *m, int k) {
 static void test_no_tunnelling_after_bounce(void **state) {
   (void)state;
   const double ds = 1e-3;
-  sim_body_desc b[2] = {plate(1, 1, 0.1, 0), {0}};
-  b[1].name = "ball";
-  b[1].density = 1000;
-  b[1].shape.type = SIM_SHAPE_SPHERE;
-  b[1].shape.radius = 0.05;
-  b[1].quat[0] = 1;
-  b[1].pos[0] = 0.01, b[1].pos[1] = 0.02, b[1].pos[2] = 0.35;
+  sim_body_desc b[2] = {plate(1, 1, 0.1, 0), sphere("ball", 0.05, 1000, 0.01, 0.02, 0.35)};
   sim_model *m = compile(b, 2, 1e7, 0.2, ds, 1e-6);
   assert_non_null(m);
   sim_data *once = sim_data_new(m, NULL, 0), *fine = sim_data_new(m, NULL, 0);

@@ -549,25 +549,40 @@ static uint8_t *slurp(const char *path, size_t *len) {
   return buf;
 }
 
+// A server saving into a fresh state dir of f's, and a client of it holding one session of
+// scene() (the caller stops and frees them, each test its own way)
+typedef struct saving {
+  char dir[128];
+  srv_config cfg;  // points at dir
+  pthread_t th;
+  srv *srv;
+  ccsim_scene *sc;
+  ccsim_client *c;
+  ccsim_session *s;
+} saving;
+
+static void saving_open(fixture *f, saving *v) {
+  char err[512];
+  make_test_dir(f, v->dir);
+  state_dir_config(&v->cfg, v->dir);
+  v->srv = test_server_start(&v->cfg, &v->th);
+  assert_non_null(v->srv);
+  v->sc = scene();
+  v->c = ccsim_client_new(srv_endpoint(v->srv), err, sizeof err);
+  assert_non_null(v->c);
+  v->s = ccsim_session_create(v->c, v->sc);
+  assert_non_null(v->s);
+}
+
 // A checkpoint of another format is refused, whether a client gives it or a state dir
 // holds it; a saved one is left as it was (it was restored, and saved back as format 1)
 static void test_checkpoint_of_another_format(void **state) {
-  fixture *f = *state;
-  char state_dir[128], err[512];
-  make_test_dir(f, state_dir);
-  srv_config cfg;
-  state_dir_config(&cfg, state_dir);
-  pthread_t th;
-  srv *s2 = test_server_start(&cfg, &th);
-  assert_non_null(s2);
-  ccsim_scene *sc = scene();
-  ccsim_client *c = ccsim_client_new(srv_endpoint(s2), err, sizeof err);
-  ccsim_session *s = ccsim_session_create(c, sc);
-  assert_non_null(s);
-  assert_int_equal(ccsim_session_step(s, 1e-2, NULL, 0), CCSIM_OK);
+  saving v;
+  saving_open(*state, &v);
+  assert_int_equal(ccsim_session_step(v.s, 1e-2, NULL, 0), CCSIM_OK);
   uint8_t *blob = NULL;
   size_t len = 0;
-  assert_int_equal(ccsim_session_checkpoint(s, &blob, &len), CCSIM_OK);
+  assert_int_equal(ccsim_session_checkpoint(v.s, &blob, &len), CCSIM_OK);
   Ccsim__Checkpoint *cp = ccsim__checkpoint__unpack(NULL, len, blob);
   assert_non_null(cp);
   cp->format = 2;
@@ -575,15 +590,15 @@ static void test_checkpoint_of_another_format(void **state) {
   uint8_t *blob2 = malloc(n2);
   ccsim__checkpoint__pack(cp, blob2);
   ccsim__checkpoint__free_unpacked(cp, NULL);
-  assert_null(ccsim_session_resume(c, blob2, n2));
-  assert_non_null(strstr(ccsim_client_errmsg(c), "checkpoint.format = 2"));
+  assert_null(ccsim_session_resume(v.c, blob2, n2));
+  assert_non_null(strstr(ccsim_client_errmsg(v.c), "checkpoint.format = 2"));
   free(blob);
   free(blob2);
   char path[256];
-  snprintf(path, sizeof path, "%s/%s.session", state_dir, ccsim_session_id(s));
-  ccsim_session_release(&s);
-  ccsim_client_destroy(&c);
-  test_server_stop(&s2, th);  // saves it
+  snprintf(path, sizeof path, "%s/%s.session", v.dir, ccsim_session_id(v.s));
+  ccsim_session_release(&v.s);
+  ccsim_client_destroy(&v.c);
+  test_server_stop(&v.srv, v.th);  // saves it
   // the saved session made format 2
   size_t saved_len = 0;
   uint8_t *saved = slurp(path, &saved_len);
@@ -600,16 +615,16 @@ static void test_checkpoint_of_another_format(void **state) {
   assert_non_null(out);
   assert_int_equal(fwrite(other, 1, n, out), n);
   fclose(out);
-  s2 = test_server_start(&cfg, &th);
-  assert_non_null(s2);
-  int restored = srv_session_count(s2);
-  test_server_stop(&s2, th);
+  v.srv = test_server_start(&v.cfg, &v.th);
+  assert_non_null(v.srv);
+  int restored = srv_session_count(v.srv);
+  test_server_stop(&v.srv, v.th);
   size_t after_len = 0;
   uint8_t *after = slurp(path, &after_len);
   int same = after_len == n && memcmp(after, other, n) == 0;
   free(after);
   free(other);
-  ccsim_scene_destroy(&sc);
+  ccsim_scene_destroy(&v.sc);
   assert_int_equal(restored, 0);
   assert_true(same);
 }
@@ -617,30 +632,20 @@ static void test_checkpoint_of_another_format(void **state) {
 // A closed session leaves nothing in the state dir: its saved file goes, and so does the
 // temporary file of a save that failed part-way (no later save would replace it)
 static void test_close_removes_saved_files(void **state) {
-  fixture *f = *state;
-  char state_dir[128], err[512];
-  make_test_dir(f, state_dir);
-  srv_config cfg;
-  state_dir_config(&cfg, state_dir);
-  pthread_t th;
-  srv *s2 = test_server_start(&cfg, &th);
-  assert_non_null(s2);
-  ccsim_scene *sc = scene();
-  ccsim_client *c = ccsim_client_new(srv_endpoint(s2), err, sizeof err);
-  ccsim_session *s = ccsim_session_create(c, sc);
-  assert_non_null(s);
+  saving v;
+  saving_open(*state, &v);
   char tmp[256];
-  snprintf(tmp, sizeof tmp, "%s/%s.session.tmp", state_dir, ccsim_session_id(s));
+  snprintf(tmp, sizeof tmp, "%s/%s.session.tmp", v.dir, ccsim_session_id(v.s));
   FILE *out = fopen(tmp, "w");
   assert_non_null(out);
   fputs("half a save", out);
   fclose(out);
-  assert_int_equal(ccsim_session_close(&s), CCSIM_OK);
+  assert_int_equal(ccsim_session_close(&v.s), CCSIM_OK);
   struct stat st;
   int left = stat(tmp, &st) == 0;
-  ccsim_client_destroy(&c);
-  test_server_stop(&s2, th);
-  ccsim_scene_destroy(&sc);
+  ccsim_client_destroy(&v.c);
+  test_server_stop(&v.srv, v.th);
+  ccsim_scene_destroy(&v.sc);
   unlink(tmp);
   assert_false(left);
 }
