@@ -403,6 +403,13 @@ void srv_pool_serve(srv *s) {
     }
     if (j) {
       run_job(s, j, wake, &a, &duty);
+      if (s->cfg.rt_priority > 0) {
+        // SCHED_FIFO threads of one priority do not preempt each other: without a turn
+        // given here, pool threads taking job after job would hold every core while the
+        // ZeroMQ I/O threads and the next I/O duty holder, which carry a paced session's
+        // reply and next request, wait for one
+        sched_yield();
+      }
     }
     pthread_mutex_lock(&s->mu);
   }
