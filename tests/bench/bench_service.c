@@ -4,8 +4,9 @@
 // (the floor), and the core's own step time. With --paced S, a 1 kHz lockstep-paced
 // session runs for S seconds while 8 other sessions step flat out, and its deadline
 // misses (split into late requests and the server's own) and worst lateness are reported,
-// next to the wake-up lateness of a bare 1 kHz timer thread over the same time: the
-// machine's own floor.
+// next to the wake-up lateness of bare timer threads, one pinned to each core, over the
+// same time: the machine's own floor. Each late step is matched with the stalls those
+// threads saw, from the client's view (when its replies came).
 //
 // Two floors: "floor" gives every raw client its own ZeroMQ context, as libccsim's clients
 // have and as a client in another process would (the server's and the client's ZeroMQ I/O
@@ -26,6 +27,7 @@
 //
 //   bench_service [--steps N] [--paced S] [--paced-over tcp|ipc] [--rt PRIO] [--spin US]
 //                 [--inline US] [--clients N] [--only W] [--rounds R] [--client-heartbeat MS]
+//                 [--probe-hz HZ]
 //   (defaults: 5000 steps per client, no paced run, normal priority, no spinning; --rt runs
 //   the server's threads and the paced client SCHED_FIFO at PRIO; --spin and --inline set
 //   the server's spin_us and inline_us (default: the server's); --paced-over ipc runs the
@@ -33,7 +35,10 @@
 //   --clients N measures only N clients instead of 1, 8 and 16; --only shared, floor or
 //   service measures only that one, for profiling it; the floors and the service alternate
 //   in R rounds (default 5) whose samples are pooled; --client-heartbeat sets the ccsim
-//   clients' heartbeat_ms, default libccsim's)
+//   clients' heartbeat_ms, default libccsim's; --probe-hz the timer threads' rate, default
+//   1000: a stall shorter than their period may fall between two wake-ups; faster ones
+//   made this virtual machine stall more)
+#define _GNU_SOURCE  // pthread_setaffinity_np, CPU_SET
 #include <dirent.h>
 #include <math.h>
 #include <pthread.h>
@@ -420,57 +425,122 @@ static void *busy(void *p) {
   return NULL;
 }
 
-// The machine's own floor for pacing: a bare thread that only sleeps to the next
-// millisecond and notes how late it woke (with --rt at a priority above all of ours). A wake-up
-// later than the 1 ms period is a hiccup of the machine (a vCPU descheduled by the host, the
-// kernel) that would have made any 1 kHz loop miss, whatever the software.
+// The machine's own floor for pacing: one bare thread per core, pinned to it, that only
+// sleeps to its next wake-up (1 kHz, --probe-hz) and notes how late it woke (with --rt at
+// a priority above all of ours). A wake-up much later than that is a hiccup of its core (the
+// host running another guest on that virtual CPU, the kernel) that any thread on that core
+// sat through, whatever the software. One probe per core because such a stall is often
+// one core's: a floating probe on the other core would not see it. Each stall over
+// PROBE_STALL_US is kept, to be matched with the paced session's late steps.
+#define PROBE_STALL_US 200.0
+#define PROBE_MAX_STALLS 8192
+
+typedef struct stall {
+  double from, to;  // monotonic [us]: the wake-up was due, it came
+} stall;
+
 typedef struct probe_arg {
   atomic_int *stop;
-  int rt;
+  int rt, cpu;
+  long period_ns;
   long wakes, over_half, over_period;
   double worst;  // [us]
+  stall *stalls;  // (PROBE_MAX_STALLS)
+  int nstalls;
 } probe_arg;
 
 static void *probe(void *p) {
   probe_arg *a = p;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(a->cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
   if (a->rt > 0) {
     struct sched_param sp = {.sched_priority = a->rt};
     pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
   }
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   struct timespec next;
   clock_gettime(CLOCK_MONOTONIC, &next);
   while (!atomic_load(a->stop)) {
-    next.tv_nsec += 1000000;
+    next.tv_nsec += a->period_ns;
     if (next.tv_nsec >= 1000000000L) {
       next.tv_nsec -= 1000000000L;
       next.tv_sec++;
     }
     clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    double late =
-        1e6 * (double)(now.tv_sec - next.tv_sec) + 1e-3 * (double)(now.tv_nsec - next.tv_nsec);
+    double due = 1e6 * (double)next.tv_sec + 1e-3 * (double)next.tv_nsec;
+    double late = now_us() - due;
     a->wakes++;
     a->over_half += late > 500;
     a->over_period += late > 1000;
     if (late > a->worst) {
       a->worst = late;
     }
+    if (late > PROBE_STALL_US && a->nstalls < PROBE_MAX_STALLS) {
+      a->stalls[a->nstalls++] = (stall){due, due + late};
+    }
   }
   return NULL;
 }
 
-static void paced_run(const char *endpoint, const ccsim_scene *sc, double seconds, int rt) {
+// whether any probe saw its core stalled during [from, to] (monotonic [us])
+static int stalled_within(const probe_arg *pa, int nprobe, double from, double to) {
+  for (int i = 0; i < nprobe; i++) {
+    for (int k = 0; k < pa[i].nstalls; k++) {
+      if (pa[i].stalls[k].from <= to && pa[i].stalls[k].to >= from) {
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+// the host's steal time [ms] of every core so far (/proc/stat, in clock ticks): time a
+// virtual CPU was ready but the host ran something else; -1 where unknown
+static void steal_ms(double *out, int ncpu) {
+  for (int i = 0; i < ncpu; i++) {
+    out[i] = -1;
+  }
+  FILE *f = fopen("/proc/stat", "r");
+  char line[512];
+  long tick = sysconf(_SC_CLK_TCK);
+  while (f && fgets(line, sizeof line, f)) {
+    int cpu;
+    unsigned long long v[8];
+    if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1], &v[2],
+               &v[3], &v[4], &v[5], &v[6], &v[7]) == 9 &&
+        cpu >= 0 && cpu < ncpu && tick > 0) {
+      out[cpu] = 1e3 * (double)v[7] / (double)tick;
+    }
+  }
+  if (f) fclose(f);
+}
+
+static void paced_run(const char *endpoint, const ccsim_scene *sc, double seconds, int rt,
+                      int probe_hz) {
   atomic_int stop = 0;
   busy_arg b[8];
-  pthread_t th[8], pth;
+  pthread_t th[8];
   for (int i = 0; i < 8; i++) {
     b[i] = (busy_arg){.endpoint = endpoint, .scene = sc, .stop = &stop};
     pthread_create(&th[i], NULL, busy, &b[i]);
   }
-  // with --rt, above every thread of ours, so what it sees is the machine's, not ours
-  probe_arg pa = {.stop = &stop, .rt = rt > 0 ? (rt + 10 < 99 ? rt + 10 : 99) : 0};
-  pthread_create(&pth, NULL, probe, &pa);
+  // with --rt, above every thread of ours, so what they see is the machine's, not ours
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  int nprobe = ncpu < 1 ? 1 : ncpu > 64 ? 64 : (int)ncpu;
+  probe_arg *pa = calloc((size_t)nprobe, sizeof *pa);
+  pthread_t *pth = calloc((size_t)nprobe, sizeof *pth);
+  double steal0[64], steal1[64];
+  steal_ms(steal0, nprobe);
+  for (int i = 0; i < nprobe; i++) {
+    pa[i] = (probe_arg){.stop = &stop,
+                        .rt = rt > 0 ? (rt + 10 < 99 ? rt + 10 : 99) : 0,
+                        .cpu = i,
+                        .period_ns = 1000000000L / probe_hz,
+                        .stalls = calloc(PROBE_MAX_STALLS, sizeof(stall))};
+    pthread_create(&pth[i], NULL, probe, &pa[i]);
+  }
   char err[256];
   if (rt > 0) {
     struct sched_param sp = {.sched_priority = rt};
@@ -481,16 +551,30 @@ static void paced_run(const char *endpoint, const ccsim_scene *sc, double second
   ccsim_client *c = bench_client(endpoint, err, sizeof err);
   ccsim_session *s = ccsim_session_create_paced(c, sc, CCSIM_PACING_LOCKSTEP, 0);
   long n = (long)(seconds * 1000);
+  // per step: when its reply came [us] and whether the server counted it late
+  double *got = calloc((size_t)n + 1, sizeof *got);
+  unsigned char *late = calloc((size_t)n + 1, 1);
+  uint64_t misses = 0;
   double t0 = now_us();
-  for (long k = 0; k < n && s; k++) {
+  got[0] = t0;
+  long done = 0;
+  for (long k = 1; k <= n && s; k++) {
     if (ccsim_session_step(s, 1e-3, NULL, 0) != CCSIM_OK) {
       fprintf(stderr, "bench: paced: %s\n", ccsim_client_errmsg(c));
       break;
     }
+    got[k] = now_us();
+    uint64_t m = ccsim_session_deadline(s)->misses;
+    late[k] = m > misses;
+    misses = m;
+    done = k;
   }
   double wall = (now_us() - t0) * 1e-6;
   atomic_store(&stop, 1);
-  pthread_join(pth, NULL);
+  for (int i = 0; i < nprobe; i++) {
+    pthread_join(pth[i], NULL);
+  }
+  steal_ms(steal1, nprobe);
   long others = 0;
   for (int i = 0; i < 8; i++) {
     pthread_join(th[i], NULL);
@@ -507,12 +591,69 @@ static void paced_run(const char *endpoint, const ccsim_scene *sc, double second
         (unsigned long long)d->paced_steps, 1e6 * d->worst_lateness,
         (unsigned long long)d->late_requests, (unsigned long long)(d->misses - d->late_requests),
         1e6 * d->worst_release_delay);
+    // Step k's reply is held until the session's start + k ms and never leaves before:
+    // the earliest reply against that schedule places it (to within a round trip's
+    // jitter). A late step's time runs from when the reply before it was due (its
+    // delivery is on the path) to its own reply; a step late because the one before was
+    // (the schedule is absolute: a long stall makes a chain) counts apart.
+    double origin = got[1] - 1000;
+    for (long k = 2; k <= done; k++) {
+      origin = got[k] - 1000.0 * (double)k < origin ? got[k] - 1000.0 * (double)k : origin;
+    }
+    long stalled = 0, chained = 0, unexplained = 0;
+    for (long k = 1; k <= done; k++) {
+      if (!late[k]) continue;
+      if (stalled_within(pa, nprobe, origin + 1000.0 * (double)(k - 1), got[k])) {
+        stalled++;
+      } else if (late[k - 1]) {
+        chained++;
+      } else {
+        unexplained++;
+        // CLOCK_MONOTONIC, as perf record -k CLOCK_MONOTONIC stamps a trace of the run
+        printf(
+            "  late step %ld at %.3f s (monotonic %.6f s): no core stalled over %.0f us "
+            "since the reply before was due (its reply %.1f us after that one's, %.1f us "
+            "after its time)\n",
+            k, 1e-6 * (got[k] - t0), 1e-6 * got[k], PROBE_STALL_US, got[k] - got[k - 1],
+            got[k] - origin - 1000.0 * (double)k);
+      }
+    }
+    // "neither" is not "ours" by elimination: several shorter waits on the round trip's
+    // hops add up unseen (under the threshold, or between two wake-ups of a probe)
     printf(
-        "machine's own floor meanwhile: a bare 1 kHz timer thread (%s) woke > 0.5 ms late "
-        "%ld times, > 1 ms late %ld times of %ld, worst %.1f us\n",
-        pa.rt > 0 ? "SCHED_FIFO above all ours" : "normal priority", pa.over_half, pa.over_period,
-        pa.wakes, pa.worst);
+        "late steps by cause, from the client's view: %ld with a core stalled over %.0f us "
+        "since the reply before was due, %ld right after a late step, %ld with neither "
+        "(no stall the probes could see)\n",
+        stalled, PROBE_STALL_US, chained, unexplained);
+    long over_half = 0, over_period = 0, wakes = 0, nst = 0;
+    double worst = 0;
+    for (int i = 0; i < nprobe; i++) {
+      over_half += pa[i].over_half;
+      over_period += pa[i].over_period;
+      wakes += pa[i].wakes;
+      nst += pa[i].nstalls;
+      worst = pa[i].worst > worst ? pa[i].worst : worst;
+    }
+    printf(
+        "machine's own floor meanwhile: %d bare %d Hz timer threads, one pinned to each core "
+        "(%s), woke > %.0f us late %ld times, > 0.5 ms %ld, > 1 ms %ld of %ld, worst %.1f us; "
+        "the host's steal time",
+        nprobe, probe_hz, pa[0].rt > 0 ? "SCHED_FIFO above all ours" : "normal priority",
+        PROBE_STALL_US, nst, over_half, over_period, wakes, worst);
+    for (int i = 0; i < nprobe; i++) {
+      if (steal0[i] >= 0 && steal1[i] >= 0) {
+        printf(" cpu%d %.0f ms", i, steal1[i] - steal0[i]);
+      }
+    }
+    printf("\n");
   }
+  for (int i = 0; i < nprobe; i++) {
+    free(pa[i].stalls);
+  }
+  free(pa);
+  free(pth);
+  free(got);
+  free(late);
   ccsim_session_close(&s);
   ccsim_client_destroy(&c);
 }
@@ -521,7 +662,7 @@ int main(int argc, char **argv) {
   int n = 5000;
   double paced = 0;
   int rt = 0, spin = 0, only_clients = 0, want_shared = 1, want_floor = 1, want_svc = 1;
-  int rounds = 5, inline_us = -1, paced_ipc = 0;
+  int rounds = 5, inline_us = -1, paced_ipc = 0, probe_hz = 1000;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
       n = atoi(argv[++i]);
@@ -532,6 +673,12 @@ int main(int argc, char **argv) {
       paced_ipc = !strcmp(argv[i], "ipc");
       if (!paced_ipc && strcmp(argv[i], "tcp") != 0) {
         fprintf(stderr, "bench: --paced-over takes tcp or ipc\n");
+        return 2;
+      }
+    } else if (!strcmp(argv[i], "--probe-hz") && i + 1 < argc) {
+      probe_hz = atoi(argv[++i]);
+      if (probe_hz < 1 || probe_hz > 20000) {
+        fprintf(stderr, "bench: --probe-hz takes 1 to 20000\n");
         return 2;
       }
     } else if (!strcmp(argv[i], "--rt") && i + 1 < argc) {
@@ -558,7 +705,7 @@ int main(int argc, char **argv) {
               "usage: bench_service [--steps N] [--paced SECONDS] [--paced-over tcp|ipc]\n"
               "                     [--rt PRIO] [--spin US] [--inline US] [--clients N]\n"
               "                     [--only shared|floor|service] [--rounds R]\n"
-              "                     [--client-heartbeat MS]\n");
+              "                     [--client-heartbeat MS] [--probe-hz HZ]\n");
       return 2;
     }
   }
@@ -713,7 +860,7 @@ int main(int argc, char **argv) {
         return 1;
       }
     }
-    paced_run(srv_endpoint(ps), sc, paced, cfg.rt_priority);
+    paced_run(srv_endpoint(ps), sc, paced, cfg.rt_priority, probe_hz);
     if (ps != s) {
       server_stop(&ps, pth);
     }
