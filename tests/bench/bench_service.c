@@ -2,7 +2,7 @@
 // clients (each on its own session): median and p99 [us] and steps per second, next to a
 // raw libzmq DEALER/ROUTER request/reply with the same message sizes in the same program
 // (the floor), and the core's own step time. With --paced S, a 1 kHz lockstep-paced
-// session runs for S seconds while 8 other sessions step flat out, and its deadline
+// session runs for S seconds while 8 other sessions (--paced-busy) step flat out, and its deadline
 // misses (split into late requests and the server's own) and worst lateness are reported,
 // next to the wake-up lateness of bare timer threads, one pinned to each core, over the
 // same time: the machine's own floor. Each late step is matched with the stalls those
@@ -27,7 +27,7 @@
 //
 //   bench_service [--steps N] [--paced S] [--paced-over tcp|ipc] [--rt PRIO] [--spin US]
 //                 [--inline US] [--clients N] [--only W] [--rounds R] [--client-heartbeat MS]
-//                 [--probe-hz HZ]
+//                 [--probe-hz HZ] [--paced-busy N]
 //   (defaults: 5000 steps per client, no paced run, normal priority, no spinning; --rt runs
 //   the server's threads and the paced client SCHED_FIFO at PRIO; --spin and --inline set
 //   the server's spin_us and inline_us (default: the server's); --paced-over ipc runs the
@@ -37,7 +37,8 @@
 //   in R rounds (default 5) whose samples are pooled; --client-heartbeat sets the ccsim
 //   clients' heartbeat_ms, default libccsim's; --probe-hz the timer threads' rate, default
 //   1000: a stall shorter than their period may fall between two wake-ups; faster ones
-//   made this virtual machine stall more)
+//   made this virtual machine stall more; --paced-busy the sessions stepping flat out beside
+//   the paced one, default 8: 0 shows what the machine does to a paced session alone)
 #define _GNU_SOURCE  // pthread_setaffinity_np, CPU_SET
 #include <dirent.h>
 #include <math.h>
@@ -518,11 +519,11 @@ static void steal_ms(double *out, int ncpu) {
 }
 
 static void paced_run(const char *endpoint, const ccsim_scene *sc, double seconds, int rt,
-                      int probe_hz) {
+                      int probe_hz, int nbusy) {
   atomic_int stop = 0;
-  busy_arg b[8];
-  pthread_t th[8];
-  for (int i = 0; i < 8; i++) {
+  busy_arg b[64];
+  pthread_t th[64];
+  for (int i = 0; i < nbusy; i++) {
     b[i] = (busy_arg){.endpoint = endpoint, .scene = sc, .stop = &stop};
     pthread_create(&th[i], NULL, busy, &b[i]);
   }
@@ -576,18 +577,18 @@ static void paced_run(const char *endpoint, const ccsim_scene *sc, double second
   }
   steal_ms(steal1, nprobe);
   long others = 0;
-  for (int i = 0; i < 8; i++) {
+  for (int i = 0; i < nbusy; i++) {
     pthread_join(th[i], NULL);
     others += b[i].steps;
   }
   if (s) {
     const ccsim_deadline_stats *d = ccsim_session_deadline(s);
     printf(
-        "paced 1 kHz lockstep over %s for %.1f s (%.3f s wall) beside 8 busy sessions "
+        "paced 1 kHz lockstep over %s for %.1f s (%.3f s wall) beside %d busy sessions "
         "(%.0f steps/s together): %llu of %llu steps late, worst lateness %.1f us; of the "
         "late steps %llu had their request read after the deadline, %llu were late "
         "by the server; held replies went out at most %.1f us after their time\n",
-        endpoint, seconds, wall, (double)others / wall, (unsigned long long)d->misses,
+        endpoint, seconds, wall, nbusy, (double)others / wall, (unsigned long long)d->misses,
         (unsigned long long)d->paced_steps, 1e6 * d->worst_lateness,
         (unsigned long long)d->late_requests, (unsigned long long)(d->misses - d->late_requests),
         1e6 * d->worst_release_delay);
@@ -662,7 +663,7 @@ int main(int argc, char **argv) {
   int n = 5000;
   double paced = 0;
   int rt = 0, spin = 0, only_clients = 0, want_shared = 1, want_floor = 1, want_svc = 1;
-  int rounds = 5, inline_us = -1, paced_ipc = 0, probe_hz = 1000;
+  int rounds = 5, inline_us = -1, paced_ipc = 0, probe_hz = 1000, paced_busy = 8;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
       n = atoi(argv[++i]);
@@ -673,6 +674,12 @@ int main(int argc, char **argv) {
       paced_ipc = !strcmp(argv[i], "ipc");
       if (!paced_ipc && strcmp(argv[i], "tcp") != 0) {
         fprintf(stderr, "bench: --paced-over takes tcp or ipc\n");
+        return 2;
+      }
+    } else if (!strcmp(argv[i], "--paced-busy") && i + 1 < argc) {
+      paced_busy = atoi(argv[++i]);
+      if (paced_busy < 0 || paced_busy > 64) {
+        fprintf(stderr, "bench: --paced-busy takes 0 to 64\n");
         return 2;
       }
     } else if (!strcmp(argv[i], "--probe-hz") && i + 1 < argc) {
@@ -705,7 +712,7 @@ int main(int argc, char **argv) {
               "usage: bench_service [--steps N] [--paced SECONDS] [--paced-over tcp|ipc]\n"
               "                     [--rt PRIO] [--spin US] [--inline US] [--clients N]\n"
               "                     [--only shared|floor|service] [--rounds R]\n"
-              "                     [--client-heartbeat MS] [--probe-hz HZ]\n");
+              "                     [--client-heartbeat MS] [--probe-hz HZ] [--paced-busy N]\n");
       return 2;
     }
   }
@@ -860,7 +867,7 @@ int main(int argc, char **argv) {
         return 1;
       }
     }
-    paced_run(srv_endpoint(ps), sc, paced, cfg.rt_priority, probe_hz);
+    paced_run(srv_endpoint(ps), sc, paced, cfg.rt_priority, probe_hz, paced_busy);
     if (ps != s) {
       server_stop(&ps, pth);
     }
