@@ -585,12 +585,23 @@ int srv_restore_all(srv *s) {
     size_t len = 0;
     const char *problem = NULL;
     uint8_t *buf = read_file(path, SRV_SAVED_MAX, &len, &problem);
-    Ccsim__SavedSession *sv = buf ? ccsim__saved_session__unpack(NULL, len, buf) : NULL;
-    int empty = buf && len == 0;
+    // decoded as requests and checkpoints are, under the same bound: protobuf-c would let a
+    // damaged or planted file of empty sub-messages take tens of times its size, and time
+    // quadratic in a sub-message given again and again
+    ccsim_arena a;
+    ccsim_arena_init(&a, 64 * 1024, ccsim_pb_decoded_max(len));
+    Ccsim__SavedSession *sv = buf ? (Ccsim__SavedSession *)ccsim_pb_unpack(
+                                        &ccsim__saved_session__descriptor, &a, len, buf)
+                                  : NULL;
+    int empty = buf && len == 0, read = buf != NULL;
     free(buf);
     char err[512] = "";
     if (empty) {
       problem = "empty (0 bytes)";  // it would decode as a session with nothing in it
+    } else if (!sv && read) {
+      problem = a.over_limit      ? "takes more memory decoded than a file its size may"
+                : a.out_of_memory ? "out of memory decoding it"
+                                  : "not a saved session";
     } else if (!sv) {
       problem = problem ? problem : "not a saved session";  // unread: read_file says why
     } else if (!hex_id(sv->session_id) || !hex_id(sv->controller_token) || !sv->checkpoint ||
@@ -601,11 +612,12 @@ int srv_restore_all(srv *s) {
     }
     srv_session *ss = NULL;
     if (!problem) {
-      Ccsim__Scene *sc = sv->checkpoint->scene;
-      sv->checkpoint->scene = NULL;  // the session takes it
-      int code = 0;
-      ss = srv_session_build(s, &sc, sv->checkpoint, NULL, &code, err, sizeof err);
-      if (!ss) {
+      // the session keeps a scene of its own (the decoded one lives in the arena)
+      int unparsable = 0, code = 0;
+      Ccsim__Scene *sc = (Ccsim__Scene *)ccsim_pb_copy(&sv->checkpoint->scene->base, &unparsable);
+      if (!sc) {
+        problem = unparsable ? "its scene does not parse back once written" : "out of memory";
+      } else if (!(ss = srv_session_build(s, &sc, sv->checkpoint, NULL, &code, err, sizeof err))) {
         problem = err;
       }
     }
@@ -644,7 +656,7 @@ int srv_restore_all(srv *s) {
     if (problem) {
       fprintf(stderr, "ccsimd: %s: not restored: %s\n", path, problem);
     }
-    if (sv) ccsim__saved_session__free_unpacked(sv, NULL);
+    ccsim_arena_fini(&a);
   }
   closedir(dir);
   return restored;

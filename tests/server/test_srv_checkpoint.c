@@ -708,15 +708,36 @@ static void test_state_dir_unusable(void **state) {
   assert_int_equal(srv_session_count(s), 0);
   srv_destroy(&s);
   assert_int_equal(unlink(fifo), 0);
-  // an empty file and a link are skipped, each with a reason that says what it is
-  char empty[200], link[200], log[200], text[2048];
+  // an empty file and a link are skipped, each with a reason that says what it is; so is
+  // a file of 100 000 empty bodies (200 kB): decoded, each is a struct 87 times its two
+  // bytes, past the bound requests are decoded under (protobuf-c alone would build them)
+  char empty[200], link[200], bloat[200], log[200], text[2048];
   snprintf(empty, sizeof empty, "%s/00000000000000000000000000000000.session", file);
   snprintf(link, sizeof link, "%s/11111111111111111111111111111111.session", file);
+  snprintf(bloat, sizeof bloat, "%s/22222222222222222222222222222222.session", file);
   snprintf(log, sizeof log, "%s/log.txt", f->dir);
   out = fopen(empty, "w");
   assert_non_null(out);
   fclose(out);
   assert_int_equal(symlink("00000000000000000000000000000000.session", link), 0);
+  enum { NBODY = 100000 };
+  size_t nb = 2 * NBODY;  // Scene.bodies (field 4), each empty: 0x22 0x00
+  uint8_t head[16];       // SavedSession.checkpoint (3) { Checkpoint.scene (2) { bodies } }
+  size_t nh = 0, scene_len = nb, cp_len = 1 + 3 + scene_len;  // both lengths take 3 bytes
+  head[nh++] = 0x1a;
+  for (size_t v = cp_len, k = 0; k < 3; k++, v >>= 7)
+    head[nh++] = (uint8_t)((v & 0x7f) | (k < 2 ? 0x80 : 0));
+  head[nh++] = 0x12;
+  for (size_t v = scene_len, k = 0; k < 3; k++, v >>= 7)
+    head[nh++] = (uint8_t)((v & 0x7f) | (k < 2 ? 0x80 : 0));
+  out = fopen(bloat, "w");
+  assert_non_null(out);
+  assert_int_equal(fwrite(head, 1, nh, out), nh);
+  for (int i = 0; i < NBODY; i++) {
+    fputc(0x22, out);
+    fputc(0x00, out);
+  }
+  assert_int_equal(fclose(out), 0);
   int saved = test_capture_begin(2, log);
   s = srv_new(&cfg, err, sizeof err);
   test_capture_end(2, saved);
@@ -725,12 +746,18 @@ static void test_state_dir_unusable(void **state) {
   srv_destroy(&s);
   unlink(empty);
   unlink(link);
+  unlink(bloat);
   unlink(log);
   assert_int_equal(count, 0);
   assert_non_null(strstr(text, "00000000000000000000000000000000.session: not restored: empty"));
   assert_non_null(strstr(text,
                          "11111111111111111111111111111111.session: not restored: a "
                          "symbolic link"));
+  if (!strstr(text, "22222222222222222222222222222222.session: not restored: takes more memory")) {
+    print_error("got '%s'\n", text);
+  }
+  assert_non_null(
+      strstr(text, "22222222222222222222222222222222.session: not restored: takes more memory"));
 }
 
 int main(void) {
