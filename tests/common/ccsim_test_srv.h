@@ -82,12 +82,12 @@ static inline Ccsim__Reply *test_recv_reply(void *sock) {
   return r;
 }
 
-// A Step of dt = 1 ms of session s sent raw on sock (a DEALER) as its controller under
-// seq, holding the force fz upwards on body 0: the reply's code (-1000: no reply), its
-// time in *t (NAN when it has none) and its error message in msg[0, msg_sz).
-static inline int test_raw_step(void *sock, const ccsim_session *s, uint64_t seq, double fz,
-                                double *t, char *msg, size_t msg_sz) {
-  static uint64_t rid = 1000;
+// A Step of dt of the session (id, token) sent raw on sock (a DEALER) as its controller under
+// seq and request id rid, holding the force *fz upwards on body 0 (fz NULL: no input): its
+// reply (the caller frees it with ccsim__reply__free_unpacked), NULL when none came.
+static inline Ccsim__Reply *test_raw_step_reply(void *sock, const char *id, const char *token,
+                                                uint64_t rid, uint64_t seq, double dt,
+                                                const double *fz) {
   Ccsim__Request rq;
   Ccsim__Step st;
   Ccsim__BodyInput in, *inp[1] = {&in};
@@ -96,23 +96,35 @@ static inline int test_raw_step(void *sock, const ccsim_session *s, uint64_t seq
   ccsim__step__init(&st);
   ccsim__body_input__init(&in);
   ccsim__vec3__init(&force);
-  force.has_z = 1;
-  force.z = fz;
-  in.has_body = 1;
-  in.force = &force;
+  if (fz) {
+    force.has_z = 1;
+    force.z = *fz;
+    in.has_body = 1;
+    in.force = &force;
+    st.n_inputs = 1;
+    st.inputs = inp;
+  }
   st.has_dt = 1;
-  st.dt = 1e-3;
-  st.n_inputs = 1;
-  st.inputs = inp;
-  rq.session_id = (char *)ccsim_session_id(s);
-  rq.token = (char *)ccsim_session_token(s);
+  st.dt = dt;
+  rq.session_id = (char *)id;
+  rq.token = (char *)token;
   rq.has_seq = 1;
   rq.seq = seq;
   rq.body_case = CCSIM__REQUEST__BODY_STEP;
   rq.step = &st;
+  return test_send_request(sock, &rq, rid) == 0 ? test_recv_reply(sock) : NULL;
+}
+
+// A Step of dt = 1 ms of session s sent raw on sock (a DEALER) as its controller under
+// seq, holding the force fz upwards on body 0: the reply's code (-1000: no reply), its
+// time in *t (NAN when it has none) and its error message in msg[0, msg_sz).
+static inline int test_raw_step(void *sock, const ccsim_session *s, uint64_t seq, double fz,
+                                double *t, char *msg, size_t msg_sz) {
+  static uint64_t rid = 1000;
   *t = NAN;
   if (msg_sz) msg[0] = 0;
-  Ccsim__Reply *r = test_send_request(sock, &rq, rid++) == 0 ? test_recv_reply(sock) : NULL;
+  Ccsim__Reply *r =
+      test_raw_step_reply(sock, ccsim_session_id(s), ccsim_session_token(s), rid++, seq, 1e-3, &fz);
   if (!r) return -1000;
   int code = r->error ? r->error->code : CCSIM__CODE__OK;
   if (r->step && r->step->has_time) *t = r->step->time;

@@ -378,23 +378,10 @@ static void test_stop_while_copy_waits(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
-// raw requests with chosen seqs
+// a Step of 10 ms under a chosen seq, answered under its request id
 static Ccsim__Reply *send_step(void *sock, const char *id, const char *token, uint64_t rid,
                                uint64_t seq) {
-  Ccsim__Request rq;
-  Ccsim__Step st;
-  ccsim__request__init(&rq);
-  ccsim__step__init(&st);
-  st.has_dt = 1;
-  st.dt = 1e-2;
-  rq.has_seq = 1;
-  rq.seq = seq;
-  rq.session_id = (char *)id;
-  rq.token = (char *)token;
-  rq.body_case = CCSIM__REQUEST__BODY_STEP;
-  rq.step = &st;
-  assert_int_equal(test_send_request(sock, &rq, rid), 0);
-  Ccsim__Reply *r = test_recv_reply(sock);
+  Ccsim__Reply *r = test_raw_step_reply(sock, id, token, rid, seq, 1e-2, NULL);
   assert_non_null(r);
   assert_int_equal(r->request_id, rid);
   return r;
