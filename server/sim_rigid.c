@@ -33,7 +33,9 @@ struct sim_rigid {
   // contacts of the last step or query (copies: the collider is overwritten)
   int ccap, nc;
   sim_contact *con;   // (ccap)
-  int *frow;          // (ccap) first friction row of a contact, -1 without friction
+  int *frow;          // (ccap) first friction row of a contact, -1 without friction, -2
+                      // sliding (instantaneous forces: its friction is -mu f_n along slip)
+  double *slip;       // (ccap x 3) unit slip direction of b's point relative to a's (frow -2)
   double *mu;         // (ccap) friction coefficient of the contact's body pair
   contact_key *key;   // (ccap) keys of con
   contact_key *pkey;  // (ccap) keys of the previous Dantzig solve
@@ -56,6 +58,7 @@ struct sim_rigid {
   sim_lemke *lk;
   int dz_cap, lk_cap;
   int no_friction;    // 1 while a step falls back to its frictionless LCP
+  int sliding;        // contacts of the last build_lcp with frow -2 (A unsymmetric)
   char err[256];
 };
 
@@ -101,8 +104,9 @@ static void free_rows(sim_rigid *r) {
 
 static void free_contacts(sim_rigid *r) {
   free(r->con), free(r->frow), free(r->mu), free(r->key), free(r->pkey);
-  free(r->pclamp), free(r->keep), free(r->scr), free(r->rel);
-  r->con = NULL, r->mu = r->scr = r->rel = NULL, r->frow = NULL, r->key = r->pkey = NULL;
+  free(r->pclamp), free(r->keep), free(r->scr), free(r->rel), free(r->slip);
+  r->con = NULL, r->mu = r->scr = r->rel = r->slip = NULL, r->frow = NULL;
+  r->key = r->pkey = NULL;
   r->pclamp = r->keep = NULL;
   r->ccap = r->nc = r->npkey = 0;
 }
@@ -160,7 +164,9 @@ static int ensure_contacts(sim_rigid *r, int nc) {
   if (scr) r->scr = scr;
   double *rel = realloc(r->rel, (size_t)cap * 6 * sizeof *rel);
   if (rel) r->rel = rel;
-  if (!con || !frow || !mu || !key || !pkey || !pclamp || !keep || !scr || !rel) {
+  double *slip = realloc(r->slip, (size_t)cap * 3 * sizeof *slip);
+  if (slip) r->slip = slip;
+  if (!con || !frow || !mu || !key || !pkey || !pclamp || !keep || !scr || !rel || !slip) {
     snprintf(r->err, sizeof r->err, "rigid mode: out of memory for %d contacts", nc);
     free_contacts(r);
     return -1;
@@ -328,24 +334,66 @@ static double dot6(const double *a, const double *b) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
 }
 
+// (G M^-1 G^T)(i, j): how a unit impulse along row j moves the points of row i apart
+static double row_coupling(const sim_model *m, const sim_rigid *r, int i, int j) {
+  const sim_contact *ci = &r->con[r->rcon[i]], *cj = &r->con[r->rcon[j]];
+  int bi[2] = {ci->body_a, ci->body_b}, bj[2] = {cj->body_a, cj->body_b};
+  const double *Gi = r->G + 12 * i, *Wj = r->W + 12 * j;
+  double sum = 0;
+  for (int si = 0; si < 2; si++) {
+    if (m->state_index[bi[si]] < 0) continue;
+    for (int sj = 0; sj < 2; sj++) {
+      if (bi[si] == bj[sj]) sum += dot6(Gi + 6 * si, Wj + 6 * sj);
+    }
+  }
+  return sum;
+}
+
 // The LCP of Tan et al. eq. 14 over r->con[0..nc): A (scaled by s: the step h, or 1 for
 // accelerations), q = G u with u = r->u (free velocities or accelerations), E and mu scaled
-// by s, A(i,i) *= 1 + eps on the velocity rows. Friction rows for contacts with mu > 0.
-// Returns 0, or -1/-2 (no memory / too many rows; r->err says).
+// by s, A(i,i) *= 1 + eps on the velocity rows. Friction rows for contacts with mu > 0,
+// except, with slide > 0 (instantaneous forces), contacts whose points slide past each
+// other faster than slide [m/s]: their friction is Coulomb's -mu f_n along the slip, a
+// known multiple of the normal force folded into its column (Baraff 1994, section 7), which
+// makes A unsymmetric. Returns 0, or -1/-2 (no memory / too many rows; r->err says).
 static int build_lcp(const sim_model *m, sim_rigid *r, const sim_kinematics *k, double s,
-                     double eps) {
-  int nc = r->nc, nd = m->friction_dirs, nf = 0;
-  for (int c = 0; c < nc; c++) nf += r->mu[c] > 0 && !r->no_friction;
+                     double eps, double slide) {
+  int nc = r->nc, nd = m->friction_dirs, nf = 0, ns = 0;
+  for (int c = 0; c < nc; c++) {
+    const sim_contact *ct = &r->con[c];
+    r->frow[c] = -1;
+    if (!(r->mu[c] > 0) || r->no_friction) continue;
+    double vr[3], *t = r->slip + 3 * c;
+    if (slide > 0) {
+      // the points' velocities (k's, not r->u: that holds accelerations here)
+      double ua[6], ub[6], va[3], vb[3];
+      geo_v3_copy(ua, k->vel + 3 * ct->body_a);
+      geo_v3_copy(ua + 3, k->omega + 3 * ct->body_a);
+      geo_v3_copy(ub, k->vel + 3 * ct->body_b);
+      geo_v3_copy(ub + 3, k->omega + 3 * ct->body_b);
+      point_motion(k, ua, ct->body_a, ct->pa, va);
+      point_motion(k, ub, ct->body_b, ct->pb, vb);
+      geo_v3_sub(vr, vb, va);
+      geo_v3_reject(t, vr, ct->normal);
+      if (geo_v3_norm(t) > slide) {
+        geo_v3_normalize(t);
+        r->frow[c] = -2;
+        ns++;
+        continue;
+      }
+    }
+    r->frow[c] = 0;  // a pyramid, placed below
+    nf++;
+  }
   int nvel = nc + nf * nd, n = nvel + nf;
-  int rc = ensure_rows(r, n);
+  int rc = ensure_rows(r, n + ns);  // the sliding contacts' slip rows after the LCP's
   if (rc) return rc;
-  r->nrow = n, r->nvel = nvel, r->scale = s;
+  r->nrow = n, r->nvel = nvel, r->scale = s, r->sliding = ns;
   int fr = nc;
   for (int c = 0; c < nc; c++) {
     const sim_contact *ct = &r->con[c];
     set_row(m, r, k, c, c, ct->normal);
-    r->frow[c] = -1;
-    if (!(r->mu[c] > 0) || r->no_friction) continue;
+    if (r->frow[c] < 0) continue;
     // tangent basis: the first direction along the tangential relative motion before
     // contact forces, so that sliding along it meets the exact Coulomb bound
     double va[3], vb[3], vr[3], t1[3], t2[3];
@@ -370,24 +418,23 @@ static int build_lcp(const sim_model *m, sim_rigid *r, const sim_kinematics *k, 
   // velocity block: s G M^-1 G^T, symmetric
   double *A = r->A;
   for (int i = 0; i < nvel; i++) {
-    const sim_contact *ci = &r->con[r->rcon[i]];
-    int bi[2] = {ci->body_a, ci->body_b};
-    const double *Gi = r->G + 12 * i;
     for (int j = i; j < nvel; j++) {
-      const sim_contact *cj = &r->con[r->rcon[j]];
-      int bj[2] = {cj->body_a, cj->body_b};
-      const double *Wj = r->W + 12 * j;
-      double sum = 0;
-      for (int si = 0; si < 2; si++) {
-        if (m->state_index[bi[si]] < 0) continue;
-        for (int sj = 0; sj < 2; sj++) {
-          if (bi[si] == bj[sj]) sum += dot6(Gi + 6 * si, Wj + 6 * sj);
-        }
-      }
-      A[i + (size_t)j * n] = A[j + (size_t)i * n] = s * sum;
+      A[i + (size_t)j * n] = A[j + (size_t)i * n] = s * row_coupling(m, r, i, j);
     }
     A[i + (size_t)i * n] *= 1 + eps;
-    r->q[i] = dot6(Gi, r->u + 6 * bi[0]) + dot6(Gi + 6, r->u + 6 * bi[1]);
+    const sim_contact *ci = &r->con[r->rcon[i]];
+    const double *Gi = r->G + 12 * i;
+    r->q[i] = dot6(Gi, r->u + 6 * ci->body_a) + dot6(Gi + 6, r->u + 6 * ci->body_b);
+  }
+  // a sliding contact's normal force f_n brings -mu f_n along its slip: its column gains
+  // the response to that friction
+  for (int c = 0, row = n; c < nc; c++) {
+    if (r->frow[c] != -2) continue;
+    set_row(m, r, k, row, c, r->slip + 3 * c);
+    for (int i = 0; i < nvel; i++) {
+      A[i + (size_t)c * n] -= r->mu[c] * s * row_coupling(m, r, i, row);
+    }
+    row++;
   }
   // friction cone rows and columns (E and mu scaled by s, Tan et al. section 5)
   for (int i = nvel; i < n; i++) {
@@ -436,7 +483,7 @@ static sim_lcp_status solve_lcp(sim_rigid *r, sim_stats *st) {
   memset(&info, 0, sizeof info);
   sim_lcp_status ls;
   if (n == 0) return SIM_LCP_SOLVED;
-  if (r->nvel == r->nc) {
+  if (r->nvel == r->nc && !r->sliding) {
     if (r->dz_cap < r->rcap) {
       sim_dantzig_destroy(&r->dz);
       sim_dantzig_opts o = sim_dantzig_opts_default();
@@ -628,6 +675,12 @@ static void read_forces(sim_rigid *r, const sim_model *m) {
     sim_contact *ct = &r->con[c];
     ct->force = r->z[c] > 0 ? r->z[c] : 0;
     geo_v3_set(ct->friction, 0, 0, 0);
+    if (r->frow[c] == -2) {
+      geo_v3_scale(ct->friction, r->slip + 3 * c, -r->mu[c] * ct->force);
+      ct->mu = r->mu[c];
+      ct->cap = r->mu[c] * ct->force;
+      continue;
+    }
     if (r->frow[c] < 0) continue;
     for (int j = 0; j < nd; j++) {
       int row = r->frow[c] + j;
@@ -642,7 +695,7 @@ static void read_forces(sim_rigid *r, const sim_model *m) {
 // N^T v >= -(dist - target) / h (Anitescu-Potra; Hotz et al. eq. 6).
 static int build_step(const sim_model *m, sim_rigid *r, const sim_kinematics *k, double h,
                       double eps) {
-  int rc = build_lcp(m, r, k, h, eps);
+  int rc = build_lcp(m, r, k, h, eps, 0);
   if (rc) return rc;
   for (int c = 0; c < r->nc; c++) {
     sim_contact_params cp;
@@ -863,10 +916,13 @@ ccsim_status sim_rigid_contact_forces(const sim_model *m, struct sim_data *d, si
   // the contacts at the rigid model's rest distance (within 1 % of the standoff)
   if (take_contacts(m, d, r, 0.01) != 0) return CCSIM_ENOMEM;
   free_motion(m, d, r, &k, 0, 1);
-  double eps = SIM_RIGID_EPS;
   sim_lcp_status ls = SIM_LCP_SOLVED;
-  for (int attempt = 0; attempt < 2; attempt++, eps *= 1e3) {
-    int rc = build_lcp(m, r, &k, 1.0, eps);
+  // sliding contacts' friction known, then (when no solution is verified: Painleve's
+  // paradox, where rigid Coulomb friction has none) every contact as if stuck; each with
+  // the regularisation, then 1000 times it
+  for (int attempt = 0; attempt < 4; attempt++) {
+    double eps = attempt % 2 ? 1e3 * SIM_RIGID_EPS : SIM_RIGID_EPS;
+    int rc = build_lcp(m, r, &k, 1.0, eps, attempt < 2 ? SIM_RIGID_SLIDE : 0);
     if (rc) return rc == -2 ? CCSIM_ELIMIT : CCSIM_ENOMEM;
     // Baraff: b adds the velocity-product terms w x (w x r) of the contact points (the
     // normal's own rotation contributes n' . v_rel, zero at resting contact)

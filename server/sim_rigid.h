@@ -52,6 +52,10 @@ enum { SIM_LCP_SOLVER_NONE = 0, SIM_LCP_SOLVER_DANTZIG = 1, SIM_LCP_SOLVER_LEMKE
 // At 1e-9, Lemke's bases on the redundant contacts of a stack (blocks conditioned only by
 // EPS) fail the check at times and the step needs the stronger regularisation.
 #define SIM_RIGID_VERIFY_TOL 1e-7
+// Instantaneous forces: a contact whose points slide past each other faster than this [m/s]
+// has Coulomb's sliding friction; slower ones are solved as stuck (a rigid step leaves a
+// stuck contact's points moving at the LCP's tolerance, orders of magnitude below)
+#define SIM_RIGID_SLIDE 1e-5
 
 typedef struct sim_rigid sim_rigid;
 struct sim_data;
@@ -84,7 +88,9 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
 
 // Instantaneous contact forces at d's current state and time (Baraff 1994: acceleration-
 // level LCP over the contacts at rest distance, |dist - d_s/2| <= d_s/100, with the same
-// friction pyramid; Dantzig without friction, Lemke with). Nothing moves. The result
+// friction pyramid for contacts stuck or slower than SIM_RIGID_SLIDE and Coulomb's -mu f_n
+// along the slip for faster ones; Dantzig without friction, Lemke with; where sliding
+// friction leaves no solution (Painleve), every contact as if stuck). Nothing moves. The result
 // replaces the report of sim_rigid_contacts; *n gets the contact count (nullable).
 ccsim_status sim_rigid_contact_forces(const sim_model *m, struct sim_data *d, sim_rigid *r,
                                       double t, int *n);

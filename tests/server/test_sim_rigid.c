@@ -301,6 +301,57 @@ static void test_contact_forces_at_rest(void **state) {
   teardown_scene(&f);
 }
 
+// A box sliding at a state no step has reached feels Coulomb's sliding friction, mu m g
+// against its motion (Baraff's section 7), not the stuck pyramid's zero: 1 m/s along x on
+// the flat plate, 1 mm/s along y, and down the incline of tan 0.4 (mu = 0.5: a box at rest
+// there sticks). After steps have brought a box to rest, its contacts are stuck again.
+static void test_contact_forces_sliding(void **state) {
+  (void)state;
+  const double mu = 0.5, theta = atan(0.40);
+  // slope, speed down it (along x when flat), speed along y
+  const double cases[3][3] = {{0, 1, 0}, {0, 0, 1e-3}, {theta, 1, 0}};
+  for (int i = 0; i < 3; i++) {
+    fixture f = {0};
+    double th = cases[i][0];
+    assert_int_equal(setup_scene(&f, th, mu, SIM_MODE_RIGID), 0);
+    double p[3], q[4], w[3] = {0, 0, 0}, v[3];
+    // downhill is (cos t, 0, -sin t)
+    v[0] = cases[i][1] * cos(th), v[1] = cases[i][2], v[2] = -cases[i][1] * sin(th);
+    sim_get_body(f.m, f.d, 1, p, q, NULL, NULL);
+    assert_int_equal(sim_set_body(f.m, f.d, 1, p, q, v, w), CCSIM_OK);
+    int n = 0, nc = 0;
+    assert_int_equal(sim_rigid_contact_forces(f.m, f.d, f.r, 0, &n), CCSIM_OK);
+    double fc[3], normal[3] = {sin(th), 0, cos(th)}, vhat[3];
+    contact_force(f.r, 1, fc, &nc);
+    geo_v3_copy(vhat, v);
+    geo_v3_normalize(vhat);
+    double fn = geo_v3_dot(fc, normal), along = geo_v3_dot(fc, vhat);
+    print_message(
+        "sliding at %.3g m/s (slope %.3f rad): %d contacts, normal %.9g N, along the "
+        "motion %.9g N (-mu m g cos t = %.9g)\n",
+        geo_v3_norm(v), th, n, fn, along, -mu * G * cos(th));
+    assert_true(n >= 4);
+    assert_double_rel(fn, G * cos(th), 1e-5, 0);
+    assert_double_rel(along, -mu * G * cos(th), 1e-5, 0);
+    // nothing across the motion, in the plane
+    double across[3];
+    geo_v3_cross(across, normal, vhat);
+    assert_double_near(geo_v3_dot(fc, across), 0, 1e-5 * G);
+    teardown_scene(&f);
+  }
+  // stuck after steps: the incline holds it with m g sin t, below mu m g cos t
+  fixture f = {0};
+  assert_int_equal(setup_scene(&f, theta, mu, SIM_MODE_RIGID), 0);
+  run_rigid(&f, 0.2);
+  int n = 0, nc = 0;
+  assert_int_equal(sim_rigid_contact_forces(f.m, f.d, f.r, sim_data_time(f.d), &n), CCSIM_OK);
+  double fc[3];
+  contact_force(f.r, 1, fc, &nc);
+  print_message("at rest after 0.2 s of steps: force (%.9g, %.9g, %.9g) N\n", fc[0], fc[1], fc[2]);
+  assert_double_near(fc[0], 0, 1e-5 * G);
+  assert_double_rel(fc[2], G, 1e-5, 0);
+  teardown_scene(&f);
+}
 
 // ---- held inputs, tumbling, a drop through sim_step ---------------------------------------
 
@@ -736,6 +787,7 @@ int main(void) {
       cmocka_unit_test(test_incline_slides),
       cmocka_unit_test(test_frictionless_incline_dantzig),
       cmocka_unit_test(test_contact_forces_at_rest),
+      cmocka_unit_test(test_contact_forces_sliding),
       cmocka_unit_test(test_push_below_and_above_friction),
       cmocka_unit_test(test_sliding_box_report_torque),
       cmocka_unit_test(test_tumbling_in_flight),
