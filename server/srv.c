@@ -580,6 +580,10 @@ static void publish_closed(srv *s, const char *id) {
   }
 }
 
+// Housekeeping runs every 50 ms: a gap over this since its last round means the server
+// itself was not running (stopped by SIGSTOP or a debugger, its machine paused) [s]
+#define SRV_STALL 1.0
+
 // free sessions without a request for idle_timeout seconds
 static void expire_idle(srv *s, double now) {
   srv_session *gone[64];
@@ -636,6 +640,23 @@ static void housekeeping(srv *s) {
     return;
   }
   s->next_housekeeping = now + 0.05;
+  double gap = s->last_housekeeping > 0 ? now - s->last_housekeeping : 0;
+  s->last_housekeeping = now;
+  if (gap > SRV_STALL) {
+    // Time the server was not running is nobody's idleness: a controller's request may
+    // have waited in the socket all along, unread, and this round comes before the
+    // reader. Every session's idle clock skips the gap.
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < s->cfg.max_sessions; i++) {
+      if (s->tab[i]) {
+        s->tab[i]->last_active += gap;
+      }
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (s->cfg.verbose) {
+      fprintf(stderr, "ccsimd: not running for %.1f s (stopped?): idle clocks skip it\n", gap);
+    }
+  }
   drain_subs(s);
   srv_handshake_drain(s);
   if (s->zap) {
@@ -752,6 +773,7 @@ int srv_run(srv *s) {
     return -1;
   }
   s->next_housekeeping = 0;
+  s->last_housekeeping = 0;
   s->io_failed = 0;
   s->next_save = srv_now() + s->cfg.checkpoint_interval;
   int old_policy = 0;

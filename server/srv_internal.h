@@ -277,6 +277,7 @@ struct srv {
   double started;             // monotonic [s]
   double next_save;           // monotonic [s] (the leader)
   double next_housekeeping;   // monotonic [s] (the leader)
+  double last_housekeeping;   // when it last ran [s] (0: not yet)
   int io_failed;              // the leader met a transport failure (srv_run returns -1)
   int save_failed;            // the final save of srv_run lost a session
   srv_log_limit zap_log;      // CURVE refusals said on stderr (leader only)

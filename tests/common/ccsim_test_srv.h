@@ -5,6 +5,7 @@
 #define CCSIM_TEST_SRV_H
 
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,26 @@ static inline int test_raw_step(void *sock, const ccsim_session *s, uint64_t seq
   if (msg_sz && r->error && r->error->message) snprintf(msg, msg_sz, "%s", r->error->message);
   ccsim__reply__free_unpacked(r, NULL);
   return code;
+}
+
+// The ccsimd built beside the running test (build/tests/server/<test> ->
+// build/server/ccsimd) into out[0, n): 0 when it is there and executable.
+static inline int test_ccsimd_path(char *out, size_t n) {
+  char exe[PATH_MAX];
+  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (k <= 0) {
+    return -1;
+  }
+  exe[k] = 0;
+  for (int up = 0; up < 3; up++) {
+    char *slash = strrchr(exe, '/');
+    if (!slash) {
+      return -1;
+    }
+    *slash = 0;
+  }
+  snprintf(out, n, "%s/server/ccsimd", exe);
+  return access(out, X_OK);
 }
 
 // What ListSessions says of session id on c's server (asserted listed).

@@ -285,25 +285,6 @@ static void test_checkpoint_resume_bit_exact(void **state) {
 
 // ---- ccsimd --state-dir across SIGTERM ---------------------------------------------------
 
-// build/tests/server/<test> -> build/server/ccsimd
-static int ccsimd_path(char *out, size_t n) {
-  char exe[PATH_MAX];
-  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (k <= 0) {
-    return -1;
-  }
-  exe[k] = 0;
-  for (int up = 0; up < 3; up++) {
-    char *slash = strrchr(exe, '/');
-    if (!slash) {
-      return -1;
-    }
-    *slash = 0;
-  }
-  snprintf(out, n, "%s/server/ccsimd", exe);
-  return access(out, X_OK);
-}
-
 // a fresh directory for the test in the working directory (the build tree, short enough
 // for an ipc:// path): f->dir, removed by teardown; its state dir's path in state_dir
 static void make_test_dir(fixture *f, char state_dir[128]) {
@@ -333,7 +314,7 @@ static pid_t start_ccsimd(const char *bin, const char *endpoint, const char *sta
 static void test_state_dir_survives_sigterm(void **state) {
   fixture *f = *state;
   char bin[PATH_MAX + 32];
-  if (ccsimd_path(bin, sizeof bin) != 0) {
+  if (test_ccsimd_path(bin, sizeof bin) != 0) {
     print_error("ccsimd not found next to the tests (%s)\n", bin);
     fail();
   }

@@ -9,6 +9,7 @@
 #include "ccsim_test_srv.h"
 
 #include <arpa/inet.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -419,6 +420,64 @@ static void test_long_request_is_not_idleness(void **state) {
   test_server_stop(&sv, th);
 }
 
+// A server stopped (SIGSTOP, a debugger, its machine paused) for longer than the idle
+// timeout: that time is nobody's idleness. A Step sent while it was stopped waited in its
+// socket; on resume the server's housekeeping ran before its reader and freed the session
+// (EEXPIRED "without a request"). A real ccsimd, stopped for 3 idle timeouts.
+static void test_stopped_server_is_not_idleness(void **state) {
+  (void)state;
+  char bin[PATH_MAX + 32], dir[] = "ccsim-stop-XXXXXX", endpoint[128], idle[32];
+  if (test_ccsimd_path(bin, sizeof bin) != 0) {
+    print_error("ccsimd not found next to the tests (%s)\n", bin);
+    fail();
+  }
+  assert_non_null(mkdtemp(dir));
+  snprintf(endpoint, sizeof endpoint, "ipc://%s/sock", dir);
+  snprintf(idle, sizeof idle, "%g", IDLE_TIMEOUT);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl(bin, bin, "--bind", endpoint, "--idle-timeout", idle, "--stream", "none", (char *)NULL);
+    _exit(127);
+  }
+  assert_true(pid > 0);
+  char err[256];
+  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "ball", NULL, err, sizeof err);
+  ccsim_client *c = ccsim_client_connect(endpoint, 10000, 0, err, sizeof err);
+  ccsim_session *s = c ? ccsim_session_create(c, sc) : NULL;
+  int before = s ? ccsim_session_step(s, 1e-3, NULL, 0) : -1;
+  int during = -1;
+  if (s) {
+    assert_int_equal(kill(pid, SIGSTOP), 0);
+    pid_t waker = fork();  // a thread would need the server's locks; a process needs none
+    if (waker == 0) {
+      sleep_s(3 * IDLE_TIMEOUT);
+      kill(pid, SIGCONT);
+      _exit(0);
+    }
+    during = ccsim_session_step(s, 1e-3, NULL, 0);  // sent at once, answered after SIGCONT
+    waitpid(waker, NULL, 0);
+    if (during != CCSIM_OK) {
+      print_error("the step sent while the server was stopped: %s\n", ccsim_client_errmsg(c));
+    }
+  }
+  // idleness after the resume still counts
+  sleep_s(3 * IDLE_TIMEOUT);
+  int after = s ? ccsim_session_step(s, 1e-3, NULL, 0) : -1;
+  kill(pid, SIGCONT);
+  kill(pid, SIGTERM);
+  waitpid(pid, NULL, 0);
+  ccsim_session_release(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+  char path[64];
+  snprintf(path, sizeof path, "%s/sock", dir);
+  unlink(path);
+  rmdir(dir);
+  assert_int_equal(before, CCSIM_OK);
+  assert_int_equal(during, CCSIM_OK);
+  assert_int_equal(after, CCSIM_EEXPIRED);
+}
+
 int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "--doomed-client") == 0) {
     doomed_client(argv[2], atoi(argv[3]));  // never returns
@@ -428,6 +487,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_idle_session_expires_for_its_controller, setup,
                                       teardown),
       cmocka_unit_test(test_long_request_is_not_idleness),
+      cmocka_unit_test(test_stopped_server_is_not_idleness),
       cmocka_unit_test_setup_teardown(test_server_heartbeats_end_a_silent_connection, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_client_heartbeats_end_a_silent_connection, setup,
