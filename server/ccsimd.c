@@ -68,7 +68,8 @@ static void usage(FILE *f) {
 static int num(const char *opt, const char *s, double lo, double hi, double *out) {
   char *end = NULL;
   double v = strtod(s, &end);
-  if (!end || *end || !isfinite(v) || v < lo || v > hi) {
+  // an empty value (an unset variable in a script) is no number: strtod reads nothing
+  if (!end || end == s || *end || !isfinite(v) || v < lo || v > hi) {
     fprintf(stderr, "ccsimd: %s wants a number in [%g, %g], got '%s'\n", opt, lo, hi, s);
     return -1;
   }

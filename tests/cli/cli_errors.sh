@@ -43,6 +43,10 @@ expect 2 "--count wants a whole number" -- "$ccsim" watch 0123 --count 1.5
 # counts take whole numbers (1.5 sessions was taken as 1)
 expect 2 "--max-sessions wants a whole number, got '1.5'" -- "$ccsimd" --max-sessions 1.5
 expect 2 "--workers wants a number in [1, 1024], got 'two'" -- "$ccsimd" --workers two
+# an empty value (an unset variable) is no number: it was taken as 0 (no idle timeout,
+# heartbeats off)
+expect 2 "--idle-timeout wants a number in [0, " -- "$ccsimd" --idle-timeout ""
+expect 2 "--heartbeat-ms wants a number in [0, " -- "$ccsimd" --heartbeat-ms ""
 
 # The embedded server has no CURVE: keys in the environment, meant for remote servers,
 # must not stop a run against it (they did: "does not use CURVE").
