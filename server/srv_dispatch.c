@@ -946,8 +946,14 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
                 "limit of %d body states per reply", n, m->nbody, SRV_MAX_SUBSTATES);
   }
   double t0 = sim_data_time(ss->d);
-  if (!(t0 + st->dt > t0)) {
-    return fail(rc, CCSIM_EINVAL, "step.dt = %g is too small to advance time %.17g", st->dt, t0);
+  double dt_min = SRV_MIN_DT * (fabs(t0) > 1 ? fabs(t0) : 1);
+  if (!(st->dt >= dt_min)) {
+    // below it CVODE cannot tell the step's end from its start: refused here, before the
+    // request spends its seq, instead of failing inside the integrator
+    return fail(rc, CCSIM_EINVAL,
+                "step.dt = %g is too small to advance time %.17g (the smallest step there is "
+                "%g s)",
+                st->dt, t0, dt_min);
   }
   if (check_inputs(rc, m, st) != CCSIM_OK) {
     return rc->error.code;

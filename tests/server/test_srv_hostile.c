@@ -439,6 +439,33 @@ static void test_numbers_roles_and_sessions(void **state) {
 
 // Finite but absurd motion (a body 1e7 m away, at 1e7 m/s or 1e7 rad/s) is refused where it
 // is given, naming the bound, instead of failing later inside the integrator; nothing changes
+// A dt too small for the integrator to tell the step's end from its start is refused
+// before the request spends its seq. At t = 0 any positive dt advanced the time as a
+// double, so 1e-300 passed the check and failed inside CVODE (ESOLVER), seq spent.
+static void test_tiny_dt(void **state) {
+  fixture *f = *state;
+  const double tiny[] = {5e-324, 1e-300, 1e-13};
+  for (size_t i = 0; i < sizeof tiny / sizeof tiny[0]; i++) {
+    step_req s;
+    make_step(f, &s);
+    s.rq.has_seq = 1;
+    s.rq.seq = 1;
+    s.st.dt = tiny[i];
+    expect(call(f, &s.rq), CCSIM_EINVAL, "too small to advance time 0");
+  }
+  double t, z;
+  snapshot(f, &t, &z);
+  assert_true(t == 0);
+  step_req s;
+  make_step(f, &s);
+  s.rq.has_seq = 1;
+  s.rq.seq = 1;  // still the next seq
+  s.st.dt = 1e-12;
+  expect(call(f, &s.rq), CCSIM_OK, NULL);
+  snapshot(f, &t, &z);
+  assert_true(t == 1e-12);
+}
+
 static void test_motion_out_of_range(void **state) {
   fixture *f = *state;
   double t0, z0, t, z;
@@ -805,6 +832,7 @@ static void test_endpoint_is_local(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_set_state_reply_deadline, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_tiny_dt, setup, teardown),
       cmocka_unit_test_setup_teardown(test_motion_out_of_range, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bytes_and_encodings, setup, teardown),
       cmocka_unit_test_setup_teardown(test_numbers_roles_and_sessions, setup, teardown),
