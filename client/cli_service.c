@@ -130,6 +130,28 @@ static void print_msg(FILE *f, const ccsim_stream_msg *m, const ccsim_session *s
   fprintf(f, "\n");
 }
 
+// The state stream's endpoint of c's server (reached at `server`) into ep[0, n): 0, or -1
+// with the reason on stderr. A wildcard host (tcp://0.0.0.0:P or tcp://*:P) is reached at
+// the server's own host.
+static int stream_ep(const char *cmd, ccsim_client *c, const char *server, char *ep, size_t n) {
+  ccsim_server_info info;
+  if (ccsim_client_server_info(c, &info, NULL) != CCSIM_OK) {
+    fprintf(stderr, "ccsim %s: %s\n", cmd, ccsim_client_errmsg(c));
+    return -1;
+  }
+  if (!info.stream_endpoint[0]) {
+    fprintf(stderr, "ccsim %s: %s has no state stream (ccsimd --stream)\n", cmd, server);
+    return -1;
+  }
+  snprintf(ep, n, "%s", info.stream_endpoint);
+  const char *port = strrchr(info.stream_endpoint, ':');
+  if ((strstr(ep, "://0.0.0.0:") || strstr(ep, "://*:")) && port && !strncmp(server, "tcp://", 6)) {
+    const char *sport = strrchr(server, ':');
+    snprintf(ep, n, "%.*s%s", (int)(sport ? sport - server : 0), server, port);
+  }
+  return 0;
+}
+
 int cli_watch_main(int argc, char **argv) {
   const char *server = CLI_DEFAULT_SERVER, *id = NULL;
   int csv = 0;
@@ -171,29 +193,15 @@ int cli_watch_main(int argc, char **argv) {
   }
   int rc = 1;
   ccsim_watch *w = NULL;
-  ccsim_server_info info;
   // attach first: it checks the id and gives the body names
   ccsim_session *s = ccsim_session_attach(c, id);
   if (!s) {
     fprintf(stderr, "ccsim %s: %s\n", argv[0], ccsim_client_errmsg(c));
     goto done;
   }
-  if (ccsim_client_server_info(c, &info, NULL) != CCSIM_OK) {
-    fprintf(stderr, "ccsim %s: %s\n", argv[0], ccsim_client_errmsg(c));
-    goto done;
-  }
-  if (!info.stream_endpoint[0]) {
-    fprintf(stderr, "ccsim %s: %s has no state stream (ccsimd --stream)\n", argv[0], server);
-    goto done;
-  }
-  // a wildcard host (tcp://0.0.0.0:P or tcp://*:P) is reached at the server's own host
   char ep[512];
-  snprintf(ep, sizeof ep, "%s", info.stream_endpoint);
-  const char *port = strrchr(info.stream_endpoint, ':');
-  if ((strstr(ep, "://0.0.0.0:") || strstr(ep, "://*:")) && port &&
-      !strncmp(server, "tcp://", 6)) {
-    const char *sport = strrchr(server, ':');
-    snprintf(ep, sizeof ep, "%.*s%s", (int)(sport ? sport - server : 0), server, port);
+  if (stream_ep(argv[0], c, server, ep, sizeof ep) != 0) {
+    goto done;
   }
   ccsim_client_opts o;
   ccsim_curve_keys keys;
@@ -231,6 +239,22 @@ int cli_watch_main(int argc, char **argv) {
     }
     if (st == CCSIM_ETIMEOUT) {
       int gs = ccsim_session_get_state(s);
+      char now_ep[512];
+      if (gs == CCSIM_OK && stream_ep(argv[0], c, server, now_ep, sizeof now_ep) == 0 &&
+          strcmp(now_ep, ep) != 0) {
+        // the server restarted (its sessions restored from --state-dir) with its stream
+        // elsewhere (--stream auto takes a free port): follow it; what was published
+        // meanwhile shows as a gap
+        fprintf(stderr, "ccsim %s: the state stream moved to %s (the server restarted?)\n", argv[0],
+                now_ep);
+        ccsim_watch_destroy(&w);
+        snprintf(ep, sizeof ep, "%s", now_ep);
+        w = ccsim_watch_new(ep, id, &o, err, sizeof err);
+        if (!w) {
+          fprintf(stderr, "ccsim %s: %s\n", argv[0], err);
+          break;
+        }
+      }
       if (gs == CCSIM_OK) {
         continue;
       }

@@ -257,6 +257,69 @@ static void test_watch_ends_with_server(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+// watch follows its session across a restart of the server from its --state-dir: the
+// restored server's stream (--stream auto) has another port, and the watch sat on the old
+// one, silent for good while the session went on stepping
+static void test_watch_follows_restart(void **state) {
+  fixture *f = *state;
+  char sd[128], ep[256], err[256], id[64];
+  snprintf(sd, sizeof sd, "%s/state", f->dir);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.stream_bind = "auto";
+  cfg.state_dir = sd;
+  pthread_t sth;
+  srv *sv = test_server_start(&cfg, &sth);
+  assert_non_null(sv);
+  snprintf(ep, sizeof ep, "%s", srv_endpoint(sv));
+  const char *json =
+      "{\"bodies\": [{\"name\": \"ball\", \"mass\": 1, \"inertia\": [1, 1, 1],"
+      " \"pose\": {\"p\": [0, 0, 3]}}]}";
+  ccsim_scene *sc = ccsim_scene_parse(json, strlen(json), "ball", NULL, err, sizeof err);
+  ccsim_client_opts o;
+  ccsim_client_opts_defaults(&o);
+  o.timeout_ms = 1000;
+  o.retries = 5;
+  ccsim_client *c = ccsim_client_new_opts(ep, &o, err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  snprintf(id, sizeof id, "%s", ccsim_session_id(s));
+  char *argv[] = {"watch", id, "--server", ep, "--csv", "--count", "6", "--timeout", "10", NULL};
+  watcher w = {.f = f, .argv = argv};
+  pthread_t wth;
+  assert_int_equal(pthread_create(&wth, NULL, watch_main, &w), 0);
+  sleep_s(0.5);  // subscribed
+  for (int k = 0; k < 3; k++) {
+    assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+  }
+  test_server_stop(&sv, sth);  // saves the session
+  cfg.bind = ep;               // the same port; the stream takes another
+  sv = test_server_start(&cfg, &sth);
+  assert_non_null(sv);
+  double t0 = now_s();
+  while (!atomic_load(&w.done) && now_s() - t0 < 12) {
+    assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+    sleep_s(0.1);
+  }
+  pthread_join(wth, NULL);
+  int rows = 0;
+  for (const char *p = w.out; (p = strchr(p, '\n')); p++) rows++;
+  print_message("  watch across the restart: status %d, %d lines\n", w.rc, rows);
+  assert_int_equal(w.rc, 0);
+  assert_int_equal(rows, 1 + 6);  // the header and 6 messages, 3 of them after the restart
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+  test_server_stop(&sv, sth);
+  char saved[256];
+  snprintf(saved, sizeof saved, "%s/%s.session", sd, id);
+  unlink(saved);
+  snprintf(saved, sizeof saved, "%s/ccsimd.lock", sd);
+  unlink(saved);
+  rmdir(sd);
+}
+
 // what f (a memory stream) holds, closed; the caller frees it
 static char *closed_text(FILE *f, char **buf) {
   fclose(f);
@@ -288,6 +351,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_keygen, setup, teardown),
       cmocka_unit_test_setup_teardown(test_sessions_and_watch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_watch_ends_with_server, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_watch_follows_restart, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
