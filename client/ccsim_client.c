@@ -127,6 +127,15 @@ static int handshakes_read(handshakes *h, const char *endpoint, int curve, char 
       h->failures = 0;
       continue;
     }
+    if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH && value >= 500) {
+      // ccsimd answers 500 when it cannot read its allow list: the key is not to blame
+      ccsim_set_err(err, err_sz,
+                    "%s: %s cannot check client keys now (ZAP status %u): its --curve-allow "
+                    "directory cannot be read (ccsimd says why); no client is admitted until "
+                    "it can",
+                    ccsim_status_name(CCSIM_EPERM), endpoint, value);
+      return CCSIM_EPERM;
+    }
     if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
       ccsim_set_err(err, err_sz,
                     "%s: %s refused this client's CURVE key (ZAP status %u): its public key must "

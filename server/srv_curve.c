@@ -271,8 +271,12 @@ int srv_zap_serve(srv *s) {
       ok = memcmp(s->allow[k], zmq_msg_data(&f[6]), 32) == 0;
     }
   }
-  const char *status = ok ? "200" : "400";
-  const char *text = ok ? "OK" : "client key not in the allow list";
+  // 500 (the server's own failure, ZAP's RFC 27) when the list cannot be read: the key
+  // may well be listed, and the client says which it is from this code alone
+  const char *status = ok ? "200" : s->allow_failed ? "500" : "400";
+  const char *text = ok                ? "OK"
+                     : s->allow_failed ? "the allow list cannot be read"
+                                       : "client key not in the allow list";
   zmq_send(s->zap, "1.0", 3, ZMQ_SNDMORE);
   if (kept >= 2) {
     zmq_send(s->zap, zmq_msg_data(&f[1]), zmq_msg_size(&f[1]), ZMQ_SNDMORE);
