@@ -24,7 +24,8 @@
 void cli_service_usage(FILE *f) {
   fprintf(f,
           "  sessions [--server E]\n"
-          "      list a server's open sessions (id, time, bodies, steps, idle, pacing)\n"
+          "      list a server's open sessions (id, time, bodies, steps: Step requests\n"
+          "      and SetStates, as the stream numbers them; idle, pacing)\n"
           "  watch SESSION [--server E] [--csv] [--count N] [--timeout S]\n"
           "      print a session's state stream until it closes (or N messages, or S seconds\n"
           "      without one: exit 0 if any came, else 1); gaps in the stream's sequence\n"

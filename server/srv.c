@@ -565,17 +565,22 @@ static int serve_one(srv *s) {
   return queued ? 2 : 1;
 }
 
-static void publish_closed(srv *s, const char *id) {
+// the stream's last message of ss, out of the table and idle (expired): numbered and timed
+// as a close by its controller is
+static void publish_closed(srv *s, srv_session *ss) {
   Ccsim__StreamState m;
   ccsim__stream_state__init(&m);
-  m.session_id = (char *)id;
+  m.session_id = ss->id;
+  m.has_stream_seq = m.has_time = 1;
+  m.stream_seq = ++ss->steps;
+  m.time = ss->view_time;
   m.has_closed = 1;
   m.closed = 1;
   uint8_t buf[128];
   size_t n = ccsim_pb_pack_tail(&m.base, buf, sizeof buf);
   if (n != SIZE_MAX) {
     pthread_mutex_lock(&s->sock_mu);
-    publish_locked(s, id, buf + sizeof buf - n, n);
+    publish_locked(s, ss->id, buf + sizeof buf - n, n);
     pthread_mutex_unlock(&s->sock_mu);
   }
 }
@@ -606,7 +611,7 @@ static void expire_idle(srv *s, double now) {
       fprintf(stderr, "ccsimd: session %s expired\n", gone[k]->id);
     }
     srv_unlink_session(s, gone[k]->id);
-    publish_closed(s, gone[k]->id);
+    publish_closed(s, gone[k]);
     srv_session_free(&gone[k]);
   }
 }

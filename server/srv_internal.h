@@ -170,7 +170,7 @@ struct srv_session {
   // published view (under srv.mu), written after every job
   double view_time;         // simulated time [s]
   double *view;             // (nbody x SRV_VIEW)
-  uint64_t steps;           // executed steps = stream sequence number
+  uint64_t steps;           // stream sequence number: Step requests and SetStates run
   srv_blob *contacts_view;  // QueryContacts' Reply at the state after step contacts_steps
   uint64_t contacts_steps;  // (one reference owned): the same question at that state is
                             // answered from it by the thread that receives it

@@ -150,6 +150,51 @@ static void test_stream_sequence(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+// A session freed by the idle timeout ends its stream as a close does: the last message,
+// marked closed, numbered after the last step and timed at its state. It went out with
+// sequence number 0 and no time, which a subscriber counting gaps took for a jump back.
+static void test_expired_close_numbered(void **state) {
+  (void)state;
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.stream_bind = "auto";
+  cfg.idle_timeout = 0.3;
+  pthread_t th;
+  srv *sv = test_server_start(&cfg, &th);
+  assert_non_null(sv);
+  char err[256];
+  ccsim_scene *sc = balls(1);
+  ccsim_client *c = ccsim_client_new(srv_endpoint(sv), err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  ccsim_watch *w =
+      ccsim_watch_new(srv_stream_endpoint(sv), ccsim_session_id(s), NULL, err, sizeof err);
+  assert_non_null(w);
+  ccsim_stream_msg m;
+  uint64_t last = 0;
+  double t_last = 0;
+  for (int k = 0; k < 100 && !last; k++) {  // until the subscription is through
+    assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+    while (ccsim_watch_next(w, 5, &m) == CCSIM_OK) {
+      last = m.seq;
+      t_last = m.time;
+    }
+  }
+  assert_true(last > 0);
+  assert_int_equal(ccsim_watch_next(w, 3000, &m), CCSIM_OK);  // the idle timeout's
+  print_message("expired: closed %d, seq %llu after %llu, time %g after %g\n", m.closed,
+                (unsigned long long)m.seq, (unsigned long long)last, m.time, t_last);
+  assert_true(m.closed);
+  assert_int_equal(m.seq, last + 1);
+  assert_true(m.time == t_last);
+  ccsim_watch_destroy(&w);
+  ccsim_session_release(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+  test_server_stop(&sv, th);
+}
+
 // the server's count of stream messages once the last reply's publication is done: a
 // step's reply and its stream message leave under one hold of the socket lock, which the
 // next request's receive takes too
@@ -902,6 +947,7 @@ static void test_watch_bad_messages(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_stream_sequence, setup, teardown),
+      cmocka_unit_test(test_expired_close_numbered),
       cmocka_unit_test_setup_teardown(test_stream_only_when_watched, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stream_many_topics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stalled_subscriber_loses_not_blocks, setup, teardown),
