@@ -64,6 +64,9 @@ struct ccsim_session {
   ccsim_deadline_stats deadline;
   double time;
   uint64_t seq;                  // last Step seq completed
+  int want_contacts;             // Steps ask for their contacts
+  ccsim_contact *contacts;       // (ccap) the last Step's, when it asked
+  size_t ncontacts, ccap;
 };
 
 static void cerr(ccsim_client *c, const char *fmt, ...) {
@@ -696,6 +699,7 @@ static ccsim_session *session_from_reply(ccsim_client *c, const Ccsim__CreateSes
 static void session_free(ccsim_session *s) {
   free(s->names);
   free(s->bodies);
+  free(s->contacts);
   free(s);
 }
 
@@ -793,6 +797,37 @@ ccsim_session *ccsim_session_attach(ccsim_client *c, const char *session_id) {
   return s;
 }
 
+// The n contact messages m into *buf (grown as needed; *cap its room), naming bodies below
+// nbody: CCSIM_OK, or CCSIM_EPROTO / CCSIM_ENOMEM with the reason in err (*buf kept).
+static int take_contacts(char *err, size_t err_sz, int nbody, Ccsim__Contact *const *m, size_t n,
+                         ccsim_contact **buf, size_t *cap) {
+  if (n > *cap) {
+    ccsim_contact *nb = realloc(*buf, n * sizeof *nb);
+    if (!nb) {
+      snprintf(err, err_sz, "out of memory for %zu contacts", n);
+      return CCSIM_ENOMEM;
+    }
+    *buf = nb;
+    *cap = n;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (m[i]->body_a >= (uint32_t)nbody || m[i]->body_b >= (uint32_t)nbody) {
+      snprintf(err, err_sz, "contact %zu names a body out of range", i);
+      return CCSIM_EPROTO;
+    }
+    ccsim_contact *c = &(*buf)[i];
+    c->body_a = (int)m[i]->body_a;
+    c->body_b = (int)m[i]->body_b;
+    vec3_take(c->point_a, m[i]->point_a);
+    vec3_take(c->point_b, m[i]->point_b);
+    vec3_take(c->normal, m[i]->normal);
+    c->depth = m[i]->depth;
+    c->depth_rate = m[i]->depth_rate;
+    vec3_take(c->force, m[i]->force);
+  }
+  return CCSIM_OK;
+}
+
 int ccsim_session_step(ccsim_session *s, double dt, const ccsim_input *in, size_t nin) {
   return ccsim_session_step_n(s, dt, 1, in, nin, NULL, NULL);
 }
@@ -818,6 +853,7 @@ int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t nsub, const ccsim
     st.has_want_substates = 1;
     st.want_substates = 1;
   }
+  st.has_want_contacts = st.want_contacts = s->want_contacts != 0;
   Ccsim__BodyInput *bi = NULL, **bip = NULL;
   Ccsim__Vec3 *vecs = NULL;
   if (nin > 0) {
@@ -877,6 +913,12 @@ int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t nsub, const ccsim
       if (sub_t) {
         sub_t[k] = ss->time;
       }
+    }
+    s->ncontacts = 0;
+    if (status == CCSIM_OK && s->want_contacts) {
+      status = take_contacts(s->c->err, sizeof s->c->err, s->nbody, r->step->contacts,
+                             r->step->n_contacts, &s->contacts, &s->ccap);
+      s->ncontacts = status == CCSIM_OK ? r->step->n_contacts : 0;
     }
     take_deadline(&s->deadline, r->step->deadline);
     const Ccsim__StepStats *ps = r->step->stats;
@@ -1062,27 +1104,13 @@ int ccsim_session_query_contacts(ccsim_session *s, const ccsim_body_set *at, siz
   if (status != CCSIM_OK || r->contacts->n_contacts == 0) {
     return status;
   }
-  size_t nc = r->contacts->n_contacts;
-  ccsim_contact *c = calloc(nc, sizeof *c);
-  if (!c) {
-    cerr(s->c, "out of memory for %zu contacts", nc);
-    return CCSIM_ENOMEM;
-  }
-  for (size_t i = 0; i < nc; i++) {
-    const Ccsim__Contact *m = r->contacts->contacts[i];
-    if (m->body_a >= (uint32_t)s->nbody || m->body_b >= (uint32_t)s->nbody) {
-      free(c);
-      cerr(s->c, "query_contacts: contact %zu names a body out of range", i);
-      return CCSIM_EPROTO;
-    }
-    c[i].body_a = (int)m->body_a;
-    c[i].body_b = (int)m->body_b;
-    vec3_take(c[i].point_a, m->point_a);
-    vec3_take(c[i].point_b, m->point_b);
-    vec3_take(c[i].normal, m->normal);
-    c[i].depth = m->depth;
-    c[i].depth_rate = m->depth_rate;
-    vec3_take(c[i].force, m->force);
+  size_t nc = r->contacts->n_contacts, cap = 0;
+  ccsim_contact *c = NULL;
+  status =
+      take_contacts(s->c->err, sizeof s->c->err, s->nbody, r->contacts->contacts, nc, &c, &cap);
+  if (status != CCSIM_OK) {
+    free(c);
+    return status;
   }
   *out = c;
   *nout = nc;
@@ -1161,6 +1189,15 @@ const char *ccsim_session_token(const ccsim_session *s) { return s->token; }
 
 uint64_t ccsim_session_seq(const ccsim_session *s) { return s->seq; }
 
+void ccsim_session_want_contacts(ccsim_session *s, int on) {
+  s->want_contacts = on != 0;
+}
+
+const ccsim_contact *ccsim_session_contacts(const ccsim_session *s, size_t *n) {
+  *n = s->ncontacts;
+  return s->contacts;
+}
+
 // ---- state stream ---------------------------------------------------------------------
 
 struct ccsim_watch {
@@ -1170,6 +1207,8 @@ struct ccsim_watch {
   int curve;
   ccsim_body_state *bodies;  // (cap)
   int cap;
+  ccsim_contact *contacts;  // (ccap)
+  size_t ccap;
   ccsim_arena rx;  // each message is unpacked here: a malloc per field otherwise
   char err[512];
 };
@@ -1294,8 +1333,15 @@ int ccsim_watch_next(ccsim_watch *w, int timeout_ms, ccsim_stream_msg *out) {
   if (w->cap > 0) memset(w->bodies, 0, (size_t)w->cap * sizeof *w->bodies);  // NULL at 0
   out->nbody = (int)m->n_bodies;
   out->bodies = w->bodies;
-  return take_bodies_into(w->err, sizeof w->err, w->bodies, (int)m->n_bodies, m->bodies,
-                          m->n_bodies);
+  int st =
+      take_bodies_into(w->err, sizeof w->err, w->bodies, (int)m->n_bodies, m->bodies, m->n_bodies);
+  if (st == CCSIM_OK && m->n_contacts > 0) {
+    st = take_contacts(w->err, sizeof w->err, (int)m->n_bodies, m->contacts, m->n_contacts,
+                       &w->contacts, &w->ccap);
+    out->ncontacts = st == CCSIM_OK ? m->n_contacts : 0;
+    out->contacts = w->contacts;
+  }
+  return st;
 }
 
 const char *ccsim_watch_errmsg(const ccsim_watch *w) {
@@ -1311,6 +1357,7 @@ void ccsim_watch_destroy(ccsim_watch **pw) {
   if (w->sub) zmq_close(w->sub);
   if (w->zctx) zmq_ctx_term(w->zctx);
   free(w->bodies);
+  free(w->contacts);
   ccsim_arena_fini(&w->rx);
   free(w);
   *pw = NULL;

@@ -259,6 +259,15 @@ const char *ccsim_session_token(const ccsim_session *s);
 // The seq of the last step this handle completed.
 uint64_t ccsim_session_seq(const ccsim_session *s);
 
+// Controller: from now on (on != 0) this handle's Steps ask for the contacts at their end
+// state, for ccsim_session_contacts and for the state stream's message of each step (which
+// subscribers then get in ccsim_stream_msg); off by default (they cost the reply's size).
+void ccsim_session_want_contacts(ccsim_session *s, int on);
+
+// The contacts of the last Step, when it asked for them (else *n = 0): borrowed until the
+// next step of s.
+const ccsim_contact *ccsim_session_contacts(const ccsim_session *s, size_t *n);
+
 // ---- state stream ---------------------------------------------------------------------
 
 typedef struct ccsim_watch ccsim_watch;
@@ -272,6 +281,8 @@ typedef struct ccsim_stream_msg {
   const ccsim_body_state *bodies; // borrowed; valid until the next ccsim_watch_next
   ccsim_deadline_stats deadline;
   int closed;                     // the session ended
+  size_t ncontacts;               // the step's contacts, when its Step asked for them
+  const ccsim_contact *contacts;  // (ccsim_session_want_contacts); borrowed as bodies
 } ccsim_stream_msg;
 
 // Subscribe to a server's state stream (ServerInfo.stream_endpoint) for one session

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "ccsim_client.h"
+
 // Monotonic clock [s], for the commands' wall-time figures and waits.
 static inline double cli_now_s(void) {
   struct timespec ts;
@@ -54,6 +56,34 @@ static inline void cli_csv_column(FILE *f, const char *name, const char *col) {
     fputc(*p, f);
   }
   fprintf(f, ".%s\"", col);
+}
+
+// The CSV header fields of every body of s, after the caller's first ones: position,
+// orientation, velocity, angular velocity, total contact force and witness pairs carrying
+// it (NAME.px ... NAME.wz, NAME.fx, NAME.fy, NAME.fz, NAME.contacts): run and watch write
+// the same columns.
+static inline void cli_csv_bodies_header(FILE *f, const ccsim_session *s) {
+  static const char *const cols[] = {"px", "py", "pz", "qw", "qx", "qy", "qz", "vx",      "vy",
+                                     "vz", "wx", "wy", "wz", "fx", "fy", "fz", "contacts"};
+  for (int b = 0; b < ccsim_session_nbody(s); b++) {
+    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
+      cli_csv_column(f, ccsim_session_body_name(s, b), cols[k]);
+    }
+  }
+}
+
+// The fields of those columns for the n body states bs, after the caller's first ones.
+static inline void cli_csv_bodies_row(FILE *f, const ccsim_body_state *bs, int n) {
+  for (int b = 0; b < n; b++) {
+    const double *parts[] = {bs[b].p, bs[b].q, bs[b].v, bs[b].w, bs[b].contact_force};
+    const int len[] = {3, 4, 3, 3, 3};
+    for (int k = 0; k < 5; k++) {
+      for (int i = 0; i < len[k]; i++) {
+        fprintf(f, ",%.17g", parts[k][i]);
+      }
+    }
+    fprintf(f, ",%d", bs[b].contact_count);
+  }
 }
 
 // ccsim geom proximity A B [--pose-a ...] [--pose-b ...] --standoff D [--json]

@@ -106,29 +106,13 @@ static void print_vec(FILE *f, const char *label, const double *v, int n) {
 
 static void csv_header(FILE *f, const ccsim_session *s) {
   fprintf(f, "t");
-  static const char *const cols[] = {"px", "py", "pz", "qw", "qx", "qy", "qz", "vx", "vy",
-                                     "vz", "wx", "wy", "wz", "fx", "fy", "fz", "contacts"};
-  for (int b = 0; b < ccsim_session_nbody(s); b++) {
-    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
-      cli_csv_column(f, ccsim_session_body_name(s, b), cols[k]);
-    }
-  }
+  cli_csv_bodies_header(f, s);
   fprintf(f, "\n");
 }
 
 static void csv_row(FILE *f, const ccsim_session *s) {
   fprintf(f, "%.17g", ccsim_session_time(s));
-  const ccsim_body_state *bs = ccsim_session_bodies(s);
-  for (int b = 0; b < ccsim_session_nbody(s); b++) {
-    const double *parts[] = {bs[b].p, bs[b].q, bs[b].v, bs[b].w, bs[b].contact_force};
-    const int n[] = {3, 4, 3, 3, 3};
-    for (int k = 0; k < 5; k++) {
-      for (int i = 0; i < n[k]; i++) {
-        fprintf(f, ",%.17g", parts[k][i]);
-      }
-    }
-    fprintf(f, ",%d", bs[b].contact_count);
-  }
+  cli_csv_bodies_row(f, ccsim_session_bodies(s), ccsim_session_nbody(s));
   fprintf(f, "\n");
 }
 

@@ -90,29 +90,14 @@ int cli_sessions_main(int argc, char **argv) {
 
 static void csv_header(FILE *f, const ccsim_session *s) {
   fprintf(f, "seq,t");
-  static const char *const cols[] = {"px", "py", "pz", "qw", "qx", "qy", "qz",
-                                     "vx", "vy", "vz", "wx", "wy", "wz"};
-  for (int b = 0; b < ccsim_session_nbody(s); b++) {
-    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
-      cli_csv_column(f, ccsim_session_body_name(s, b), cols[k]);
-    }
-  }
+  cli_csv_bodies_header(f, s);
   fprintf(f, "\n");
 }
 
 static void print_msg(FILE *f, const ccsim_stream_msg *m, const ccsim_session *s, int csv) {
   if (csv) {
     fprintf(f, "%llu,%.17g", (unsigned long long)m->seq, m->time);
-    for (int b = 0; b < m->nbody; b++) {
-      const ccsim_body_state *x = &m->bodies[b];
-      const double *v[4] = {x->p, x->q, x->v, x->w};
-      const int len[4] = {3, 4, 3, 3};
-      for (int k = 0; k < 4; k++) {
-        for (int j = 0; j < len[k]; j++) {
-          fprintf(f, ",%.17g", v[k][j]);
-        }
-      }
-    }
+    cli_csv_bodies_row(f, m->bodies, m->nbody);
     fprintf(f, "\n");
     return;
   }
@@ -123,6 +108,13 @@ static void print_msg(FILE *f, const ccsim_stream_msg *m, const ccsim_session *s
     cli_put_name(f, s && b < ccsim_session_nbody(s) ? ccsim_session_body_name(s, b) : "?");
     fprintf(f, " p = [%.6g, %.6g, %.6g] v = [%.6g, %.6g, %.6g]", x->p[0], x->p[1], x->p[2], x->v[0],
             x->v[1], x->v[2]);
+    if (x->contact_count > 0) {
+      fprintf(f, " contact force [%.6g, %.6g, %.6g] (%d pairs)", x->contact_force[0],
+              x->contact_force[1], x->contact_force[2], x->contact_count);
+    }
+  }
+  if (m->ncontacts > 0) {
+    fprintf(f, "  %zu contacts", m->ncontacts);
   }
   if (m->deadline.paced_steps) {
     fprintf(f, "  misses %llu (late requests %llu)", (unsigned long long)m->deadline.misses,

@@ -168,11 +168,13 @@ static void test_sessions_and_watch(void **state) {
   pthread_join(th, NULL);
   assert_int_equal(a.status, CCSIM_OK);
   assert_int_equal(rc, 0);
-  // a header and five rows of seq, t and 13 numbers, in stream order
+  // a header and five rows of seq, t and 17 numbers, in stream order: the columns of
+  // ccsim run --csv (state, contact force and pairs)
   char *line = out, *nl = strchr(line, '\n');
   assert_non_null(nl);
   *nl = 0;
   assert_true(strncmp(line, "seq,t,ball.px,ball.py,ball.pz,ball.qw", 37) == 0);
+  assert_non_null(strstr(line, ",ball.wz,ball.fx,ball.fy,ball.fz,ball.contacts"));
   long prev = 0;
   int rows = 0;
   for (line = nl + 1; *line; line = nl + 1) {
@@ -181,7 +183,7 @@ static void test_sessions_and_watch(void **state) {
     *nl = 0;
     int commas = 0;
     for (const char *q = line; *q; q++) commas += *q == ',';
-    assert_int_equal(commas, 14);
+    assert_int_equal(commas, 18);
     long seq = strtol(line, NULL, 10);
     double t = strtod(strchr(line, ',') + 1, NULL);
     assert_true(seq > prev);

@@ -150,6 +150,66 @@ static void test_stream_sequence(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+// Contacts when asked: a controller that wants them gets each step's contacts in its
+// reply and its subscribers in the stream message, the same ones; without asking, none.
+// libccsim could not ask (the server could answer).
+static void test_stream_contacts_when_asked(void **state) {
+  fixture *f = *state;
+  const char *json =
+      "{\"gravity\": [0, 0, -9.81], \"contact\": {\"k\": 1e4, \"n\": 1, \"standoff\": 0.01},"
+      " \"bodies\": [{\"name\": \"floor\", \"fixed\": true, \"shape\": {\"box\": "
+      "{\"size\": [1, 1, 0.1]}}, \"pose\": {\"p\": [0, 0, -0.05]}},"
+      " {\"name\": \"box\", \"mass\": 1, \"shape\": {\"box\": {\"size\": [0.1, 0.1, 0.1]}},"
+      " \"pose\": {\"p\": [0.2, 0.1, 0.05975]}}]}";  // resting: 4 x 0.25 mm x 1e4 N/m
+  char err[256];
+  ccsim_scene *sc = ccsim_scene_parse(json, strlen(json), "box", NULL, err, sizeof err);
+  if (!sc) print_error("%s\n", err);
+  assert_non_null(sc);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  ccsim_watch *w = ccsim_watch_new(f->stream, ccsim_session_id(s), NULL, err, sizeof err);
+  assert_non_null(w);
+  ccsim_stream_msg m;
+  size_t n = 1;
+  int through = 0;
+  for (int k = 0; k < 100 && !through; k++) {  // without asking, until subscribed
+    assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+    ccsim_session_contacts(s, &n);
+    assert_int_equal(n, 0);
+    while (ccsim_watch_next(w, 5, &m) == CCSIM_OK) {
+      through = 1;
+      assert_int_equal(m.ncontacts, 0);
+    }
+  }
+  assert_true(through);
+  ccsim_session_want_contacts(s, 1);
+  assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+  const ccsim_contact *rc = ccsim_session_contacts(s, &n);
+  assert_int_equal(ccsim_watch_next(w, 2000, &m), CCSIM_OK);
+  print_message("asked: %zu contacts in the reply, %zu in the stream message #%llu\n", n,
+                m.ncontacts, (unsigned long long)m.seq);
+  assert_true(n >= 4);  // the box's bottom corners at least
+  assert_int_equal(m.ncontacts, n);
+  double fz = 0;
+  for (size_t i = 0; i < n; i++) {
+    assert_true(m.contacts[i].force[2] == rc[i].force[2]);
+    assert_true(m.contacts[i].point_b[0] == rc[i].point_b[0]);
+    fz += rc[i].body_b == 1 ? rc[i].force[2] : -rc[i].force[2];
+  }
+  assert_true(fz > 0);  // the floor pushes the box up
+  ccsim_session_want_contacts(s, 0);
+  assert_int_equal(ccsim_session_step(s, 1e-3, NULL, 0), CCSIM_OK);
+  ccsim_session_contacts(s, &n);
+  assert_int_equal(ccsim_watch_next(w, 2000, &m), CCSIM_OK);
+  assert_int_equal(n, 0);
+  assert_int_equal(m.ncontacts, 0);
+  ccsim_watch_destroy(&w);
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
 // A session freed by the idle timeout ends its stream as a close does: the last message,
 // marked closed, numbered after the last step and timed at its state. It went out with
 // sequence number 0 and no time, which a subscriber counting gaps took for a jump back.
@@ -948,6 +1008,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_stream_sequence, setup, teardown),
       cmocka_unit_test(test_expired_close_numbered),
+      cmocka_unit_test_setup_teardown(test_stream_contacts_when_asked, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stream_only_when_watched, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stream_many_topics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stalled_subscriber_loses_not_blocks, setup, teardown),
