@@ -220,7 +220,7 @@ static int open_socket(ccsim_client *c) {
     cerr(c, "cannot watch the connection's handshake: %s", zmq_strerror(zmq_errno()));
     return CCSIM_EIO;
   }
-  if (zmq_connect(c->sock, c->endpoint) != 0) {
+  if (ccsim_zmq_ipv6_for(c->sock, c->endpoint) != 0 || zmq_connect(c->sock, c->endpoint) != 0) {
     cerr(c, "cannot connect to %s: %s", c->endpoint, zmq_strerror(zmq_errno()));
     return CCSIM_EIO;
   }
@@ -1236,6 +1236,7 @@ ccsim_watch *ccsim_watch_new(const char *stream_endpoint, const char *session_id
   }
   snprintf(w->endpoint, sizeof w->endpoint, "%s", stream_endpoint);
   if (!ok || handshakes_watch(&w->hs, w->zctx, w->sub, w) != 0 ||
+      ccsim_zmq_ipv6_for(w->sub, stream_endpoint) != 0 ||
       zmq_connect(w->sub, stream_endpoint) != 0) {
     if (err) snprintf(err, err_sz, "cannot subscribe to %s: %s", stream_endpoint,
                       zmq_strerror(zmq_errno()));

@@ -173,3 +173,11 @@ int ccsim_read_key(const char *path, char out[41], char *err, size_t err_sz) {
   }
   return 0;
 }
+
+int ccsim_zmq_ipv6_for(void *sock, const char *ep) {
+  if (!ep || strncmp(ep, "tcp://", 6) != 0 || !strchr(ep, '[')) {
+    return 0;
+  }
+  int on = 1;
+  return zmq_setsockopt(sock, ZMQ_IPV6, &on, sizeof on);
+}

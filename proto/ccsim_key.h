@@ -26,4 +26,9 @@ int ccsim_zmtp_mechanism(const char *endpoint, int timeout_ms, char mech[21]);
 // value, or 0 when none is there.
 int ccsim_monitor_next(void *mon, uint16_t *id, uint32_t *value);
 
+// Let sock bind or connect to ep over IPv6 when ep names an IPv6 address (tcp://[::1]:P):
+// ZeroMQ sockets are IPv4-only by default, and such an endpoint fails ("No such device").
+// Other endpoints keep the default (a host name then resolves to IPv4 alone). 0 or -1.
+int ccsim_zmq_ipv6_for(void *sock, const char *ep);
+
 #endif

@@ -16,6 +16,7 @@
 
 #include <zmq.h>
 
+#include "ccsim_key.h"
 #include "ccsim_pb.h"
 #include "srv_internal.h"
 
@@ -232,7 +233,7 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
     srv_destroy(&s);
     return NULL;
   }
-  if (zmq_bind(s->router, c->bind) != 0) {
+  if (ccsim_zmq_ipv6_for(s->router, c->bind) != 0 || zmq_bind(s->router, c->bind) != 0) {
     ccsim_set_err(err, err_sz, "cannot bind %s: %s", c->bind, zmq_strerror(zmq_errno()));
     srv_destroy(&s);
     return NULL;
@@ -266,7 +267,7 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
         return NULL;
       }
     }
-    if (!s->pub || zmq_bind(s->pub, ep) != 0) {
+    if (!s->pub || ccsim_zmq_ipv6_for(s->pub, ep) != 0 || zmq_bind(s->pub, ep) != 0) {
       ccsim_set_err(err, err_sz, "cannot bind the stream at %s: %s", ep, zmq_strerror(zmq_errno()));
       srv_destroy(&s);
       return NULL;
