@@ -900,6 +900,14 @@ int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t nsub, const ccsim
       r->error->last_seq == rq.seq) {
     s->seq = rq.seq;  // the step ran and failed part-way: this seq is spent
   }
+  if (status == CCSIM_ESEQ && r && r->error && r->error->has_last_seq &&
+      r->error->last_seq < s->seq) {
+    size_t used = strlen(s->c->err);
+    snprintf(s->c->err + used, sizeof s->c->err - used,
+             "; the session is behind this handle (last executed %llu, the handle's %llu): a "
+             "server restored from an older checkpoint? ccsim_session_resync takes its word",
+             (unsigned long long)r->error->last_seq, (unsigned long long)s->seq);
+  }
   if (status == CCSIM_OK) {
     s->seq++;
     status = take_bodies(s, r->step->bodies, r->step->n_bodies);
@@ -1118,6 +1126,28 @@ int ccsim_session_query_contacts(ccsim_session *s, const ccsim_body_set *at, siz
 }
 
 int ccsim_session_get_state(ccsim_session *s) { return get_state(s, 0, NULL, NULL); }
+
+int ccsim_session_resync(ccsim_session *s) {
+  // AttachSession answers with the session's last executed seq (any role may ask)
+  Ccsim__Request rq;
+  Ccsim__AttachSession at;
+  ccsim__request__init(&rq);
+  ccsim__attach_session__init(&at);
+  rq.session_id = s->id;
+  rq.body_case = CCSIM__REQUEST__BODY_ATTACH_SESSION;
+  rq.attach_session = &at;
+  Ccsim__Reply *r = NULL;
+  int st = roundtrip(s->c, &rq, &r);
+  if (st == CCSIM_OK && (r->body_case != CCSIM__REPLY__BODY_ATTACH_SESSION || !r->attach_session)) {
+    cerr(s->c, "resync: the reply has no session");
+    st = CCSIM_EPROTO;
+  }
+  if (st != CCSIM_OK) {
+    return st;
+  }
+  s->seq = r->attach_session->has_last_seq ? r->attach_session->last_seq : 0;
+  return ccsim_session_get_state(s);
+}
 
 int ccsim_session_checkpoint(ccsim_session *s, uint8_t **blob, size_t *len) {
   *blob = NULL;

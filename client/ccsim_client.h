@@ -189,6 +189,14 @@ int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t n, const ccsim_in
 // Fetch the current state without stepping (never waits for a running step).
 int ccsim_session_get_state(ccsim_session *s);
 
+// Take the server's word for where the session is: the handle's seq becomes the session's
+// last executed Step seq, and its state the session's. For a controller refused CCSIM_ESEQ
+// because the session is behind the handle: a server that crashed and restored it from an
+// older --state-dir checkpoint has rolled it back, and the steps the handle counted since
+// are gone with the crash (redo them or not: the caller knows). Not needed after a
+// timeout: the same call again gets the stored reply.
+int ccsim_session_resync(ccsim_session *s);
+
 // A body's new pose and/or twist (ccsim_session_set_state), or the pose (and twist) to
 // query contacts at (ccsim_session_query_contacts, where has_pose is required).
 typedef struct ccsim_body_set {

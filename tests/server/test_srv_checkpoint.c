@@ -610,6 +610,60 @@ static void test_checkpoint_of_another_format(void **state) {
   assert_true(same);
 }
 
+// A server that crashed and restored a session from an older save has rolled it back
+// behind its controller's handle: every Step is refused ESEQ (last executed 3, the handle
+// at 5), which said so but left the controller no way on. ccsim_session_resync takes the
+// server's word (seq and state), and stepping goes on from there.
+static void test_resync_after_rollback(void **state) {
+  fixture *f = *state;
+  char dir[128], ep[200], path[256], err[512];
+  make_test_dir(f, dir);
+  srv_config cfg;
+  state_dir_config(&cfg, dir);
+  snprintf(ep, sizeof ep, "ipc://%s/sock", f->dir);  // the same endpoint across restarts
+  cfg.bind = ep;
+  pthread_t th;
+  srv *sv = test_server_start(&cfg, &th);
+  assert_non_null(sv);
+  ccsim_scene *sc = scene();
+  ccsim_client_opts o;
+  ccsim_client_opts_defaults(&o);
+  o.timeout_ms = 2000;
+  o.retries = 3;
+  ccsim_client *c = ccsim_client_new_opts(ep, &o, err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  for (int k = 0; k < 3; k++) assert_int_equal(ccsim_session_step(s, 1e-2, NULL, 0), CCSIM_OK);
+  test_server_stop(&sv, th);  // saved at seq 3
+  snprintf(path, sizeof path, "%s/%s.session", dir, ccsim_session_id(s));
+  size_t old_len = 0;
+  uint8_t *old = slurp(path, &old_len);
+  sv = test_server_start(&cfg, &th);
+  assert_non_null(sv);
+  for (int k = 0; k < 2; k++) assert_int_equal(ccsim_session_step(s, 1e-2, NULL, 0), CCSIM_OK);
+  test_server_stop(&sv, th);  // saved at seq 5; then "the crash": the older save is what is left
+  FILE *out = fopen(path, "wb");
+  assert_non_null(out);
+  assert_int_equal(fwrite(old, 1, old_len, out), old_len);
+  fclose(out);
+  free(old);
+  sv = test_server_start(&cfg, &th);
+  assert_non_null(sv);
+  int refused = ccsim_session_step(s, 1e-2, NULL, 0);
+  print_message("a step after the rollback: %s\n", ccsim_client_errmsg(c));
+  assert_int_equal(refused, CCSIM_ESEQ);
+  assert_non_null(strstr(ccsim_client_errmsg(c), "ccsim_session_resync"));
+  assert_int_equal(ccsim_session_resync(s), CCSIM_OK);
+  assert_int_equal(ccsim_session_seq(s), 3);
+  assert_double_near(ccsim_session_time(s), 0.03, 1e-12);
+  assert_int_equal(ccsim_session_step(s, 1e-2, NULL, 0), CCSIM_OK);
+  assert_double_near(ccsim_session_time(s), 0.04, 1e-12);
+  assert_int_equal(ccsim_session_close(&s), CCSIM_OK);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+  test_server_stop(&sv, th);
+}
+
 // A closed session leaves nothing in the state dir: its saved file goes, and so does the
 // temporary file of a save that failed part-way (no later save would replace it)
 static void test_close_removes_saved_files(void **state) {
@@ -751,6 +805,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_big_saved_session_restores, setup, teardown),
       cmocka_unit_test_setup_teardown(test_checkpoint_of_another_format, setup, teardown),
       cmocka_unit_test_setup_teardown(test_close_removes_saved_files, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_resync_after_rollback, setup, teardown),
       cmocka_unit_test_setup_teardown(test_state_dir_unusable, setup, teardown),
       cmocka_unit_test_setup_teardown(test_periodic_checkpoints, setup, teardown),
   };
