@@ -853,7 +853,7 @@ int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t nsub, const ccsim
     st.has_want_substates = 1;
     st.want_substates = 1;
   }
-  st.has_want_contacts = st.want_contacts = s->want_contacts != 0;
+  st.has_want_contacts = st.want_contacts = s->want_contacts != 0;  // absent when off
   Ccsim__BodyInput *bi = NULL, **bip = NULL;
   Ccsim__Vec3 *vecs = NULL;
   if (nin > 0) {

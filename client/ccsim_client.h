@@ -141,7 +141,8 @@ typedef struct ccsim_session_info {
   char id[64];
   double time;       // simulated time [s]
   uint32_t bodies;
-  uint64_t steps;    // the stream's sequence number: one per Step request and SetState
+  uint64_t steps;    // the stream's sequence number: one per Step request, SetState and
+                     // free-running tick
   double idle;       // since its last request [s]
   ccsim_pacing pacing;
   double period;     // free-running period [s]

@@ -24,8 +24,8 @@
 void cli_service_usage(FILE *f) {
   fprintf(f,
           "  sessions [--server E]\n"
-          "      list a server's open sessions (id, time, bodies, steps: Step requests\n"
-          "      and SetStates, as the stream numbers them; idle, pacing)\n"
+          "      list a server's open sessions (id, time, bodies, steps: Step requests,\n"
+          "      SetStates and free-running ticks, as the stream numbers them; idle, pacing)\n"
           "  watch SESSION [--server E] [--csv] [--count N] [--timeout S]\n"
           "      print a session's state stream until it closes (or N messages, or S seconds\n"
           "      without one: exit 0 if any came, else 1); gaps in the stream's sequence\n"
@@ -124,8 +124,8 @@ static void print_msg(FILE *f, const ccsim_stream_msg *m, const ccsim_session *s
 }
 
 // The state stream's endpoint of c's server (reached at `server`) into ep[0, n): 0, or -1
-// with the reason on stderr. A wildcard host (tcp://0.0.0.0:P or tcp://*:P) is reached at
-// the server's own host.
+// with the reason on stderr. A wildcard host (tcp://0.0.0.0:P, tcp://*:P or tcp://[::]:P) is
+// reached at the server's own host.
 static int stream_ep(const char *cmd, ccsim_client *c, const char *server, char *ep, size_t n) {
   ccsim_server_info info;
   if (ccsim_client_server_info(c, &info, NULL) != CCSIM_OK) {
@@ -138,7 +138,8 @@ static int stream_ep(const char *cmd, ccsim_client *c, const char *server, char 
   }
   snprintf(ep, n, "%s", info.stream_endpoint);
   const char *port = strrchr(info.stream_endpoint, ':');
-  if ((strstr(ep, "://0.0.0.0:") || strstr(ep, "://*:")) && port && !strncmp(server, "tcp://", 6)) {
+  if ((strstr(ep, "://0.0.0.0:") || strstr(ep, "://*:") || strstr(ep, "://[::]:")) && port &&
+      !strncmp(server, "tcp://", 6)) {
     const char *sport = strrchr(server, ':');
     snprintf(ep, n, "%.*s%s", (int)(sport ? sport - server : 0), server, port);
   }

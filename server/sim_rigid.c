@@ -948,6 +948,7 @@ ccsim_status sim_rigid_contact_forces(const sim_model *m, struct sim_data *d, si
     ls = solve_lcp(r, st);
     if (ls == SIM_LCP_SOLVED) break;
     st->lcp_failures++;
+    if (attempt == 1 && !r->sliding) break;  // nothing slid: the stuck LCP was this one
   }
   if (ls != SIM_LCP_SOLVED) {
     snprintf(r->err, sizeof r->err, "rigid mode: the contact-force LCP (%d rows) has no "

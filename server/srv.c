@@ -586,9 +586,19 @@ static void publish_closed(srv *s, srv_session *ss) {
   }
 }
 
-// Housekeeping runs every 50 ms: a gap over this since its last round means the server
-// itself was not running (stopped by SIGSTOP or a debugger, its machine paused) [s]
+// Housekeeping runs every 50 ms when a thread holds the I/O duty: a gap over this [s]
+// since its last round, in which the process used under a tenth of it in CPU time, means
+// the server itself was not running (stopped by SIGSTOP or a debugger, its machine
+// paused). A gap with the CPU busy is every pool thread in a long step, no leader: the
+// server ran, and idle sessions were idle.
 #define SRV_STALL 1.0
+
+// CPU time of the whole process [s]
+static double process_cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 // free sessions without a request for idle_timeout seconds
 static void expire_idle(srv *s, double now) {
@@ -646,9 +656,11 @@ static void housekeeping(srv *s) {
     return;
   }
   s->next_housekeeping = now + 0.05;
-  double gap = s->last_housekeeping > 0 ? now - s->last_housekeeping : 0;
+  double gap = s->last_housekeeping > 0 ? now - s->last_housekeeping : 0, cpu = process_cpu_s();
+  double used = cpu - s->last_housekeeping_cpu;
   s->last_housekeeping = now;
-  if (gap > SRV_STALL) {
+  s->last_housekeeping_cpu = cpu;
+  if (gap > SRV_STALL && used < 0.1 * gap) {
     // Time the server was not running is nobody's idleness: a controller's request may
     // have waited in the socket all along, unread, and this round comes before the
     // reader. Every session's idle clock skips the gap.

@@ -170,7 +170,7 @@ struct srv_session {
   // published view (under srv.mu), written after every job
   double view_time;         // simulated time [s]
   double *view;             // (nbody x SRV_VIEW)
-  uint64_t steps;           // stream sequence number: Step requests and SetStates run
+  uint64_t steps;           // stream sequence number: Step requests, SetStates, ticks run
   srv_blob *contacts_view;  // QueryContacts' Reply at the state after step contacts_steps
   uint64_t contacts_steps;  // (one reference owned): the same question at that state is
                             // answered from it by the thread that receives it
@@ -280,6 +280,7 @@ struct srv {
   double next_save;           // monotonic [s] (the leader)
   double next_housekeeping;   // monotonic [s] (the leader)
   double last_housekeeping;   // when it last ran [s] (0: not yet)
+  double last_housekeeping_cpu;  // the process's CPU time then [s]
   int io_failed;              // the leader met a transport failure (srv_run returns -1)
   int save_failed;            // the final save of srv_run lost a session
   srv_log_limit zap_log;      // CURVE refusals said on stderr (leader only)

@@ -437,8 +437,6 @@ static void test_numbers_roles_and_sessions(void **state) {
   hello_works(f);
 }
 
-// Finite but absurd motion (a body 1e7 m away, at 1e7 m/s or 1e7 rad/s) is refused where it
-// is given, naming the bound, instead of failing later inside the integrator; nothing changes
 // A dt too small for the integrator to tell the step's end from its start is refused
 // before the request spends its seq. At t = 0 any positive dt advanced the time as a
 // double, so 1e-300 passed the check and failed inside CVODE (ESOLVER), seq spent.
@@ -466,6 +464,8 @@ static void test_tiny_dt(void **state) {
   assert_true(t == 1e-12);
 }
 
+// Finite but absurd motion (a body 1e7 m away, at 1e7 m/s or 1e7 rad/s) is refused where it
+// is given, naming the bound, instead of failing later inside the integrator; nothing changes
 static void test_motion_out_of_range(void **state) {
   fixture *f = *state;
   double t0, z0, t, z;

@@ -478,6 +478,70 @@ static void test_stopped_server_is_not_idleness(void **state) {
   assert_int_equal(after, CCSIM_EEXPIRED);
 }
 
+typedef struct long_step {
+  ccsim_session *s;
+  int rc;
+} long_step;
+
+static void *long_step_main(void *p) {
+  long_step *l = p;
+  l->rc = ccsim_session_step_n(l->s, 1e-3, 3000000, NULL, 0, NULL, NULL);
+  return NULL;
+}
+
+// A server whose every pool thread is in a long step has no thread at the I/O duty, so
+// its housekeeping waits too: that gap is the server at work, not stopped, and a session
+// idle meanwhile is idle. The stopped-server credit took every such gap (the CPU busy) for a
+// stop, and an untouched session outlived the idle timeout for as long as the server was
+// kept that busy. One worker; A's short steps make its long one run on the I/O thread.
+static void test_busy_server_still_expires(void **state) {
+  (void)state;
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.workers = 1;
+  cfg.idle_timeout = IDLE_TIMEOUT;
+  cfg.max_substeps = 10000000;
+  cfg.max_step_seconds = 4 * IDLE_TIMEOUT;  // ends both long steps
+  pthread_t th;
+  srv *sv = test_server_start(&cfg, &th);
+  assert_non_null(sv);
+  char err[256];
+  ccsim_scene *sc = ccsim_scene_parse(k_scene, strlen(k_scene), "ball", NULL, err, sizeof err);
+  ccsim_client *c = ccsim_client_connect(srv_endpoint(sv), 10000, 0, err, sizeof err);
+  ccsim_client *c2 = ccsim_client_connect(srv_endpoint(sv), 10000, 0, err, sizeof err);
+  assert_non_null(c);
+  assert_non_null(c2);
+  ccsim_session *a = ccsim_session_create(c, sc), *b = ccsim_session_create(c2, sc);
+  ccsim_session *idle = ccsim_session_create(c, sc);
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_non_null(idle);
+  for (int k = 0; k < 30; k++) {
+    assert_int_equal(ccsim_session_step(a, 1e-3, NULL, 0), CCSIM_OK);
+  }
+  long_step lb = {.s = b};
+  pthread_t bt;
+  assert_int_equal(pthread_create(&bt, NULL, long_step_main, &lb), 0);
+  sleep_s(0.1);  // B's step runs on the worker
+  int ra = ccsim_session_step_n(a, 1e-3, 3000000, NULL, 0, NULL, NULL);
+  pthread_join(bt, NULL);
+  sleep_s(0.2);  // a housekeeping round or more
+  int st = ccsim_session_get_state(idle);
+  print_message("long steps: %s and %s; the idle session then: %s\n", ccsim_status_name(ra),
+                ccsim_status_name(lb.rc), ccsim_status_name(st));
+  assert_int_equal(ra, CCSIM_ELIMIT);
+  assert_int_equal(lb.rc, CCSIM_ELIMIT);
+  assert_int_equal(st, CCSIM_EEXPIRED);
+  ccsim_session_release(&a);
+  ccsim_session_release(&b);
+  ccsim_session_release(&idle);
+  ccsim_client_destroy(&c);
+  ccsim_client_destroy(&c2);
+  ccsim_scene_destroy(&sc);
+  test_server_stop(&sv, th);
+}
+
 int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "--doomed-client") == 0) {
     doomed_client(argv[2], atoi(argv[3]));  // never returns
@@ -488,6 +552,7 @@ int main(int argc, char **argv) {
                                       teardown),
       cmocka_unit_test(test_long_request_is_not_idleness),
       cmocka_unit_test(test_stopped_server_is_not_idleness),
+      cmocka_unit_test(test_busy_server_still_expires),
       cmocka_unit_test_setup_teardown(test_server_heartbeats_end_a_silent_connection, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_client_heartbeats_end_a_silent_connection, setup,
