@@ -772,7 +772,10 @@ ccsim_session *ccsim_session_resume(ccsim_client *c, const void *checkpoint, siz
   return create(c, &cs);
 }
 
-ccsim_session *ccsim_session_attach(ccsim_client *c, const char *session_id) {
+// AttachSession for session_id (what: the caller's name in messages): the reply's session
+// (borrowed until c's next call), or NULL with the reason in c's message and *st its status
+static const Ccsim__CreateSessionReply *attach_call(ccsim_client *c, const char *session_id,
+                                                    const char *what, int *st) {
   Ccsim__Request rq;
   Ccsim__AttachSession at;
   ccsim__request__init(&rq);
@@ -781,15 +784,19 @@ ccsim_session *ccsim_session_attach(ccsim_client *c, const char *session_id) {
   rq.body_case = CCSIM__REQUEST__BODY_ATTACH_SESSION;
   rq.attach_session = &at;
   Ccsim__Reply *r = NULL;
-  int st = roundtrip(c, &rq, &r);
-  ccsim_session *s = NULL;
-  if (st == CCSIM_OK) {
-    if (r->body_case != CCSIM__REPLY__BODY_ATTACH_SESSION) {
-      cerr(c, "attach_session: the reply has no session");
-    } else {
-      s = session_from_reply(c, r->attach_session);
-    }
+  *st = roundtrip(c, &rq, &r);
+  if (*st == CCSIM_OK &&
+      (r->body_case != CCSIM__REPLY__BODY_ATTACH_SESSION || !r->attach_session)) {
+    cerr(c, "%s: the reply has no session", what);
+    *st = CCSIM_EPROTO;
   }
+  return *st == CCSIM_OK ? r->attach_session : NULL;
+}
+
+ccsim_session *ccsim_session_attach(ccsim_client *c, const char *session_id) {
+  int st = 0;
+  const Ccsim__CreateSessionReply *cr = attach_call(c, session_id, "attach_session", &st);
+  ccsim_session *s = cr ? session_from_reply(c, cr) : NULL;
   if (s && ccsim_session_get_state(s) != CCSIM_OK) {
     session_free(s);
     s = NULL;
@@ -1129,23 +1136,12 @@ int ccsim_session_get_state(ccsim_session *s) { return get_state(s, 0, NULL, NUL
 
 int ccsim_session_resync(ccsim_session *s) {
   // AttachSession answers with the session's last executed seq (any role may ask)
-  Ccsim__Request rq;
-  Ccsim__AttachSession at;
-  ccsim__request__init(&rq);
-  ccsim__attach_session__init(&at);
-  rq.session_id = s->id;
-  rq.body_case = CCSIM__REQUEST__BODY_ATTACH_SESSION;
-  rq.attach_session = &at;
-  Ccsim__Reply *r = NULL;
-  int st = roundtrip(s->c, &rq, &r);
-  if (st == CCSIM_OK && (r->body_case != CCSIM__REPLY__BODY_ATTACH_SESSION || !r->attach_session)) {
-    cerr(s->c, "resync: the reply has no session");
-    st = CCSIM_EPROTO;
-  }
-  if (st != CCSIM_OK) {
+  int st = 0;
+  const Ccsim__CreateSessionReply *cr = attach_call(s->c, s->id, "resync", &st);
+  if (!cr) {
     return st;
   }
-  s->seq = r->attach_session->has_last_seq ? r->attach_session->last_seq : 0;
+  s->seq = cr->has_last_seq ? cr->last_seq : 0;
   return ccsim_session_get_state(s);
 }
 

@@ -327,11 +327,7 @@ static void test_state_dir_survives_sigterm(void **state) {
 
   char err[512];
   ccsim_scene *sc = scene();
-  ccsim_client_opts o;
-  ccsim_client_opts_defaults(&o);
-  o.timeout_ms = 2000;
-  o.retries = 5;
-  ccsim_client *c = ccsim_client_new_opts(endpoint, &o, err, sizeof err);
+  ccsim_client *c = ccsim_client_connect(endpoint, 2000, 5, err, sizeof err);
   assert_non_null(c);
   ccsim_session *s = ccsim_session_create(c, sc);
   assert_non_null(s);
@@ -626,11 +622,7 @@ static void test_resync_after_rollback(void **state) {
   srv *sv = test_server_start(&cfg, &th);
   assert_non_null(sv);
   ccsim_scene *sc = scene();
-  ccsim_client_opts o;
-  ccsim_client_opts_defaults(&o);
-  o.timeout_ms = 2000;
-  o.retries = 3;
-  ccsim_client *c = ccsim_client_new_opts(ep, &o, err, sizeof err);
+  ccsim_client *c = ccsim_client_connect(ep, 2000, 3, err, sizeof err);
   ccsim_session *s = ccsim_session_create(c, sc);
   assert_non_null(s);
   for (int k = 0; k < 3; k++) assert_int_equal(ccsim_session_step(s, 1e-2, NULL, 0), CCSIM_OK);

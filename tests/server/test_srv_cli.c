@@ -279,11 +279,7 @@ static void test_watch_follows_restart(void **state) {
       "{\"bodies\": [{\"name\": \"ball\", \"mass\": 1, \"inertia\": [1, 1, 1],"
       " \"pose\": {\"p\": [0, 0, 3]}}]}";
   ccsim_scene *sc = ccsim_scene_parse(json, strlen(json), "ball", NULL, err, sizeof err);
-  ccsim_client_opts o;
-  ccsim_client_opts_defaults(&o);
-  o.timeout_ms = 1000;
-  o.retries = 5;
-  ccsim_client *c = ccsim_client_new_opts(ep, &o, err, sizeof err);
+  ccsim_client *c = ccsim_client_connect(ep, 1000, 5, err, sizeof err);
   ccsim_session *s = ccsim_session_create(c, sc);
   assert_non_null(s);
   snprintf(id, sizeof id, "%s", ccsim_session_id(s));
