@@ -804,6 +804,41 @@ ccsim_session *ccsim_session_attach(ccsim_client *c, const char *session_id) {
   return s;
 }
 
+typedef struct body_msg {
+  Ccsim__BodyState bs;
+  Ccsim__Pose pose;
+  Ccsim__Twist tw;
+  Ccsim__Vec3 p, v, w;
+  Ccsim__Quat q;
+} body_msg;
+
+// The pose and twist messages of one body, kept in e: *pose / *twist get them (NULL: not
+// given). Used by SetState's bodies, QueryContacts' poses and Step's kinematic inputs.
+static void pose_twist_msgs(body_msg *e, int has_pose, const double p[3], const double q[4],
+                            int has_twist, const double v[3], const double w[3], Ccsim__Pose **pose,
+                            Ccsim__Twist **twist) {
+  *pose = NULL;
+  *twist = NULL;
+  if (has_pose) {
+    ccsim__pose__init(&e->pose);
+    ccsim__quat__init(&e->q);
+    vec3_msg(&e->p, p);
+    e->q.has_w = e->q.has_x = e->q.has_y = e->q.has_z = 1;
+    e->q.w = q[0], e->q.x = q[1], e->q.y = q[2], e->q.z = q[3];
+    e->pose.p = &e->p;
+    e->pose.q = &e->q;
+    *pose = &e->pose;
+  }
+  if (has_twist) {
+    ccsim__twist__init(&e->tw);
+    vec3_msg(&e->v, v);
+    vec3_msg(&e->w, w);
+    e->tw.v = &e->v;
+    e->tw.w = &e->w;
+    *twist = &e->tw;
+  }
+}
+
 // The n contact messages m into *buf (grown as needed; *cap its room), naming bodies below
 // nbody: CCSIM_OK, or CCSIM_EPROTO / CCSIM_ENOMEM with the reason in err (*buf kept).
 static int take_contacts(char *err, size_t err_sz, int nbody, Ccsim__Contact *const *m, size_t n,
@@ -863,24 +898,32 @@ int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t nsub, const ccsim
   st.has_want_contacts = st.want_contacts = s->want_contacts != 0;  // absent when off
   Ccsim__BodyInput *bi = NULL, **bip = NULL;
   Ccsim__Vec3 *vecs = NULL;
+  body_msg *km = NULL;
   if (nin > 0) {
     bi = calloc(nin, sizeof *bi);
     bip = calloc(nin, sizeof *bip);
     vecs = calloc(2 * nin, sizeof *vecs);
-    if (!bi || !bip || !vecs) {
-      free(bi), free(bip), free(vecs);
+    km = calloc(nin, sizeof *km);
+    if (!bi || !bip || !vecs || !km) {
+      free(bi), free(bip), free(vecs), free(km);
       cerr(s->c, "out of memory");
       return CCSIM_ENOMEM;
     }
     for (size_t i = 0; i < nin; i++) {
       ccsim__body_input__init(&bi[i]);
-      Ccsim__Vec3 *f = &vecs[2 * i], *t = &vecs[2 * i + 1];
-      vec3_msg(f, in[i].force);
-      vec3_msg(t, in[i].torque);
       bi[i].has_body = 1;
       bi[i].body = in[i].body;
-      bi[i].force = f;
-      bi[i].torque = t;
+      if (in[i].has_pose || in[i].has_twist) {
+        // a kinematic body: moved, not pushed (a force on it is refused)
+        pose_twist_msgs(&km[i], in[i].has_pose, in[i].p, in[i].q, in[i].has_twist, in[i].v, in[i].w,
+                        &bi[i].pose, &bi[i].twist);
+      } else {
+        Ccsim__Vec3 *f = &vecs[2 * i], *t = &vecs[2 * i + 1];
+        vec3_msg(f, in[i].force);
+        vec3_msg(t, in[i].torque);
+        bi[i].force = f;
+        bi[i].torque = t;
+      }
       bip[i] = &bi[i];
     }
   }
@@ -894,7 +937,7 @@ int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t nsub, const ccsim
   rq.step = &st;
   Ccsim__Reply *r = NULL;
   int status = roundtrip(s->c, &rq, &r);
-  free(bi), free(bip), free(vecs);
+  free(bi), free(bip), free(vecs), free(km);
   if (status == CCSIM_OK && (r->body_case != CCSIM__REPLY__BODY_STEP || !r->step)) {
     cerr(s->c, "step: the reply has no step result");
     status = CCSIM_EPROTO;
@@ -992,14 +1035,6 @@ static int get_state(ccsim_session *s, int checkpoint, uint8_t **blob, size_t *l
 
 // the BodyState messages of n ccsim_body_set entries in *out, all in one allocation
 // (*bundle, for free()); CCSIM_OK, or CCSIM_ENOMEM said in c's error
-typedef struct body_msg {
-  Ccsim__BodyState bs;
-  Ccsim__Pose pose;
-  Ccsim__Twist tw;
-  Ccsim__Vec3 p, v, w;
-  Ccsim__Quat q;
-} body_msg;
-
 static int body_msgs(ccsim_client *c, const ccsim_body_set *b, size_t n, Ccsim__BodyState ***out,
                      void **bundle) {
   *bundle = NULL;
@@ -1016,24 +1051,8 @@ static int body_msgs(ccsim_client *c, const ccsim_body_set *b, size_t n, Ccsim__
     ccsim__body_state__init(&e->bs);
     e->bs.has_body = 1;
     e->bs.body = (uint32_t)b[i].body;
-    if (b[i].has_pose) {
-      ccsim__pose__init(&e->pose);
-      ccsim__quat__init(&e->q);
-      vec3_msg(&e->p, b[i].p);
-      e->q.has_w = e->q.has_x = e->q.has_y = e->q.has_z = 1;
-      e->q.w = b[i].q[0], e->q.x = b[i].q[1], e->q.y = b[i].q[2], e->q.z = b[i].q[3];
-      e->pose.p = &e->p;
-      e->pose.q = &e->q;
-      e->bs.pose = &e->pose;
-    }
-    if (b[i].has_twist) {
-      ccsim__twist__init(&e->tw);
-      vec3_msg(&e->v, b[i].v);
-      vec3_msg(&e->w, b[i].w);
-      e->tw.v = &e->v;
-      e->tw.w = &e->w;
-      e->bs.twist = &e->tw;
-    }
+    pose_twist_msgs(e, b[i].has_pose, b[i].p, b[i].q, b[i].has_twist, b[i].v, b[i].w, &e->bs.pose,
+                    &e->bs.twist);
     ptrs[i] = &e->bs;
   }
   *bundle = bm;

@@ -47,8 +47,15 @@ typedef struct ccsim_deadline_stats {
 // Input held over one step: world-frame force at the centre of mass and torque.
 typedef struct ccsim_input {
   uint32_t body;     // body index (order of the scene)
-  double force[3];   // [N]
-  double torque[3];  // [N m]
+  double force[3];   // free bodies: world force at the centre of mass [N]
+  double torque[3];  // free bodies: world torque [N m]
+  // Kinematic bodies instead (force and torque are then not sent): the pose reached at the
+  // end of the step, moving there at constant velocity (kept in later steps that do not
+  // name the body), or without a pose the twist held over the step.
+  int has_pose;
+  double p[3], q[4];  // reference frame's position [m] and orientation (w, x, y, z), world
+  int has_twist;
+  double v[3], w[3];  // frame origin's velocity [m/s] and angular velocity [rad/s], world
 } ccsim_input;
 
 typedef struct ccsim_server_info {

@@ -545,6 +545,45 @@ static void test_gone_server_times_out(void **state) {
   test_server_stop(&sv, th);
 }
 
+// A kinematic body moves as the client's Steps say, through libccsim: a pose input is
+// reached at the end of the step (and its velocity kept after it), a twist is held over
+// the step. ccsim_input could carry only a force, which the server refuses for such a body.
+static void test_kinematic_inputs(void **state) {
+  fixture *f = *state;
+  const char *json =
+      "{\"bodies\": [{\"name\": \"k\", \"kinematic\": true, \"shape\": {\"box\": "
+      "{\"size\": [0.1, 0.1, 0.1]}}, \"pose\": {\"p\": [0, 0, 1]}},"
+      " {\"name\": \"ball\", \"mass\": 1, \"inertia\": [1, 1, 1], \"pose\": {\"p\": [5, 0, 0]}}]}";
+  char err[256];
+  ccsim_scene *sc = ccsim_scene_parse(json, strlen(json), "kin", NULL, err, sizeof err);
+  if (!sc) print_error("%s\n", err);
+  assert_non_null(sc);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  ccsim_session *s = ccsim_session_create(c, sc);
+  assert_non_null(s);
+  ccsim_input to = {.body = 0, .has_pose = 1, .p = {0.2, 0, 1}, .q = {1, 0, 0, 0}};
+  if (ccsim_session_step(s, 0.1, &to, 1) != CCSIM_OK) {
+    print_error("%s\n", ccsim_client_errmsg(c));
+  }
+  const ccsim_body_state *b = ccsim_session_bodies(s);
+  assert_double_near(b[0].p[0], 0.2, 1e-12);
+  assert_double_near(b[0].v[0], 2.0, 1e-9);                         // 0.2 m in 0.1 s
+  assert_int_equal(ccsim_session_step(s, 0.1, NULL, 0), CCSIM_OK);  // keeps its velocity
+  assert_double_near(ccsim_session_bodies(s)[0].p[0], 0.4, 1e-9);
+  ccsim_input tw = {.body = 0, .has_twist = 1, .v = {0, -1, 0}};
+  assert_int_equal(ccsim_session_step(s, 0.1, &tw, 1), CCSIM_OK);
+  b = ccsim_session_bodies(s);
+  assert_double_near(b[0].p[0], 0.4, 1e-9);
+  assert_double_near(b[0].p[1], -0.1, 1e-9);
+  // a force on it is still refused, naming the body
+  ccsim_input push = {.body = 0, .force = {1, 0, 0}};
+  assert_int_equal(ccsim_session_step(s, 0.1, &push, 1), CCSIM_EINVAL);
+  assert_non_null(strstr(ccsim_client_errmsg(c), "not free"));
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
 // IPv6 loopback: a server bound to tcp://[::1]:* serves, and its state stream derived from
 // that endpoint too. ZeroMQ sockets are IPv4-only unless told: binding failed ("No such
 // device") although the endpoint counts as local (no warning). Skipped where the machine
@@ -590,6 +629,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_library_misuse, setup, teardown),
       cmocka_unit_test(test_scene_file_errors),
       cmocka_unit_test(test_gone_server_times_out),
+      cmocka_unit_test_setup_teardown(test_kinematic_inputs, setup, teardown),
       cmocka_unit_test(test_ipv6_loopback),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
