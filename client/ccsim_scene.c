@@ -604,6 +604,10 @@ void ccsim_scene_destroy(ccsim_scene **ps) {
 
 const Ccsim__Scene *ccsim_scene_message(const ccsim_scene *s) { return s->msg; }
 
+const char *ccsim_scene_mode(const ccsim_scene *s) {
+  return s->msg->has_mode && s->msg->mode == CCSIM__MODE__MODE_RIGID ? "rigid" : "compliant";
+}
+
 int ccsim_scene_set_mode(ccsim_scene *s, const char *mode) {
   if (!strcmp(mode, "compliant")) {
     s->msg->mode = CCSIM__MODE__MODE_COMPLIANT;

@@ -25,6 +25,9 @@ void ccsim_scene_destroy(ccsim_scene **s);
 // Override the scene's mode: "compliant" or "rigid". Returns 0, or -1 for another name.
 int ccsim_scene_set_mode(ccsim_scene *s, const char *mode);
 
+// The scene's mode: "compliant" or "rigid" (a static string).
+const char *ccsim_scene_mode(const ccsim_scene *s);
+
 // The Scene message (borrowed; valid while s lives), for packing into requests.
 const Ccsim__Scene *ccsim_scene_message(const ccsim_scene *s);
 

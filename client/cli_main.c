@@ -384,12 +384,17 @@ static int cmd_run(int argc, char **argv) {
     print_vec(stdout, "v", bs[b].v, 3);
     print_vec(stdout, "w", bs[b].w, 3);
   }
-  if (!quiet) {
+  if (!quiet && !strcmp(ccsim_scene_mode(scene), "rigid")) {
+    // the rigid mode's steps are its fixed LCP steps; CVODE does not run
+    printf("rigid: %llu LCP steps\n", (unsigned long long)total.steps);
+  } else if (!quiet) {
     printf("cvode: %llu steps, %llu rhs evals, %llu jacobians, %llu newton fails, %llu error "
            "test fails\n",
            (unsigned long long)total.steps, (unsigned long long)total.rhs_evals,
            (unsigned long long)total.jac_evals, (unsigned long long)total.newton_fails,
            (unsigned long long)total.error_fails);
+  }
+  if (!quiet) {
     printf(
         "time: %.3f s wall for %.3f s simulated (real-time factor %.2f), physics %.3f s, "
         "mean round trip %.1f us\n",
