@@ -64,6 +64,9 @@ struct ccsim_session {
   ccsim_deadline_stats deadline;
   double time;
   uint64_t seq;                  // last Step seq completed
+  struct input_msg *inm;         // (incap) a Step's input messages, kept between Steps
+  Ccsim__BodyInput **inp;        // (incap) pointers to them
+  size_t incap;
   int want_contacts;             // Steps ask for their contacts
   ccsim_contact *contacts;       // (ccap) the last Step's, when it asked
   size_t ncontacts, ccap;
@@ -700,6 +703,8 @@ static void session_free(ccsim_session *s) {
   free(s->names);
   free(s->bodies);
   free(s->contacts);
+  free(s->inm);
+  free(s->inp);
   free(s);
 }
 
@@ -839,6 +844,47 @@ static void pose_twist_msgs(body_msg *e, int has_pose, const double p[3], const 
   }
 }
 
+// One Step input's messages: a force and torque, or a kinematic body's pose and twist
+typedef struct input_msg {
+  Ccsim__BodyInput bi;
+  Ccsim__Vec3 force, torque;
+  body_msg kin;
+} input_msg;
+
+// the n inputs in as s's input messages (room kept between Steps: no allocation per Step
+// once it fits); CCSIM_OK or CCSIM_ENOMEM
+static int input_msgs(ccsim_session *s, const ccsim_input *in, size_t n) {
+  if (n > s->incap) {
+    input_msg *m = realloc(s->inm, n * sizeof *m);
+    if (m) s->inm = m;
+    Ccsim__BodyInput **p = realloc(s->inp, n * sizeof *p);
+    if (p) s->inp = p;
+    if (!m || !p) {
+      cerr(s->c, "out of memory");
+      return CCSIM_ENOMEM;
+    }
+    s->incap = n;
+  }
+  for (size_t i = 0; i < n; i++) {
+    input_msg *e = &s->inm[i];
+    ccsim__body_input__init(&e->bi);
+    e->bi.has_body = 1;
+    e->bi.body = in[i].body;
+    if (in[i].has_pose || in[i].has_twist) {
+      // a kinematic body: moved, not pushed (a force on it is refused)
+      pose_twist_msgs(&e->kin, in[i].has_pose, in[i].p, in[i].q, in[i].has_twist, in[i].v, in[i].w,
+                      &e->bi.pose, &e->bi.twist);
+    } else {
+      vec3_msg(&e->force, in[i].force);
+      vec3_msg(&e->torque, in[i].torque);
+      e->bi.force = &e->force;
+      e->bi.torque = &e->torque;
+    }
+    s->inp[i] = &e->bi;
+  }
+  return CCSIM_OK;
+}
+
 // The n contact messages m into *buf (grown as needed; *cap its room), naming bodies below
 // nbody: CCSIM_OK, or CCSIM_EPROTO / CCSIM_ENOMEM with the reason in err (*buf kept).
 static int take_contacts(char *err, size_t err_sz, int nbody, Ccsim__Contact *const *m, size_t n,
@@ -896,39 +942,11 @@ int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t nsub, const ccsim
     st.want_substates = 1;
   }
   st.has_want_contacts = st.want_contacts = s->want_contacts != 0;  // absent when off
-  Ccsim__BodyInput *bi = NULL, **bip = NULL;
-  Ccsim__Vec3 *vecs = NULL;
-  body_msg *km = NULL;
-  if (nin > 0) {
-    bi = calloc(nin, sizeof *bi);
-    bip = calloc(nin, sizeof *bip);
-    vecs = calloc(2 * nin, sizeof *vecs);
-    km = calloc(nin, sizeof *km);
-    if (!bi || !bip || !vecs || !km) {
-      free(bi), free(bip), free(vecs), free(km);
-      cerr(s->c, "out of memory");
-      return CCSIM_ENOMEM;
-    }
-    for (size_t i = 0; i < nin; i++) {
-      ccsim__body_input__init(&bi[i]);
-      bi[i].has_body = 1;
-      bi[i].body = in[i].body;
-      if (in[i].has_pose || in[i].has_twist) {
-        // a kinematic body: moved, not pushed (a force on it is refused)
-        pose_twist_msgs(&km[i], in[i].has_pose, in[i].p, in[i].q, in[i].has_twist, in[i].v, in[i].w,
-                        &bi[i].pose, &bi[i].twist);
-      } else {
-        Ccsim__Vec3 *f = &vecs[2 * i], *t = &vecs[2 * i + 1];
-        vec3_msg(f, in[i].force);
-        vec3_msg(t, in[i].torque);
-        bi[i].force = f;
-        bi[i].torque = t;
-      }
-      bip[i] = &bi[i];
-    }
+  if (nin > 0 && input_msgs(s, in, nin) != CCSIM_OK) {
+    return CCSIM_ENOMEM;
   }
   st.n_inputs = nin;
-  st.inputs = bip;
+  st.inputs = nin > 0 ? s->inp : NULL;
   rq.session_id = s->id;
   rq.token = s->token[0] ? s->token : NULL;
   rq.has_seq = 1;
@@ -937,7 +955,6 @@ int ccsim_session_step_n(ccsim_session *s, double dt, uint32_t nsub, const ccsim
   rq.step = &st;
   Ccsim__Reply *r = NULL;
   int status = roundtrip(s->c, &rq, &r);
-  free(bi), free(bip), free(vecs), free(km);
   if (status == CCSIM_OK && (r->body_case != CCSIM__REPLY__BODY_STEP || !r->step)) {
     cerr(s->c, "step: the reply has no step result");
     status = CCSIM_EPROTO;

@@ -297,13 +297,22 @@ static void free_motion(const sim_model *m, sim_data *d, sim_rigid *r, const sim
   }
 }
 
-// velocity (or acceleration) of body b's material point p from the 6-vector u
-static void point_motion(const sim_kinematics *k, const double *u, int b, const double p[3],
-                         double out[3]) {
-  double rr[3], wr[3];
-  geo_v3_sub(rr, p, k->com + 3 * b);
-  geo_v3_cross(wr, u + 3, rr);
-  geo_v3_add(out, u, wr);
+// The tangential part of contact ct's relative motion (b's point's against a's) into out,
+// from each body's linear and angular motion (lin + 3 b, ang + 3 b: velocities, or rates)
+static void tangential_motion(const sim_kinematics *k, const sim_contact *ct, const double *lin,
+                              const double *ang, size_t stride, double out[3]) {
+  int body[2] = {ct->body_a, ct->body_b};
+  const double *p[2] = {ct->pa, ct->pb};
+  double v[2][3];
+  for (int s = 0; s < 2; s++) {
+    double rr[3], wr[3];
+    geo_v3_sub(rr, p[s], k->com + 3 * body[s]);
+    geo_v3_cross(wr, ang + stride * (size_t)body[s], rr);
+    geo_v3_add(v[s], lin + stride * (size_t)body[s], wr);
+  }
+  double vr[3];
+  geo_v3_sub(vr, v[1], v[0]);
+  geo_v3_reject(out, vr, ct->normal);
 }
 
 // fill velocity row `row` of contact c along the world direction e
@@ -363,18 +372,10 @@ static int build_lcp(const sim_model *m, sim_rigid *r, const sim_kinematics *k, 
     const sim_contact *ct = &r->con[c];
     r->frow[c] = -1;
     if (!(r->mu[c] > 0) || r->no_friction) continue;
-    double vr[3], *t = r->slip + 3 * c;
+    double *t = r->slip + 3 * c;
     if (slide > 0) {
       // the points' velocities (k's, not r->u: that holds accelerations here)
-      double ua[6], ub[6], va[3], vb[3];
-      geo_v3_copy(ua, k->vel + 3 * ct->body_a);
-      geo_v3_copy(ua + 3, k->omega + 3 * ct->body_a);
-      geo_v3_copy(ub, k->vel + 3 * ct->body_b);
-      geo_v3_copy(ub + 3, k->omega + 3 * ct->body_b);
-      point_motion(k, ua, ct->body_a, ct->pa, va);
-      point_motion(k, ub, ct->body_b, ct->pb, vb);
-      geo_v3_sub(vr, vb, va);
-      geo_v3_reject(t, vr, ct->normal);
+      tangential_motion(k, ct, k->vel, k->omega, 3, t);
       if (geo_v3_norm(t) > slide) {
         geo_v3_normalize(t);
         r->frow[c] = -2;
@@ -396,11 +397,8 @@ static int build_lcp(const sim_model *m, sim_rigid *r, const sim_kinematics *k, 
     if (r->frow[c] < 0) continue;
     // tangent basis: the first direction along the tangential relative motion before
     // contact forces, so that sliding along it meets the exact Coulomb bound
-    double va[3], vb[3], vr[3], t1[3], t2[3];
-    point_motion(k, r->u + 6 * ct->body_a, ct->body_a, ct->pa, va);
-    point_motion(k, r->u + 6 * ct->body_b, ct->body_b, ct->pb, vb);
-    geo_v3_sub(vr, vb, va);
-    geo_v3_reject(t1, vr, ct->normal);
+    double t1[3], t2[3];
+    tangential_motion(k, ct, r->u, r->u + 3, 6, t1);
     if (geo_v3_norm(t1) > 1e-9) {
       geo_v3_normalize(t1);
     } else {

@@ -828,7 +828,6 @@ static int create_session(rctx *rc, srv_job *j) {
     }
   }
   Ccsim__Checkpoint *cp = NULL;
-  Ccsim__Scene *sc = NULL;
   char err[512] = "";
   int code = CCSIM_OK;
   srv_session *ss = NULL;
@@ -848,22 +847,11 @@ static int create_session(rctx *rc, srv_job *j) {
     }
     given = cp ? cp->scene : NULL;
   }
-  int unparsable = 0;
-  if (code == CCSIM_OK && !(sc = (Ccsim__Scene *)ccsim_pb_copy(&given->base, &unparsable))) {
-    // the session keeps a scene of its own for its checkpoints: the request's lives in
-    // the job's arena
-    code = unparsable ? CCSIM_EINVAL : CCSIM_ENOMEM;
-    snprintf(err, sizeof err, "%s",
-             unparsable ? "the scene does not parse back once written (an unknown field "
-                          "numbered 0?)"
-                        : "out of memory for the scene");
-  }
   if (code == CCSIM_OK) {
     s->compiling++;
-    ss = srv_session_build(s, &sc, cp, cs->pacing, &code, err, sizeof err);
+    ss = srv_session_build(s, given, cp, cs->pacing, &code, err, sizeof err);
     s->compiling--;
   }
-  if (sc) ccsim__scene__free_unpacked(sc, NULL);
   if (ss && (srv_new_id(s, ss->id) != 0 || srv_new_id(s, ss->token) != 0)) {
     srv_session_free(&ss);
     code = CCSIM_ENOMEM;
@@ -922,14 +910,22 @@ static int check_inputs(rctx *rc, const sim_model *m, const Ccsim__Step *st) {
   return CCSIM_OK;
 }
 
+// a Step's dt: given, finite and > 0 (what the session's time allows is the caller's)
+static int check_dt(rctx *rc, const Ccsim__Step *st) {
+  if (!st->has_dt || !isfinite(st->dt) || !(st->dt > 0)) {
+    return fail(rc, CCSIM_EINVAL, "step.dt = %g: must be given, finite and > 0",
+                st->has_dt ? st->dt : 0.0);
+  }
+  return CCSIM_OK;
+}
+
 static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   srv *s = rc->s;
   const sim_model *m = ss->m;
   const Ccsim__Step *st = j->rq->step;
   *record = 0;
-  if (!st->has_dt || !isfinite(st->dt) || !(st->dt > 0)) {
-    return fail(rc, CCSIM_EINVAL, "step.dt = %g: must be given, finite and > 0",
-                st->has_dt ? st->dt : 0.0);
+  if (check_dt(rc, st) != CCSIM_OK) {
+    return rc->error.code;
   }
   uint32_t n = st->has_substeps && st->substeps > 1 ? st->substeps : 1;
   if (n > (uint32_t)s->cfg.max_substeps) {
@@ -1062,9 +1058,8 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
 static int do_free_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   const Ccsim__Step *st = j->rq->step;
   *record = 0;
-  if (!st->has_dt || !isfinite(st->dt) || !(st->dt > 0)) {
-    return fail(rc, CCSIM_EINVAL, "step.dt = %g: must be given, finite and > 0",
-                st->has_dt ? st->dt : 0.0);
+  if (check_dt(rc, st) != CCSIM_OK) {
+    return rc->error.code;
   }
   if ((st->has_want_substates && st->want_substates) ||
       (st->has_want_contacts && st->want_contacts)) {

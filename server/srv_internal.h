@@ -352,11 +352,10 @@ srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty);
 // ---- sessions (srv_store.c) ---------------------------------------------------------
 
 // Build a session from a scene and an optional checkpoint (scene taken from the checkpoint
-// when given). Takes ownership of *scene (set to NULL) in every case. NULL with a message
-// and *code set on failure.
-srv_session *srv_session_build(srv *s, Ccsim__Scene **scene, const Ccsim__Checkpoint *cp,
-                               const Ccsim__Pacing *pacing, int *code, char *err,
-                               size_t err_sz);
+// when given). The session keeps a copy of scene (a decoded one lives in the caller's
+// arena). NULL with a message and *code set on failure.
+srv_session *srv_session_build(srv *s, const Ccsim__Scene *scene, const Ccsim__Checkpoint *cp,
+                               const Ccsim__Pacing *pacing, int *code, char *err, size_t err_sz);
 
 // Free a session (not in the table, no jobs). NULL-safe.
 void srv_session_free(srv_session **ss);
@@ -365,10 +364,6 @@ void srv_session_free(srv_session **ss);
 // srv.mu (so a reader never pairs the new view with the old count, or the reverse); *dl
 // gets the session's pacing statistics. Returns the new count (job thread).
 uint64_t srv_session_publish_view(srv *s, srv_session *ss, srv_deadline *dl);
-
-// Job thread: ss's full state into ss->snap (grown as the friction anchors need; nsnap
-// set). CCSIM_OK or CCSIM_ENOMEM.
-int srv_snapshot(srv_session *ss);
 
 // Under mu: the open session with this id, or NULL.
 srv_session *srv_find(srv *s, const char *id);

@@ -89,23 +89,29 @@ static int pacing_read(const Ccsim__Pacing *p, int *mode, double *period, char *
   return 0;
 }
 
-srv_session *srv_session_build(srv *s, Ccsim__Scene **scene, const Ccsim__Checkpoint *cp,
-                               const Ccsim__Pacing *pacing, int *code, char *err,
-                               size_t err_sz) {
-  Ccsim__Scene *sc = *scene;
-  *scene = NULL;
+srv_session *srv_session_build(srv *s, const Ccsim__Scene *scene, const Ccsim__Checkpoint *cp,
+                               const Ccsim__Pacing *pacing, int *code, char *err, size_t err_sz) {
   *code = CCSIM_EINVAL;
+  if (!scene) {
+    ccsim_set_err(err, err_sz, "scene missing");
+    return NULL;
+  }
   srv_session *ss = calloc(1, sizeof *ss);
   if (!ss) {
     *code = CCSIM_ENOMEM;
     ccsim_set_err(err, err_sz, "out of memory");
-    if (sc) ccsim__scene__free_unpacked(sc, NULL);
     return NULL;
   }
-  ss->scene = sc;
   ss->cost = -1;  // unknown until a job ran: its first request goes to another thread
+  // the session's own scene, for its checkpoints
+  int unparsable = 0;
+  Ccsim__Scene *sc = ss->scene = (Ccsim__Scene *)ccsim_pb_copy(&scene->base, &unparsable);
   if (!sc) {
-    ccsim_set_err(err, err_sz, "scene missing");
+    *code = unparsable ? CCSIM_EINVAL : CCSIM_ENOMEM;
+    ccsim_set_err(err, err_sz, "%s",
+                  unparsable ? "the scene does not parse back once written (an unknown field "
+                               "numbered 0?)"
+                             : "out of memory for the scene");
     goto fail;
   }
   // a client's checkpoint and a saved session alike: another format is not guessed at
@@ -289,7 +295,9 @@ const char *srv_tomb(const srv *s, const char *id) {
 
 // ---- checkpoints ----------------------------------------------------------------------
 
-int srv_snapshot(srv_session *ss) {
+// Job thread: ss's full state into ss->snap (grown as the friction anchors need; nsnap
+// set). CCSIM_OK or CCSIM_ENOMEM.
+static int srv_snapshot(srv_session *ss) {
   size_t n = sim_snapshot_size(ss->m, ss->d);
   if (n > ss->snap_cap) {
     // the friction anchors make the size vary: grow, never on the plain step path
@@ -303,8 +311,6 @@ int srv_snapshot(srv_session *ss) {
   return CCSIM_OK;
 }
 
-// A Checkpoint message of ss's current state (pointers into ss; valid until ss changes).
-// CCSIM_ENOMEM when the snapshot does not fit.
 // ss's Checkpoint message (pointing into ss): CCSIM_OK, or an error with its reason in err
 // (out of memory, or a state no restore would take: never handed out nor saved)
 static int checkpoint_msg(srv_session *ss, Ccsim__Checkpoint *cp, Ccsim__Pacing *pc, char *err,
@@ -612,12 +618,10 @@ int srv_restore_all(srv *s) {
     }
     srv_session *ss = NULL;
     if (!problem) {
-      // the session keeps a scene of its own (the decoded one lives in the arena)
-      int unparsable = 0, code = 0;
-      Ccsim__Scene *sc = (Ccsim__Scene *)ccsim_pb_copy(&sv->checkpoint->scene->base, &unparsable);
-      if (!sc) {
-        problem = unparsable ? "its scene does not parse back once written" : "out of memory";
-      } else if (!(ss = srv_session_build(s, &sc, sv->checkpoint, NULL, &code, err, sizeof err))) {
+      int code = 0;
+      ss =
+          srv_session_build(s, sv->checkpoint->scene, sv->checkpoint, NULL, &code, err, sizeof err);
+      if (!ss) {
         problem = err;
       }
     }
