@@ -123,7 +123,7 @@ typedef struct geo_query_cache geo_query_cache;
 // thr = best + margin. Results are the contacts a cold query finds, bit-identical in the
 // geometry tests; but proximity from a warm cache can differ in the last bits (a box
 // sliding on a plate, stepped on from a warm and from a cold cache, parts after a step:
-// tests/server/test_sim_contact.c), so a caller that must replay starts its caches cold
+// tests/core/test_sim_contact.c), so a caller that must replay starts its caches cold
 // at the same points (sim_restart does, at every checkpoint). One
 // cache per ordered body pair; proximity and minimum distance may share it. cap bounds the
 // list (<= 0: 65536); on overflow the list is not used for that pose. Returns the cache

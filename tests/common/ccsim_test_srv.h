@@ -134,8 +134,8 @@ static inline int test_raw_step(void *sock, const ccsim_session *s, uint64_t seq
   return code;
 }
 
-// The ccsimd built beside the running test (build/tests/server/<test> ->
-// build/server/ccsimd) into out[0, n): 0 when it is there and executable.
+// The ccsimd built beside the running test (build/tests/service/<test> ->
+// build/server/service/ccsimd) into out[0, n): 0 when it is there and executable.
 static inline int test_ccsimd_path(char *out, size_t n) {
   char exe[PATH_MAX];
   ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -150,7 +150,7 @@ static inline int test_ccsimd_path(char *out, size_t n) {
     }
     *slash = 0;
   }
-  snprintf(out, n, "%s/server/ccsimd", exe);
+  snprintf(out, n, "%s/server/service/ccsimd", exe);
   return access(out, X_OK);
 }
 

@@ -10,12 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ccsim_scene.h"
 #include "geo_vec.h"
 #include "sim_data.h"
 #include "sim_model.h"
 #include "sim_rigid.h"
-#include "wire.h"
 #include "ccsim_test_sim.h"
 
 #define G 9.81
@@ -89,34 +87,10 @@ static void teardown_scene(fixture *f) {
 
 // advance by rigid steps of 1 ms to time t_end (the test's own workspace, so its contact
 // forces can be read)
-static void run_rigid(fixture *f, double t_end) {
-  double t = sim_data_time(f->d);
-  while (t < t_end - 1e-12) {
-    double reached = t, next = fmin(t + 1e-3, t_end);
-    ccsim_status st = sim_rigid_step(f->m, f->d, f->r, t, next, &reached);
-    if (st != CCSIM_OK) print_error("rigid step at t = %g: %s\n", t, sim_rigid_errmsg(f->r));
-    assert_int_equal(st, CCSIM_OK);
-    assert_double_near(reached, next, 0);
-    assert_int_equal(sim_set_time(f->m, f->d, reached), CCSIM_OK);
-    t = reached;
-  }
-}
+static void run_rigid(fixture *f, double t_end) { test_rigid_run(f->m, f->d, f->r, t_end); }
 
-// total contact force on body b over the last step's contacts (normal and friction)
 static void contact_force(const sim_rigid *r, int b, double out[3], int *carrying) {
-  int n = 0;
-  const sim_contact *c = sim_rigid_contacts(r, &n);
-  geo_v3_set(out, 0, 0, 0);
-  *carrying = 0;
-  for (int i = 0; i < n; i++) {
-    if (c[i].body_a != b && c[i].body_b != b) continue;
-    double f[3];
-    geo_v3_scale(f, c[i].normal, c[i].force);
-    geo_v3_add(f, f, c[i].friction);
-    if (c[i].body_a == b) geo_v3_scale(f, f, -1);
-    geo_v3_add(out, out, f);
-    *carrying += c[i].force > 0;
-  }
+  test_rigid_contact_force(r, b, out, carrying);
 }
 
 // distance of the box's bottom face from the plate's top (the plane through the origin)
@@ -679,105 +653,6 @@ static void test_compare_support(void **state) {
 }
 
 
-// The Rock-N-Stack torus set down centred on its cone (examples/rock_n_stack.json, no
-// friction) in both modes: the support force averaged over the last half second equals the
-// weight within 0.5 % (the compliant ring keeps ringing on its lightly damped springs, so
-// only the mean settles within a second); the rigid one is at rest and exact at every step.
-static void test_rock_n_stack_support(void **state) {
-  (void)state;
-  const char *src = getenv("CCSIM_SOURCE_DIR");
-  char path[1024], err[1024] = "";
-  snprintf(path, sizeof path, "%s/examples/rock_n_stack.json", src ? src : ".");
-  ccsim_scene *sc = ccsim_scene_load(path, err, sizeof err);
-  if (!sc) print_error("%s (is CCSIM_SOURCE_DIR set?)\n", err);
-  assert_non_null(sc);
-  const double z_rest[2] = {0.08925, 0.0877};  // just above each mode's rest height [m]
-  for (int mode = 0; mode < 2; mode++) {
-    Ccsim__Scene msg = *ccsim_scene_message(sc);
-    msg.has_mode = 1;
-    msg.mode = mode ? CCSIM__MODE__MODE_RIGID : CCSIM__MODE__MODE_COMPLIANT;
-    fixture f = {0};
-    f.m = wire_scene_compile(&msg, err, sizeof err);
-    assert_non_null(f.m);
-    f.d = sim_data_new(f.m, err, sizeof err);
-    f.r = sim_rigid_new(f.m, err, sizeof err);
-    assert_non_null(f.d);
-    assert_non_null(f.r);
-    int torus = sim_model_body(f.m, "torus");
-    assert_true(torus >= 0);
-    double pos[3] = {0, 0, z_rest[mode]}, q[4] = {1, 0, 0, 0}, zero[3] = {0, 0, 0};
-    assert_int_equal(sim_set_body(f.m, f.d, torus, pos, q, zero, zero), CCSIM_OK);
-    double weight = f.m->mass[torus] * G, sum = 0, last = 0;
-    int samples = 0, nc = 0;
-    for (int k = 1; k <= 1000; k++) {
-      double fc[3], tq[3];
-      if (mode) {
-        run_rigid(&f, k * 1e-3);
-        contact_force(f.r, torus, fc, &nc);
-      } else {
-        assert_int_equal(sim_step(f.m, f.d, k * 1e-3), CCSIM_OK);
-        assert_int_equal(sim_eval_contacts(f.m, f.d), CCSIM_OK);
-        sim_data_body_contact(f.m, f.d, torus, fc, tq, &nc);
-      }
-      last = fc[2];
-      if (k > 500) sum += fc[2], samples++;
-    }
-    double mean = sum / samples;
-    print_message("rock-n-stack %s: support over the last 0.5 s %.9g N, last %.9g N on %d "
-                  "contacts, weight %.9g N\n",
-                  mode ? "rigid" : "compliant", mean, last, nc, weight);
-    assert_double_rel(mean, weight, 5e-3, 0);
-    if (mode) assert_double_rel(last, weight, 5e-3, 0);
-    teardown_scene(&f);
-  }
-  ccsim_scene_destroy(&sc);
-}
-
-// The Rock-N-Stack dropped as the scene file has it, with mu = 0.5 (rigid mode, Lemke on the
-// reduced frictional contact set): the ring wedges on the cone (a rigid ring on a cone of
-// half-angle atan 0.3 locks for mu > 0.3) and comes to rest carrying its weight.
-static void test_rock_n_stack_friction_settles(void **state) {
-  (void)state;
-  const char *src = getenv("CCSIM_SOURCE_DIR");
-  char path[1024], err[1024] = "";
-  snprintf(path, sizeof path, "%s/examples/rock_n_stack.json", src ? src : ".");
-  ccsim_scene *sc = ccsim_scene_load(path, err, sizeof err);
-  if (!sc) print_error("%s (is CCSIM_SOURCE_DIR set?)\n", err);
-  assert_non_null(sc);
-  Ccsim__Scene msg = *ccsim_scene_message(sc);
-  Ccsim__ContactParams cp;
-  assert_non_null(msg.contact);
-  cp = *msg.contact;
-  cp.has_mu = 1, cp.mu = 0.5, cp.has_mu_dynamic = 1, cp.mu_dynamic = 0.5;
-  msg.contact = &cp;
-  msg.has_mode = 1, msg.mode = CCSIM__MODE__MODE_RIGID;
-  fixture f = {0};
-  f.m = wire_scene_compile(&msg, err, sizeof err);
-  assert_non_null(f.m);
-  f.d = sim_data_new(f.m, err, sizeof err);
-  f.r = sim_rigid_new(f.m, err, sizeof err);
-  assert_non_null(f.d);
-  assert_non_null(f.r);
-  int torus = sim_model_body(f.m, "torus");
-  run_rigid(&f, 3.0);
-  double fc[3], v[3], w[3];
-  int nc = 0;
-  contact_force(f.r, torus, fc, &nc);
-  sim_get_body(f.m, f.d, torus, NULL, NULL, v, w);
-  const sim_stats *st = sim_data_stats(f.d);
-  double weight = f.m->mass[torus] * G;
-  print_message("rock-n-stack, mu 0.5, after 3 s: support %.9g N (weight %.9g N) on %d contacts, "
-                "speed %.3g m/s, %.3g rad/s; %llu pivots, %llu failed solves\n",
-                fc[2], weight, nc, geo_v3_norm(v), geo_v3_norm(w),
-                (unsigned long long)st->lcp_pivots, (unsigned long long)st->lcp_failures);
-  assert_int_equal(st->lcp_solver, SIM_LCP_SOLVER_LEMKE);
-  assert_double_rel(fc[2], weight, 5e-3, 0);
-  assert_true(geo_v3_norm(v) < 1e-3);
-  assert_true(st->lcp_failures <= 30);  // at most 1 % of the steps needed the retry
-  teardown_scene(&f);
-  ccsim_scene_destroy(&sc);
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rigid_dt_range),
@@ -797,8 +672,6 @@ int main(void) {
       cmocka_unit_test(test_snapshot_bit_exact),
       cmocka_unit_test(test_stack_of_two),
       cmocka_unit_test(test_compare_support),
-      cmocka_unit_test(test_rock_n_stack_support),
-      cmocka_unit_test(test_rock_n_stack_friction_settles),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
