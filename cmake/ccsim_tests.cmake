@@ -4,7 +4,7 @@
 # helpers working on different modules from editing the same CMakeLists.
 # what every test's environment holds: where the sources are, and with CCSIM_TSAN the
 # suppressions of what libzmq's and libsodium's own threads do
-set(CCSIM_TEST_ENV "CCSIM_SOURCE_DIR=${PROJECT_SOURCE_DIR};CCSIM_SHARED_DIR=${PROJECT_SOURCE_DIR}/../shared")
+set(CCSIM_TEST_ENV "CCSIM_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
 if(CCSIM_TSAN)
   list(APPEND CCSIM_TEST_ENV "TSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/tsan.supp")
 endif()

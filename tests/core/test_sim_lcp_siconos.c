@@ -1,4 +1,4 @@
-// The Siconos LCP test problems ($CCSIM_SHARED_DIR/lcp/siconos, format in lcp/README.md):
+// The Siconos LCP test problems (tests/data/lcp/siconos, format in tests/data/lcp/README.md):
 // written by others for other solvers, used here as an outside check. Every problem must
 // end with a solution verified here (Siconos' error ||z - max(0, z - w)||_2 / ||q||_2 and
 // complementarity, both from the file's M and q) or, for the two known secondary-ray
@@ -168,13 +168,13 @@ static int cmp_names(const void *a, const void *b) {
 
 static void test_siconos(void **state) {
   (void)state;
-  const char *shared = getenv("CCSIM_SHARED_DIR");
-  if (!shared || !*shared) {
-    print_error("CCSIM_SHARED_DIR is not set: cannot find lcp/siconos\n");
+  const char *src = getenv("CCSIM_SOURCE_DIR");
+  if (!src || !*src) {
+    print_error("CCSIM_SOURCE_DIR is not set: cannot find tests/data/lcp/siconos\n");
     fail();
   }
   char dir[1024];
-  snprintf(dir, sizeof dir, "%.1000s/lcp/siconos", shared);
+  snprintf(dir, sizeof dir, "%.1000s/tests/data/lcp/siconos", src);
   DIR *dp = opendir(dir);
   if (!dp) {
     print_error("%s: missing; the Siconos LCP problems are required\n", dir);
