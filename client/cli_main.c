@@ -15,6 +15,7 @@
 #include "ccsim_scene.h"
 #include "cli.h"
 #include "cli_compare.h"
+#include "ccsim_version.h"
 #include "cli_service.h"
 #include "srv.h"
 
@@ -43,7 +44,9 @@ static void usage(FILE *f) {
           SRV_DEFAULT_BIND);
   cli_service_usage(f);
   fprintf(f, "  help\n"
-             "      this text\n");
+             "      this text\n"
+             "  --version\n"
+             "      print ccsim's version\n");
 }
 
 static int parse_double(const char *s, const char *opt, double *out) {
@@ -475,6 +478,10 @@ static int dispatch(int argc, char **argv) {
       !strcmp(argv[1], "-h")) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
+  }
+  if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+    printf("ccsim %s\n", CCSIM_VERSION);
+    return 0;
   }
   if (!strcmp(argv[1], "run")) {
     return cmd_run(argc - 1, argv + 1);

@@ -60,6 +60,7 @@ static void usage(FILE *f) {
           "                           always hand it to another thread)\n"
           "  --verbose                log every request to stderr\n"
           "  --help                   this text\n"
+          "  --version                print ccsimd's version\n"
           "Keys: `ccsim keygen NAME` writes NAME.pub and NAME.secret.\n"
           "Stops cleanly on SIGINT or SIGTERM.\n",
           SRV_DEFAULT_BIND);
@@ -97,6 +98,9 @@ int main(int argc, char **argv) {
     double x = 0;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       usage(stdout);
+      return 0;
+    } else if (!strcmp(a, "--version")) {
+      printf("ccsimd %s\n", SRV_VERSION);
       return 0;
     } else if (!strcmp(a, "--verbose")) {
       cfg.verbose = 1;

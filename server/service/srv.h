@@ -7,8 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ccsim_version.h"
+
 #define SRV_DEFAULT_BIND "tcp://127.0.0.1:5555"
-#define SRV_VERSION "0.2.0"
+#define SRV_VERSION CCSIM_VERSION
 
 typedef struct srv_config {
   const char *bind;          // endpoint to bind (borrowed); NULL: no sockets (srv_handle only)
