@@ -38,9 +38,10 @@ static void usage(FILE *f) {
           "      play a scene in both modes and print them side by side\n"
           "  ping [--server E] [--timeout S]\n"
           "      ask a server (default %s) for its version and load (S: 3 s)\n"
-          "  geom proximity A B [--pose-a \"x y z qw qx qy qz\"] [--pose-b ...] --standoff D\n"
-          "                 [--json]\n"
-          "      witness pairs between two meshes or primitives (ccsim geom --help)\n",
+          "  geom proximity A B [--pose-a \"x y z qw qx qy qz\"] [--pose-b ...]\n"
+          "                 [--standoff D] [--json]\n"
+          "      witness pairs between two meshes or primitives closer than D (default\n"
+          "      0.001 m; ccsim geom --help)\n",
           SRV_DEFAULT_BIND);
   cli_service_usage(f);
   fprintf(f, "  help\n"
