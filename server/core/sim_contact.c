@@ -293,7 +293,6 @@ static void add_wrench(const sim_kinematics *k, double *wrench, int b, const dou
   geo_v3_add(w + 3, w + 3, t);
 }
 
-
 // ---- friction ----------------------------------------------------------------------
 
 static int same_feature(geo_feature x, geo_feature y) { return x.type == y.type && x.id == y.id; }

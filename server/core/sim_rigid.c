@@ -8,7 +8,6 @@
 
 #include "geo_vec.h"
 #include "sim_dantzig.h"
-#include "sim_data.h"
 #include "sim_lemke.h"
 
 #define ROWS_MIN 64           // first LCP capacity; doubled as contacts demand
@@ -253,9 +252,9 @@ static void gyro_implicit(const sim_model *m, int b, const double w[3], const do
 // gravity, held inputs and gyroscopic torque without contacts (rates = 0: their
 // accelerations instead, for Baraff's LCP); non-free bodies' motion as k gives it (rates:
 // the centripetal acceleration of their COM).
-static void free_motion(const sim_model *m, sim_data *d, sim_rigid *r, const sim_kinematics *k,
-                        double h, int rates) {
-  const double *y = sim_data_state(d);
+static void free_motion(const sim_model *m, const sim_rigid_io *io, sim_rigid *r,
+                        const sim_kinematics *k, double h, int rates) {
+  const double *y = io->y;
   for (int b = 0; b < m->nbody; b++) {
     double *u = r->u + 6 * b, *R = r->R + 9 * b;
     geo_quat_to_mat(R, k->quat + 4 * b);
@@ -591,9 +590,10 @@ static void reduce_frictional(sim_rigid *r) {
 }
 
 // Copy the collider's contacts into r (with their keys and friction coefficients).
-static int take_contacts(const sim_model *m, sim_data *d, sim_rigid *r, double max_gap) {
+static int take_contacts(const sim_model *m, const sim_rigid_io *io, sim_rigid *r,
+                         double max_gap) {
   int n = 0;
-  sim_collider *col = sim_data_collider(d);
+  sim_collider *col = io->col;
   const sim_contact *c = col ? sim_collider_contacts(col, &n) : NULL;
   if (ensure_contacts(r, n) != 0) return -1;
   int nc = 0;
@@ -649,15 +649,15 @@ static void contacts_to_world(sim_rigid *r, const sim_kinematics *k) {
   }
 }
 
-// contacts at time t and d's state into the collider; fills the geometry statistics
-static ccsim_status collide(const sim_model *m, sim_data *d, sim_rigid *r, double t,
+// contacts at time t and io's state into the collider; fills the geometry statistics
+static ccsim_status collide(const sim_model *m, const sim_rigid_io *io, sim_rigid *r, double t,
                             sim_kinematics *k) {
-  sim_data_kinematics_at(m, d, t, k);
-  sim_collider *col = sim_data_collider(d);
+  sim_motion_at(m, io->motion, t, io->y, k);
+  sim_collider *col = io->col;
   if (!col) return CCSIM_OK;
   memset(r->wrench, 0, 6 * sizeof(double) * (size_t)m->nbody);
   ccsim_status s = sim_collide(m, col, k, r->wrench);
-  sim_stats *st = sim_data_stats_mut(d);
+  sim_stats *st = io->stats;
   st->geometry_ns = sim_collider_geometry_ns(col);
   if (s != CCSIM_OK) {
     if (s == CCSIM_ESOLVER) st->penetrations++;
@@ -703,8 +703,8 @@ static int build_step(const sim_model *m, sim_rigid *r, const sim_kinematics *k,
   return 0;
 }
 
-ccsim_status sim_rigid_step_lcp(const sim_model *m, struct sim_data *d, sim_rigid *r, double t,
-                                double h, int *n, const double **M, const double **q) {
+ccsim_status sim_rigid_step_lcp(const sim_model *m, const sim_rigid_io *io, sim_rigid *r,
+                                double t, double h, int *n, const double **M, const double **q) {
   *n = 0;
   *M = *q = NULL;
   if (!(h > 0) || !isfinite(h)) {
@@ -712,10 +712,10 @@ ccsim_status sim_rigid_step_lcp(const sim_model *m, struct sim_data *d, sim_rigi
     return CCSIM_EINVAL;
   }
   sim_kinematics k;
-  ccsim_status s = collide(m, d, r, t, &k);
+  ccsim_status s = collide(m, io, r, t, &k);
   if (s != CCSIM_OK) return s;
-  if (take_contacts(m, d, r, INFINITY) != 0) return CCSIM_ENOMEM;
-  free_motion(m, d, r, &k, h, 0);
+  if (take_contacts(m, io, r, INFINITY) != 0) return CCSIM_ENOMEM;
+  free_motion(m, io, r, &k, h, 0);
   int rc = build_step(m, r, &k, h, SIM_RIGID_EPS);
   if (rc) return rc == -2 ? CCSIM_ELIMIT : CCSIM_ENOMEM;
   if (r->nvel > r->nc) equilibrate(r);
@@ -725,10 +725,10 @@ ccsim_status sim_rigid_step_lcp(const sim_model *m, struct sim_data *d, sim_rigi
 
 // Build and solve the step's LCP over r->con with step h; the new velocities go to
 // r->vel_new / r->om_new. Retries once with 1000 times the regularisation.
-static ccsim_status step_lcp(const sim_model *m, sim_data *d, sim_rigid *r,
+static ccsim_status step_lcp(const sim_model *m, const sim_rigid_io *io, sim_rigid *r,
                              const sim_kinematics *k, double h) {
-  sim_stats *st = sim_data_stats_mut(d);
-  free_motion(m, d, r, k, h, 0);
+  sim_stats *st = io->stats;
+  free_motion(m, io, r, k, h, 0);
   double eps = SIM_RIGID_EPS;
   sim_lcp_status ls = SIM_LCP_SOLVED;
   r->no_friction = 0;
@@ -783,8 +783,8 @@ static ccsim_status step_lcp(const sim_model *m, sim_data *d, sim_rigid *r,
 
 // positions and orientations with the new velocities (semi-implicit Euler); 0, or -1 when
 // a body's new state is not finite
-static int advance_positions(const sim_model *m, sim_data *d, sim_rigid *r, double h) {
-  double *y = sim_data_state(d);
+static int advance_positions(const sim_model *m, const sim_rigid_io *io, sim_rigid *r, double h) {
+  double *y = io->y;
   int finite = 1;
   for (int b = 0; b < m->nbody; b++) {
     int s = m->state_index[b];
@@ -818,19 +818,19 @@ static int too_close(const sim_model *m, const sim_collider *col) {
   return 0;
 }
 
-ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r, double t0,
+ccsim_status sim_rigid_step(const sim_model *m, const sim_rigid_io *io, sim_rigid *r, double t0,
                             double t_out, double *t_reached) {
   *t_reached = t0;
-  sim_stats *st = sim_data_stats_mut(d);
-  double *y = sim_data_state(d);
-  sim_collider *col = sim_data_collider(d);
+  sim_stats *st = io->stats;
+  double *y = io->y;
+  sim_collider *col = io->col;
   sim_kinematics k;
-  ccsim_status s = collide(m, d, r, t0, &k);
+  ccsim_status s = collide(m, io, r, t0, &k);
   if (s != CCSIM_OK) return s;
   double t = t0, h_cap = INFINITY;
   int touches = 0;
   while (t < t_out) {
-    if (sim_data_progress(d)) {
+    if (sim_progress_check(io->progress)) {
       snprintf(r->err, sizeof r->err, "stopped by the progress function");
       return CCSIM_ELIMIT;
     }
@@ -839,12 +839,12 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
     double h = rem / (nst < 1 ? 1 : nst);
     int last = 1;
     if (h > h_cap) h = h_cap, last = 0;
-    if (take_contacts(m, d, r, INFINITY) != 0) return CCSIM_ENOMEM;
+    if (take_contacts(m, io, r, INFINITY) != 0) return CCSIM_ENOMEM;
     if (r->nstate) memcpy(r->y_save, y, r->nstate * sizeof(double));
     // conservative advancement (Drumwright): with the new velocities, no pair outside
     // its standoff may come more than half-way in over the step; else shorten and re-solve
     for (int pass = 0; pass < BOUND_PASSES; pass++) {
-      s = step_lcp(m, d, r, &k, h);
+      s = step_lcp(m, io, r, &k, h);
       if (s != CCSIM_OK) return s;
       if (!col) break;
       sim_kinematics kn = k;
@@ -860,7 +860,7 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
       snprintf(r->err, sizeof r->err, "rigid mode: a step of %g s cannot advance time %.17g", h, t);
       return CCSIM_ESOLVER;
     }
-    if (advance_positions(m, d, r, h) != 0) {
+    if (advance_positions(m, io, r, h) != 0) {
       // bounded inputs keep it finite; this keeps whatever else from reaching a reply or
       // a save, which a restore would refuse
       memcpy(y, r->y_save, r->nstate * sizeof(double));
@@ -868,7 +868,7 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
                "rigid mode: a step of %g s from t = %.9g made the state not finite", h, t);
       return CCSIM_ESOLVER;
     }
-    s = collide(m, d, r, t_new, &k);
+    s = collide(m, io, r, t_new, &k);
     if ((s == CCSIM_ESOLVER || (s == CCSIM_OK && too_close(m, col))) &&
         ++touches <= TOUCH_RETRIES) {
       // the step ended with bodies touching, or a pair that the step's LCP did not hold
@@ -876,7 +876,7 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
       // distance: back to the step's start, a quarter of the step
       if (r->nstate) memcpy(y, r->y_save, r->nstate * sizeof(double));
       h_cap = 0.25 * h;
-      s = collide(m, d, r, t, &k);
+      s = collide(m, io, r, t, &k);
       if (s != CCSIM_OK) return s;
       continue;
     }
@@ -904,16 +904,16 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
   return CCSIM_OK;
 }
 
-ccsim_status sim_rigid_contact_forces(const sim_model *m, struct sim_data *d, sim_rigid *r,
+ccsim_status sim_rigid_contact_forces(const sim_model *m, const sim_rigid_io *io, sim_rigid *r,
                                       double t, int *n) {
   if (n) *n = 0;
-  sim_stats *st = sim_data_stats_mut(d);
+  sim_stats *st = io->stats;
   sim_kinematics k;
-  ccsim_status s = collide(m, d, r, t, &k);
+  ccsim_status s = collide(m, io, r, t, &k);
   if (s != CCSIM_OK) return s;
   // the contacts at the rigid model's rest distance (within 1 % of the standoff)
-  if (take_contacts(m, d, r, 0.01) != 0) return CCSIM_ENOMEM;
-  free_motion(m, d, r, &k, 0, 1);
+  if (take_contacts(m, io, r, 0.01) != 0) return CCSIM_ENOMEM;
+  free_motion(m, io, r, &k, 0, 1);
   sim_lcp_status ls = SIM_LCP_SOLVED;
   // sliding contacts' friction known, then (when no solution is verified: Painleve's
   // paradox, where rigid Coulomb friction has none) every contact as if stuck; each with
@@ -924,7 +924,7 @@ ccsim_status sim_rigid_contact_forces(const sim_model *m, struct sim_data *d, si
     if (rc) return rc == -2 ? CCSIM_ELIMIT : CCSIM_ENOMEM;
     // Baraff: b adds the velocity-product terms w x (w x r) of the contact points (the
     // normal's own rotation contributes n' . v_rel, zero at resting contact)
-    const double *y = sim_data_state(d);
+    const double *y = io->y;
     for (int i = 0; i < r->nvel; i++) {
       const sim_contact *ct = &r->con[r->rcon[i]];
       int body[2] = {ct->body_a, ct->body_b};

@@ -38,6 +38,9 @@
 #include "ccsim_status.h"
 #include "sim_contact.h"
 #include "sim_model.h"
+#include "sim_motion.h"
+#include "sim_progress.h"
+#include "sim_stats.h"
 
 enum { SIM_LCP_SOLVER_NONE = 0, SIM_LCP_SOLVER_DANTZIG = 1, SIM_LCP_SOLVER_LEMKE = 2 };
 
@@ -58,7 +61,17 @@ enum { SIM_LCP_SOLVER_NONE = 0, SIM_LCP_SOLVER_DANTZIG = 1, SIM_LCP_SOLVER_LEMKE
 #define SIM_RIGID_SLIDE 1e-5
 
 typedef struct sim_rigid sim_rigid;
-struct sim_data;
+
+// What a rigid step reads and writes of a session, all borrowed for the call (a session
+// hands out its own with sim_data_rigid_io).
+typedef struct sim_rigid_io {
+  double *y;               // integrated state, SIM_NQ per free body (NULL: none); read and
+                           // written; whoever lends it restarts its integrator afterwards
+  sim_stats *stats;        // counters the steps add to
+  sim_collider *col;       // contact queries (NULL: fewer than two bodies with geometry)
+  sim_motion *motion;      // placement of every body at a time, and its scratch
+  sim_progress *progress;  // asked before every time step (NULL: never stops)
+} sim_rigid_io;
 
 // Workspace for model m's rigid steps. Returns it (caller owns; sim_rigid_destroy) or NULL
 // with a message.
@@ -76,23 +89,23 @@ void sim_rigid_reset(sim_rigid *r);
 // (borrowed; must outlive r or be unbound with NULL). Unbound: no inputs.
 void sim_rigid_bind_inputs(sim_rigid *r, const double *force, const double *torque);
 
-// Advance d from time t0 to t_out in fixed steps of m->rigid_dt (the last one shortened
-// to land on t_out). Writes the state through sim_data_state and the statistics through
-// sim_data_stats_mut; *t_reached gets the time of the last completed step (t_out on
-// success; the caller records it). Kinematic bodies at time t: sim_data_kinematics_at.
+// Advance io's state from time t0 to t_out in fixed steps of m->rigid_dt (the last one
+// shortened to land on t_out). Writes io->y and io->stats; *t_reached gets the time of the
+// last completed step (t_out on success; the caller records it). Non-free bodies move as
+// io->motion places them.
 // CCSIM_ESOLVER (LCP without a verified solution, or bodies touching past the standoff),
 // CCSIM_ELIMIT (more than SIM_RIGID_ROWS_MAX LCP rows), CCSIM_ENOMEM; the message is in
 // sim_rigid_errmsg.
-ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r, double t0,
+ccsim_status sim_rigid_step(const sim_model *m, const sim_rigid_io *io, sim_rigid *r, double t0,
                             double t_out, double *t_reached);
 
-// Instantaneous contact forces at d's current state and time (Baraff 1994: acceleration-
+// Instantaneous contact forces at io's state and time (Baraff 1994: acceleration-
 // level LCP over the contacts at rest distance, |dist - d_s/2| <= d_s/100, with the same
 // friction pyramid for contacts stuck or slower than SIM_RIGID_SLIDE and Coulomb's -mu f_n
 // along the slip for faster ones; Dantzig without friction, Lemke with; where sliding
 // friction leaves no solution (Painleve), every contact as if stuck). Nothing moves. The result
 // replaces the report of sim_rigid_contacts; *n gets the contact count (nullable).
-ccsim_status sim_rigid_contact_forces(const sim_model *m, struct sim_data *d, sim_rigid *r,
+ccsim_status sim_rigid_contact_forces(const sim_model *m, const sim_rigid_io *io, sim_rigid *r,
                                       double t, int *n);
 
 // The contacts of the last step (geometry at the step's start) or of the last
@@ -102,10 +115,10 @@ ccsim_status sim_rigid_contact_forces(const sim_model *m, struct sim_data *d, si
 const sim_contact *sim_rigid_contacts(const sim_rigid *r, int *n);
 
 // For benchmarks and tests: the LCP (Tan et al. eq. 14 with the gap term) a step of h [s]
-// would solve at d's current state and time t, without solving it: *n rows, M (n x n,
+// would solve at io's state and time t, without solving it: *n rows, M (n x n,
 // column-major) and q borrowed until the next call on r. Friction rows are present when a
 // contact has mu > 0 (then Lemke solves it, equilibrated as returned here, else Dantzig).
-ccsim_status sim_rigid_step_lcp(const sim_model *m, struct sim_data *d, sim_rigid *r, double t,
+ccsim_status sim_rigid_step_lcp(const sim_model *m, const sim_rigid_io *io, sim_rigid *r, double t,
                                 double h, int *n, const double **M, const double **q);
 
 // Message of the last failure (borrowed). Never NULL.
