@@ -105,7 +105,8 @@ enum { SIM_GIVEN_POSE = 1, SIM_GIVEN_TWIST = 2 };
 // session changes: the query runs on a collider of its own (made at the first call) with a
 // copy of the anchors, so the state, integrator, caches and later steps are what they
 // would have been without it.
-// CCSIM_ENOTIMPL in rigid mode; CCSIM_ESOLVER when such bodies would touch; CCSIM_ENOMEM.
+// CCSIM_ENOTIMPL in rigid mode; CCSIM_ESOLVER when such bodies would touch; CCSIM_ENOMEM
+// (its collider, at the first call); CCSIM_ELIMIT past the collider's capacity.
 ccsim_status sim_eval_contacts_at(const sim_model *m, sim_data *d, const int *given,
                                   const double *pos, const double *quat, const double *vel,
                                   const double *omega, const sim_contact **contacts, int *n);

@@ -58,9 +58,11 @@ ccsim_status sim_eval_contacts_at(const sim_model *m, sim_data *d, const int *gi
   if (!d->qcol && !(d->qcol = sim_collider_new(m, 0, d->err, sizeof d->err))) {
     return CCSIM_ENOMEM;
   }
-  if (sim_friction_copy(d->qcol, d->col) != CCSIM_OK) {
-    snprintf(d->err, sizeof d->err, "contacts at given poses: out of memory for the anchors");
-    return CCSIM_ENOMEM;
+  ccsim_status fs = sim_friction_copy(d->qcol, d->col);
+  if (fs != CCSIM_OK) {
+    snprintf(d->err, sizeof d->err, "contacts at given poses: more anchors than the collider's "
+             "capacity");
+    return fs;
   }
   sim_kinematics k;
   sim_motion_at(m, &d->kin, d->time, (d->nstate ? N_VGetArrayPointer(d->y) : NULL), &k);

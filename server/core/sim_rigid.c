@@ -10,7 +10,6 @@
 #include "sim_dantzig.h"
 #include "sim_lemke.h"
 
-#define ROWS_MIN 64           // first LCP capacity; doubled as contacts demand
 #define TOUCH_RETRIES 12      // step quarterings when a step ends with bodies touching
 #define BOUND_PASSES 4        // re-solves when the new velocities ask for a shorter step
 
@@ -45,6 +44,8 @@ struct sim_rigid {
   double *rel;            // (ccap x 6) con's points in their bodies' frames (a's, b's)
   // the LCP, rows: nc normal, nf * d friction, nf lambda
   int rcap, nrow, nvel;  // capacity, rows, velocity rows (normal + friction)
+  int rows_want;      // rows a step asked for past rcap (sim_rigid_reserve grows to them)
+  int frictional;     // some collidable pair has mu > 0: Lemke's workspace is needed
   int *rcon;          // (rcap) contact of a velocity row
   double *G;          // (rcap x 12) row Jacobian on (v_A, w_A, v_B, w_B) (world)
   double *W;          // (rcap x 12) M^-1 G^T on the same slots (zero for non-free bodies)
@@ -69,6 +70,115 @@ static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
   va_end(ap);
 }
 
+// ---- capacities: set at sim_rigid_new (contacts: all the collider can report; LCP rows:
+// what the model's pairs can ask for, up to SIM_RIGID_ROWS_FIRST) and grown only between
+// steps (sim_rigid_reserve), so a step allocates nothing --------------------------------
+
+static void free_rows(sim_rigid *r);
+static void free_contacts(sim_rigid *r);
+
+// the contact arrays for cap contacts (the collider's capacity: a step copies them all)
+static int alloc_contacts(sim_rigid *r, int cap) {
+  size_t c = cap > 0 ? (size_t)cap : 1;
+  r->con = malloc(c * sizeof *r->con);
+  r->frow = malloc(c * sizeof *r->frow);
+  r->mu = malloc(c * sizeof *r->mu);
+  r->key = malloc(c * sizeof *r->key);
+  r->pkey = malloc(c * sizeof *r->pkey);
+  r->pclamp = malloc(c);
+  r->keep = malloc(c);
+  r->scr = malloc(c * sizeof *r->scr);
+  r->rel = malloc(c * 6 * sizeof *r->rel);
+  r->slip = malloc(c * 3 * sizeof *r->slip);
+  if (!r->con || !r->frow || !r->mu || !r->key || !r->pkey || !r->pclamp || !r->keep ||
+      !r->scr || !r->rel || !r->slip) {
+    snprintf(r->err, sizeof r->err, "rigid mode: out of memory for %d contacts", cap);
+    free_contacts(r);
+    return -1;
+  }
+  r->ccap = (int)c;
+  return 0;
+}
+
+// LCP rows model m's contacts can ask for at once (frictional pairs keep at most 27
+// contacts, each with 1 + d + 1 rows), up to SIM_RIGID_ROWS_FIRST; notes whether any pair
+// has friction
+static int rows_first(sim_rigid *r, const sim_model *m) {
+  double rows = 0;
+  for (int a = 0; a < m->nbody; a++) {
+    for (int b = a + 1; b < m->nbody; b++) {
+      int n = sim_contact_pair_capacity(m, a, b, 0);
+      if (n == 0) continue;
+      sim_contact_params cp;
+      sim_pair_params(m, a, b, &cp);
+      if (cp.mu > 0) r->frictional = 1;
+      rows += cp.mu > 0 ? (double)(n < 27 ? n : 27) * (2 + m->friction_dirs) : n;
+    }
+  }
+  return rows < 1 ? 1 : rows < SIM_RIGID_ROWS_FIRST ? (int)rows : SIM_RIGID_ROWS_FIRST;
+}
+
+// the LCP arrays and solvers for cap rows (what was there is dropped)
+static int alloc_rows(sim_rigid *r, int cap) {
+  free_rows(r);
+  sim_dantzig_destroy(&r->dz);
+  sim_lemke_destroy(&r->lk);
+  r->dz_cap = r->lk_cap = 0;
+  size_t c = (size_t)cap;
+  r->rcon = malloc(c * sizeof(int));
+  r->G = malloc(c * 12 * sizeof(double));
+  r->W = malloc(c * 12 * sizeof(double));
+  r->A = malloc(c * c * sizeof(double));
+  r->q = malloc(c * sizeof(double));
+  r->z = malloc(c * sizeof(double));
+  r->w = malloc(c * sizeof(double));
+  r->dsc = malloc(c * sizeof(double));
+  r->clamp = malloc(c);
+  sim_dantzig_opts dzo = sim_dantzig_opts_default();
+  dzo.verify_tol = SIM_RIGID_VERIFY_TOL;
+  r->dz = sim_dantzig_new(cap, &dzo, NULL, 0);
+  // frictionless scenes never build a frictional LCP (no friction rows, nothing slides)
+  sim_lemke_opts lko = sim_lemke_opts_default();
+  lko.verify_tol = SIM_RIGID_VERIFY_TOL;
+  if (r->frictional) r->lk = sim_lemke_new(cap, &lko, NULL, 0);
+  if (!r->rcon || !r->G || !r->W || !r->A || !r->q || !r->z || !r->w || !r->dsc || !r->clamp ||
+      !r->dz || (r->frictional && !r->lk)) {
+    free_rows(r);
+    sim_dantzig_destroy(&r->dz);
+    sim_lemke_destroy(&r->lk);
+    snprintf(r->err, sizeof r->err, "rigid mode: out of memory for an LCP of %d rows", cap);
+    return -1;
+  }
+  r->rcap = r->dz_cap = r->lk_cap = cap;
+  return 0;
+}
+
+// A step's contacts fit (the collider never reports more than its capacity, which is ccap)
+static int ensure_contacts(sim_rigid *r, int nc) {
+  if (nc <= r->ccap) return 0;
+  snprintf(r->err, sizeof r->err, "rigid mode: %d contacts, more than the capacity of %d", nc,
+           r->ccap);
+  return -2;
+}
+
+// A step's LCP fits: -2 (CCSIM_ELIMIT) past SIM_RIGID_ROWS_MAX or past the room reserved,
+// which then grows to it before the next step (sim_rigid_reserve)
+static int ensure_rows(sim_rigid *r, int n) {
+  if (n > SIM_RIGID_ROWS_MAX) {
+    snprintf(r->err, sizeof r->err,
+             "rigid mode: the contact LCP would have %d rows (limit %d): too many contacts", n,
+             SIM_RIGID_ROWS_MAX);
+    return -2;
+  }
+  if (n <= r->rcap) return 0;
+  if (n > r->rows_want) r->rows_want = n;
+  snprintf(r->err, sizeof r->err,
+           "rigid mode: the contact LCP needs %d rows, more than the %d reserved (the room grows "
+           "to it for the next step; limit SIM_RIGID_ROWS_MAX = %d)",
+           n, r->rcap, SIM_RIGID_ROWS_MAX);
+  return -2;
+}
+
 sim_rigid *sim_rigid_new(const sim_model *m, char *err, size_t err_sz) {
   sim_rigid *r = calloc(1, sizeof *r);
   if (!r) {
@@ -84,8 +194,10 @@ sim_rigid *sim_rigid_new(const sim_model *m, char *err, size_t err_sz) {
   r->R = calloc(nb * 9, sizeof(double));
   r->wrench = calloc(nb * 6, sizeof(double));
   r->y_save = calloc(r->nstate > 0 ? r->nstate : 1, sizeof(double));
-  if (!r->u || !r->vel_new || !r->om_new || !r->R || !r->wrench || !r->y_save) {
-    set_err(err, err_sz, "rigid mode: out of memory");
+  if (!r->u || !r->vel_new || !r->om_new || !r->R || !r->wrench || !r->y_save ||
+      alloc_contacts(r, sim_contact_capacity(m, 0)) != 0 ||
+      alloc_rows(r, rows_first(r, m)) != 0) {
+    set_err(err, err_sz, "%s", r->err[0] ? r->err : "rigid mode: out of memory");
     sim_rigid_destroy(&r);
     return NULL;
   }
@@ -122,6 +234,19 @@ void sim_rigid_destroy(sim_rigid **pr) {
   *pr = NULL;
 }
 
+ccsim_status sim_rigid_reserve(sim_rigid *r) {
+  if (r->rows_want <= r->rcap) return CCSIM_OK;
+  int old = r->rcap, cap = old > 0 ? old : 1;
+  while (cap < r->rows_want) cap = cap > SIM_RIGID_ROWS_MAX / 2 ? SIM_RIGID_ROWS_MAX : 2 * cap;
+  r->rows_want = 0;
+  if (alloc_rows(r, cap) == 0) return CCSIM_OK;
+  // keep the room there was, so the session steps on as before
+  char why[sizeof r->err];
+  memcpy(why, r->err, sizeof why);
+  if (old > 0 && alloc_rows(r, old) == 0) memcpy(r->err, why, sizeof why);
+  return CCSIM_ENOMEM;
+}
+
 void sim_rigid_reset(sim_rigid *r) {
   if (r) r->npkey = 0;
 }
@@ -136,73 +261,6 @@ const char *sim_rigid_errmsg(const sim_rigid *r) { return r ? r->err : "no rigid
 const sim_contact *sim_rigid_contacts(const sim_rigid *r, int *n) {
   *n = r->nc;
   return r->con;
-}
-
-// ---- capacities (grow by doubling; the step path allocates only when a step needs more
-// than any before) ----------------------------------------------------------------------
-
-static int ensure_contacts(sim_rigid *r, int nc) {
-  if (nc <= r->ccap) return 0;
-  int cap = r->ccap > 0 ? r->ccap : 16;
-  while (cap < nc) cap *= 2;
-  sim_contact *con = realloc(r->con, (size_t)cap * sizeof *con);
-  if (con) r->con = con;
-  int *frow = realloc(r->frow, (size_t)cap * sizeof *frow);
-  if (frow) r->frow = frow;
-  double *mu = realloc(r->mu, (size_t)cap * sizeof *mu);
-  if (mu) r->mu = mu;
-  contact_key *key = realloc(r->key, (size_t)cap * sizeof *key);
-  if (key) r->key = key;
-  contact_key *pkey = realloc(r->pkey, (size_t)cap * sizeof *pkey);
-  if (pkey) r->pkey = pkey;
-  unsigned char *pclamp = realloc(r->pclamp, (size_t)cap);
-  if (pclamp) r->pclamp = pclamp;
-  unsigned char *keep = realloc(r->keep, (size_t)cap);
-  if (keep) r->keep = keep;
-  double *scr = realloc(r->scr, (size_t)cap * sizeof *scr);
-  if (scr) r->scr = scr;
-  double *rel = realloc(r->rel, (size_t)cap * 6 * sizeof *rel);
-  if (rel) r->rel = rel;
-  double *slip = realloc(r->slip, (size_t)cap * 3 * sizeof *slip);
-  if (slip) r->slip = slip;
-  if (!con || !frow || !mu || !key || !pkey || !pclamp || !keep || !scr || !rel || !slip) {
-    snprintf(r->err, sizeof r->err, "rigid mode: out of memory for %d contacts", nc);
-    free_contacts(r);
-    return -1;
-  }
-  r->ccap = cap;
-  return 0;
-}
-
-static int ensure_rows(sim_rigid *r, int n) {
-  if (n > SIM_RIGID_ROWS_MAX) {
-    snprintf(r->err, sizeof r->err,
-             "rigid mode: the contact LCP would have %d rows (limit %d): too many contacts", n,
-             SIM_RIGID_ROWS_MAX);
-    return -2;
-  }
-  if (n <= r->rcap) return 0;
-  int cap = r->rcap > 0 ? r->rcap : ROWS_MIN;
-  while (cap < n) cap *= 2;
-  if (cap > SIM_RIGID_ROWS_MAX) cap = SIM_RIGID_ROWS_MAX;
-  free_rows(r);
-  size_t c = (size_t)cap;
-  r->rcon = malloc(c * sizeof(int));
-  r->G = malloc(c * 12 * sizeof(double));
-  r->W = malloc(c * 12 * sizeof(double));
-  r->A = malloc(c * c * sizeof(double));
-  r->q = malloc(c * sizeof(double));
-  r->z = malloc(c * sizeof(double));
-  r->w = malloc(c * sizeof(double));
-  r->dsc = malloc(c * sizeof(double));
-  r->clamp = malloc(c);
-  if (!r->rcon || !r->G || !r->W || !r->A || !r->q || !r->z || !r->w || !r->dsc || !r->clamp) {
-    free_rows(r);
-    snprintf(r->err, sizeof r->err, "rigid mode: out of memory for an LCP of %d rows", n);
-    return -1;
-  }
-  r->rcap = cap;
-  return 0;
 }
 
 // ---- dynamics ----------------------------------------------------------------------
@@ -481,14 +539,6 @@ static sim_lcp_status solve_lcp(sim_rigid *r, sim_stats *st) {
   sim_lcp_status ls;
   if (n == 0) return SIM_LCP_SOLVED;
   if (r->nvel == r->nc && !r->sliding) {
-    if (r->dz_cap < r->rcap) {
-      sim_dantzig_destroy(&r->dz);
-      sim_dantzig_opts o = sim_dantzig_opts_default();
-      o.verify_tol = SIM_RIGID_VERIFY_TOL;
-      r->dz = sim_dantzig_new(r->rcap, &o, NULL, 0);
-      r->dz_cap = r->dz ? r->rcap : 0;
-      if (!r->dz) return SIM_LCP_EINVAL;
-    }
     // warm start: the previous step's clamped set, matched by body pair and features
     int hint = 0;
     for (int i = 0; i < n; i++) {
@@ -512,14 +562,7 @@ static sim_lcp_status solve_lcp(sim_rigid *r, sim_stats *st) {
       r->npkey = 0;
     }
   } else {
-    if (r->lk_cap < r->rcap) {
-      sim_lemke_destroy(&r->lk);
-      sim_lemke_opts o = sim_lemke_opts_default();
-      o.verify_tol = SIM_RIGID_VERIFY_TOL;
-      r->lk = sim_lemke_new(r->rcap, &o, NULL, 0);
-      r->lk_cap = r->lk ? r->rcap : 0;
-      if (!r->lk) return SIM_LCP_EINVAL;
-    }
+    if (!r->lk) return SIM_LCP_EINVAL;  // friction rows in a scene without friction: a bug
     equilibrate(r);
     const double *D = r->dsc;
     ls = sim_lemke_solve(r->lk, n, r->A, r->q, r->z, r->w, &info);
@@ -595,7 +638,7 @@ static int take_contacts(const sim_model *m, const sim_rigid_io *io, sim_rigid *
   int n = 0;
   sim_collider *col = io->col;
   const sim_contact *c = col ? sim_collider_contacts(col, &n) : NULL;
-  if (ensure_contacts(r, n) != 0) return -1;
+  if (ensure_contacts(r, n) != 0) return -2;
   int nc = 0;
   for (int i = 0; i < n; i++) {
     sim_contact_params cp;
@@ -714,9 +757,13 @@ ccsim_status sim_rigid_step_lcp(const sim_model *m, const sim_rigid_io *io, sim_
   sim_kinematics k;
   ccsim_status s = collide(m, io, r, t, &k);
   if (s != CCSIM_OK) return s;
-  if (take_contacts(m, io, r, INFINITY) != 0) return CCSIM_ENOMEM;
+  if (take_contacts(m, io, r, INFINITY) != 0) return CCSIM_ELIMIT;
   free_motion(m, io, r, &k, h, 0);
   int rc = build_step(m, r, &k, h, SIM_RIGID_EPS);
+  // not on the step path: room for a larger LCP may grow here
+  if (rc == -2 && r->rows_want > r->rcap && sim_rigid_reserve(r) == CCSIM_OK) {
+    rc = build_step(m, r, &k, h, SIM_RIGID_EPS);
+  }
   if (rc) return rc == -2 ? CCSIM_ELIMIT : CCSIM_ENOMEM;
   if (r->nvel > r->nc) equilibrate(r);
   *n = r->nrow, *M = r->A, *q = r->q;
@@ -839,7 +886,7 @@ ccsim_status sim_rigid_step(const sim_model *m, const sim_rigid_io *io, sim_rigi
     double h = rem / (nst < 1 ? 1 : nst);
     int last = 1;
     if (h > h_cap) h = h_cap, last = 0;
-    if (take_contacts(m, io, r, INFINITY) != 0) return CCSIM_ENOMEM;
+    if (take_contacts(m, io, r, INFINITY) != 0) return CCSIM_ELIMIT;
     if (r->nstate) memcpy(r->y_save, y, r->nstate * sizeof(double));
     // conservative advancement (Drumwright): with the new velocities, no pair outside
     // its standoff may come more than half-way in over the step; else shorten and re-solve
@@ -912,7 +959,7 @@ ccsim_status sim_rigid_contact_forces(const sim_model *m, const sim_rigid_io *io
   ccsim_status s = collide(m, io, r, t, &k);
   if (s != CCSIM_OK) return s;
   // the contacts at the rigid model's rest distance (within 1 % of the standoff)
-  if (take_contacts(m, io, r, 0.01) != 0) return CCSIM_ENOMEM;
+  if (take_contacts(m, io, r, 0.01) != 0) return CCSIM_ELIMIT;
   free_motion(m, io, r, &k, 0, 1);
   sim_lcp_status ls = SIM_LCP_SOLVED;
   // sliding contacts' friction known, then (when no solution is verified: Painleve's

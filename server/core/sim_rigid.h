@@ -28,8 +28,11 @@
 // LCP has no verified solution is retried with 1000 times the regularisation; a frictional
 // one that fails again goes without friction for that step (Dantzig); each failed solve
 // counts in stats.lcp_failures. When nothing is verified the step fails (CCSIM_ESOLVER,
-// state at the last completed step). Workspaces grow (doubling) when a step has more
-// contacts than any before; otherwise stepping allocates nothing.
+// state at the last completed step). Stepping allocates nothing: the contact arrays hold
+// all the collider can report (sim_contact_capacity), and the LCP's room is what the
+// model's pairs can ask for, up to SIM_RIGID_ROWS_FIRST rows, made at sim_rigid_new; a
+// step that needs more rows fails (CCSIM_ELIMIT, naming both numbers) and the room grows
+// to it between steps (sim_rigid_reserve), up to SIM_RIGID_ROWS_MAX.
 #ifndef SIM_RIGID_H
 #define SIM_RIGID_H
 
@@ -48,6 +51,11 @@ enum { SIM_LCP_SOLVER_NONE = 0, SIM_LCP_SOLVER_DANTZIG = 1, SIM_LCP_SOLVER_LEMKE
 #define SIM_RIGID_TARGET 0.5       // rest distance as a fraction of the pair's standoff
 #define SIM_RIGID_PAIR_MAX 16      // frictional pairs with more contacts are reduced
 #define SIM_RIGID_ROWS_MAX 4096    // largest LCP a step may build (SIM_LCP_N_MAX)
+// LCP rows reserved at sim_rigid_new when the model's pairs could ask for more (a torus
+// on a cone without friction asks for 334): the room costs 3 n^2 doubles (the matrix and
+// Dantzig's factors; 5 n^2 with friction, for Lemke's), 6 MB here and 400 MB at
+// SIM_RIGID_ROWS_MAX, so a session pays for a larger LCP only once it meets one
+#define SIM_RIGID_ROWS_FIRST 512
 // Verification tolerance of the contact LCPs (sim_lcp_verify, scales floored at 1): w in
 // m/s for Dantzig's steps, in equilibrated units (m/s times about 1 / sqrt(h / m)) for
 // Lemke's, m/s^2 for the instantaneous forces; z in N. A step's velocities may thus violate
@@ -80,6 +88,11 @@ sim_rigid *sim_rigid_new(const sim_model *m, char *err, size_t err_sz);
 // Free and set *r to NULL. NULL-safe.
 void sim_rigid_destroy(sim_rigid **r);
 
+// Between steps: grow the LCP's room to what a step asked for past it (the step failed
+// with CCSIM_ELIMIT), up to SIM_RIGID_ROWS_MAX rows. Allocates; CCSIM_ENOMEM keeps the room
+// there was. CCSIM_OK when nothing was asked for.
+ccsim_status sim_rigid_reserve(sim_rigid *r);
+
 // Drop the warm start (Dantzig's previous clamped set), so that a session restarted from a
 // snapshot and one restored from it step alike to the last bit. Call it wherever the
 // integrator restarts (sim_restart, sim_snapshot_set, sim_set_body, sim_reset).
@@ -94,8 +107,8 @@ void sim_rigid_bind_inputs(sim_rigid *r, const double *force, const double *torq
 // last completed step (t_out on success; the caller records it). Non-free bodies move as
 // io->motion places them.
 // CCSIM_ESOLVER (LCP without a verified solution, or bodies touching past the standoff),
-// CCSIM_ELIMIT (more than SIM_RIGID_ROWS_MAX LCP rows), CCSIM_ENOMEM; the message is in
-// sim_rigid_errmsg.
+// CCSIM_ELIMIT (stopped by io->progress, or an LCP past the room reserved or past
+// SIM_RIGID_ROWS_MAX rows); the message is in sim_rigid_errmsg. Allocates nothing.
 ccsim_status sim_rigid_step(const sim_model *m, const sim_rigid_io *io, sim_rigid *r, double t0,
                             double t_out, double *t_reached);
 

@@ -74,12 +74,8 @@ ccsim_status sim_snapshot_set(const sim_model *m, sim_data *d, const double *buf
   ccsim_status fs =
       n > base ? sim_friction_snapshot_set(m, d->col, buf + base, n - base) : CCSIM_OK;
   if (fs != CCSIM_OK) {
-    if (fs == CCSIM_ENOMEM) {
-      snprintf(d->err, sizeof d->err, "snapshot: out of memory for the friction anchors");
-    } else {
-      snprintf(d->err, sizeof d->err,
-               "snapshot: the friction anchors (values %zu..%zu) are malformed", base, n - 1);
-    }
+    snprintf(d->err, sizeof d->err,
+             "snapshot: the friction anchors (values %zu..%zu) are malformed", base, n - 1);
     return fs;
   }
   if (n == base && d->col) sim_friction_clear(d->col, -1);

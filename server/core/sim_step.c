@@ -33,6 +33,8 @@ static ccsim_status rigid_step(const sim_model *m, sim_data *d, double t_out) {
     snprintf(d->err, sizeof d->err, "rigid step failed at t = %.9g: %s", reached,
              sim_rigid_errmsg(d->rigid));
   }
+  // the step is over: an LCP it could not hold gets its room now, for the next one
+  sim_rigid_reserve(d->rigid);
   return st;
 }
 
@@ -42,6 +44,7 @@ static ccsim_status rigid_contacts(const sim_model *m, sim_data *d) {
   ccsim_status st = sim_rigid_contact_forces(m, &d->rigid_io, d->rigid, d->time, &n);
   if (st != CCSIM_OK) {
     snprintf(d->err, sizeof d->err, "contacts: %s", sim_rigid_errmsg(d->rigid));
+    sim_rigid_reserve(d->rigid);  // an LCP past the room: it grows for the next report
     return st;
   }
   d->contact_time = d->time;
