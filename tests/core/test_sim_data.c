@@ -316,6 +316,54 @@ static void test_no_heap_while_stepping(void **state) {
 #endif
 }
 
+// sim_step_check: what sim_step refuses before it changes anything
+static void test_step_check(void **state) {
+  (void)state;
+  const double g[3] = {0, 0, -9.81};
+  sim_body_desc b[1] = {body("a", 1, 1, 1, 1)};
+  sim_model *m = compile1(b, 1, g, 1e-8, 1e-10);
+  assert_non_null(m);
+  sim_data *d = sim_data_new(m, NULL, 0);
+  assert_non_null(d);
+  char err[256] = "";
+  assert_int_equal(sim_step_check(m, d, NAN, err, sizeof err), CCSIM_EINVAL);
+  assert_non_null(strstr(err, "must be finite and after"));
+  assert_int_equal(sim_step_check(m, d, 0, NULL, 0), CCSIM_EINVAL);
+  assert_int_equal(sim_step_check(m, d, -1, NULL, 0), CCSIM_EINVAL);
+  // below 1e-12 s (relative to max(1 s, |t|)) the integrator cannot see the step
+  assert_int_equal(sim_step_check(m, d, 0.5e-12, err, sizeof err), CCSIM_EINVAL);
+  assert_non_null(strstr(err, "too small"));
+  assert_int_equal(sim_step_check(m, d, 1e-12, NULL, 0), CCSIM_OK);
+  assert_int_equal(sim_step_check(m, d, 1e-7, NULL, 0), CCSIM_OK);
+  assert_int_equal(sim_set_time(m, d, 1e4), CCSIM_OK);
+  assert_int_equal(sim_step_check(m, d, 1e4 + 1e-9, NULL, 0), CCSIM_EINVAL);
+  assert_int_equal(sim_step_check(m, d, 1e4 + 1e-7, NULL, 0), CCSIM_OK);
+  // sim_step refuses the same, the session as it was
+  assert_int_equal(sim_step(m, d, 1e4 + 1e-9), CCSIM_EINVAL);
+  assert_non_null(strstr(sim_data_errmsg(d), "too small"));
+  assert_double_near(sim_data_time(d), 1e4, 0);
+  assert_int_equal(sim_step(m, d, 1e4 + 1e-3), CCSIM_OK);
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+  // rigid mode: not below its smallest step (SIM_MIN_RIGID_DT)
+  sim_scene s;
+  memset(&s, 0, sizeof s);
+  s.gravity[2] = -9.81;
+  s.mode = SIM_MODE_RIGID;
+  m = test_compile(&s, b, 1);
+  assert_non_null(m);
+  d = sim_data_new(m, NULL, 0);
+  assert_non_null(d);
+  assert_int_equal(sim_step_check(m, d, 0.5 * SIM_MIN_RIGID_DT, err, sizeof err), CCSIM_EINVAL);
+  assert_non_null(strstr(err, "rigid"));
+  assert_int_equal(sim_step_check(m, d, SIM_MIN_RIGID_DT, NULL, 0), CCSIM_OK);
+  assert_int_equal(sim_step(m, d, 0.5 * SIM_MIN_RIGID_DT), CCSIM_EINVAL);
+  assert_double_near(sim_data_time(d), 0, 0);
+  assert_int_equal(sim_step(m, d, 1e-3), CCSIM_OK);
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+}
+
 // ---- no heap while stepping in contact ------------------------------------------------
 
 #define HEAP_DS 1e-3  // standoff of the contact scenes [m]
@@ -509,6 +557,7 @@ int main(void) {
       cmocka_unit_test(test_state_roundtrip_with_com),
       cmocka_unit_test(test_rejects_bad_input),
       cmocka_unit_test(test_inputs),
+      cmocka_unit_test(test_step_check),
       cmocka_unit_test(test_no_heap_while_stepping),
       cmocka_unit_test(test_no_heap_box_on_floor),
       cmocka_unit_test(test_no_heap_rock_n_stack_friction),
