@@ -56,7 +56,6 @@ struct sim_rigid {
   unsigned char *clamp;  // (rcap)
   sim_dantzig *dz;
   sim_lemke *lk;
-  int dz_cap, lk_cap;
   int no_friction;    // 1 while a step falls back to its frictionless LCP
   int sliding;        // contacts of the last build_lcp with frow -2 (A unsymmetric)
   char err[256];
@@ -123,7 +122,6 @@ static int alloc_rows(sim_rigid *r, int cap) {
   free_rows(r);
   sim_dantzig_destroy(&r->dz);
   sim_lemke_destroy(&r->lk);
-  r->dz_cap = r->lk_cap = 0;
   size_t c = (size_t)cap;
   r->rcon = malloc(c * sizeof(int));
   r->G = malloc(c * 12 * sizeof(double));
@@ -149,7 +147,7 @@ static int alloc_rows(sim_rigid *r, int cap) {
     snprintf(r->err, sizeof r->err, "rigid mode: out of memory for an LCP of %d rows", cap);
     return -1;
   }
-  r->rcap = r->dz_cap = r->lk_cap = cap;
+  r->rcap = cap;
   return 0;
 }
 

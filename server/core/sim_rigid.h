@@ -131,6 +131,7 @@ const sim_contact *sim_rigid_contacts(const sim_rigid *r, int *n);
 // would solve at io's state and time t, without solving it: *n rows, M (n x n,
 // column-major) and q borrowed until the next call on r. Friction rows are present when a
 // contact has mu > 0 (then Lemke solves it, equilibrated as returned here, else Dantzig).
+// Not for the step path: the LCP's room grows here when the LCP needs more.
 ccsim_status sim_rigid_step_lcp(const sim_model *m, const sim_rigid_io *io, sim_rigid *r, double t,
                                 double h, int *n, const double **M, const double **q);
 
