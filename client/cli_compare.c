@@ -190,7 +190,7 @@ int cli_compare_main(int argc, char **argv) {
       double s0 = cli_now_s(), t0 = sim_data_time(x->d), reached = t0;
       ccsim_status st;
       if (x->r) {
-        st = sim_rigid_step(x->m, x->d, x->r, t0, t, &reached);
+        st = sim_rigid_step(x->m, sim_data_rigid_io(x->d), x->r, t0, t, &reached);
         sim_set_time(x->m, x->d, reached);
       } else {
         st = sim_step(x->m, x->d, t);

@@ -1,4 +1,5 @@
-// Triangle meshes: validation, exact welding, edge and vertex adjacency, file loading.
+// Triangle meshes: validation, exact welding, edge and vertex adjacency (files are read
+// by geo_mesh_load.c, which hands the OBJ and STL readers' arrays to geo_mesh_new_lines).
 #include "geo_mesh.h"
 
 #include <math.h>
@@ -377,106 +378,6 @@ fail:
 }
 
 // --- files ---------------------------------------------------------------------------
-
-static int ends_with_ci(const char *s, const char *suf) {
-  size_t n = strlen(s), k = strlen(suf);
-  if (n < k) return 0;
-  for (size_t i = 0; i < k; i++) {
-    char a = s[n - k + i], b = suf[i];
-    if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
-    if (a != b) return 0;
-  }
-  return 1;
-}
-
-geo_mesh *geo_mesh_load(const char *path, char *err, size_t err_sz) {
-  if (!path || !path[0]) {
-    set_err(err, err_sz, "geo_mesh_load: no path given");
-    return NULL;
-  }
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    set_err(err, err_sz, "%s: cannot open", path);
-    return NULL;
-  }
-  size_t cap = 1 << 16, len = 0;
-  unsigned char *buf = malloc(cap);
-  if (!buf) {
-    fclose(f);
-    set_err(err, err_sz, "%s: out of memory", path);
-    return NULL;
-  }
-  for (;;) {
-    if (len == cap) {
-      if (cap > GEO_MESH_MAX_FILE) {  // read GEO_MESH_MAX_FILE + 1 bytes: too large
-        free(buf);
-        fclose(f);
-        set_err(err, err_sz, "%s: file larger than the cap of %u bytes", path,
-                (unsigned)GEO_MESH_MAX_FILE);
-        return NULL;
-      }
-      size_t ncap = cap * 2;
-      if (ncap > (size_t)GEO_MESH_MAX_FILE + 1) ncap = (size_t)GEO_MESH_MAX_FILE + 1;
-      unsigned char *nb = realloc(buf, ncap);
-      if (!nb) {
-        free(buf);
-        fclose(f);
-        set_err(err, err_sz, "%s: out of memory reading the file", path);
-        return NULL;
-      }
-      buf = nb;
-      cap = ncap;
-    }
-    size_t r = fread(buf + len, 1, cap - len, f);
-    len += r;
-    if (r == 0) break;
-  }
-  int rerr = ferror(f);
-  fclose(f);
-  if (rerr) {
-    free(buf);
-    set_err(err, err_sz, "%s: read error", path);
-    return NULL;
-  }
-  if (len > GEO_MESH_MAX_FILE) {
-    free(buf);
-    set_err(err, err_sz, "%s: file larger than the cap of %u bytes", path,
-            (unsigned)GEO_MESH_MAX_FILE);
-    return NULL;
-  }
-  geo_mesh *m;
-  int is_stl;
-  if (ends_with_ci(path, ".stl")) {
-    is_stl = 1;
-  } else if (ends_with_ci(path, ".obj")) {
-    is_stl = 0;
-  } else {
-    // content: binary STL if the length matches its declared count, ascii STL if it starts
-    // with "solid" and has a "facet", else OBJ
-    is_stl = 0;
-    if (len >= 84) {
-      uint32_t n = (uint32_t)buf[80] | (uint32_t)buf[81] << 8 | (uint32_t)buf[82] << 16 |
-                   (uint32_t)buf[83] << 24;
-      if ((uint64_t)len == 84 + 50 * (uint64_t)n) is_stl = 1;
-    }
-    size_t i = 0;
-    while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n')) i++;
-    if (!is_stl && len - i >= 5 && memcmp(buf + i, "solid", 5) == 0) {
-      size_t lim = len < 4096 ? len : 4096;
-      for (size_t j = i; j + 5 <= lim; j++)
-        if (memcmp(buf + j, "facet", 5) == 0) {
-          is_stl = 1;
-          break;
-        }
-    }
-  }
-  if (is_stl)
-    m = geo_mesh_parse_stl(buf, len, path, err, err_sz);
-  else
-    m = geo_mesh_parse_obj((const char *)buf, len, path, err, err_sz);
-  free(buf);
-  return m;
-}
 
 // A witness point on a vertex or an edge can be the closest point of one triangle without
 // being a closest point of the surface: a vertex hovering over the middle of triangle F1

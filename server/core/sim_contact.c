@@ -12,7 +12,6 @@
 #define SIM_CACHE_PAIRS 2048  // collidable pairs up to which each gets a coherence cache
 #endif
 #define SIM_CACHE_CAP 8192    // candidate leaf pairs one cache keeps
-#define SIM_CONTACTS_FIRST 256   // contacts the arrays hold before they first grow
 #define SIM_RAW_PER_CONTACT \
   4                              // workspace room for witness pairs before merging, per
                                  // contact of the limit
@@ -34,20 +33,21 @@ struct sim_collider {
   geo_query_ws *ws;         // one workspace sized for the two largest hierarchies
   geo_query_cache **cache;  // (nbody (nbody - 1) / 2) per body pair, NULL entries for pairs
                             // that cannot collide; NULL when the model has too many pairs
-  geo_pair *pairs;          // (size) proximity output of one body pair
-  sim_contact *contacts;    // (size) contacts of the last sim_collide
+  geo_pair *pairs;          // (cap) proximity output of one body pair
+  sim_contact *contacts;    // (cap) contacts of the last sim_collide
   size_t nslots;            // entries of cache
-  int cap;                  // the limit: more contacts at once are CCSIM_ELIMIT
-  int size;                 // entries of the arrays marked (size), grown on demand up to cap
+  int cap;                  // entries of the arrays marked (cap), allocated at _new:
+                            // more contacts at once are CCSIM_ELIMIT
+  int limit;                // the limit asked of sim_collider_new (sizes the raw workspace)
   int n;
   double max_depth;  // [m]
   uint64_t geometry_ns;
   // friction
   int friction;            // some collidable pair has mu > 0
-  sim_anchor *anc;         // (size) committed anchors, sorted by body pair like the contacts
-  sim_anchor *anc_next;    // (size) the table being committed
-  double *anc_world;       // (size x 6) an evaluation's anchor points A(ra), B(rb) (world)
-  unsigned char *claimed;  // (size) anchors taken by a contact in this evaluation
+  sim_anchor *anc;         // (cap) committed anchors, sorted by body pair like the contacts
+  sim_anchor *anc_next;    // (cap) the table being committed
+  double *anc_world;       // (cap x 6) an evaluation's anchor points A(ra), B(rb) (world)
+  unsigned char *claimed;  // (cap) anchors taken by a contact in this evaluation
   int nanc;
   // the lead contact of each vertex in one body pair's evaluation (find_leads)
   int nvert;             // entries of each table below: the largest mesh's vertex count
@@ -74,30 +74,30 @@ static size_t pair_slot(const sim_model *m, int a, int b) {
   return (size_t)a * (size_t)(2 * m->nbody - a - 1) / 2 + (size_t)(b - a - 1);
 }
 
-// Room for need contacts (and as many anchors, which come from contacts): the arrays grow
-// by doubling, never past cap, and keep their contents. A session pays for the contacts
-// its scene makes, not for the limit (16384 contacts are about 12 MB). Returns 0, or -1
-// past cap or when memory runs out (the arrays already enlarged stay valid).
-static int collider_reserve(sim_collider *c, int need) {
-  if (need <= c->size) return 0;
-  if (need > c->cap) return -1;
-  int n = c->size > 0 ? c->size : 1;
-  while (n < need) n = n > c->cap / 2 ? c->cap : 2 * n;
-#define GROW(field, per)                                               \
-  do {                                                                 \
-    void *p = realloc(c->field, (size_t)n * (per) * sizeof *c->field); \
-    if (!p) return -1;                                                 \
-    c->field = p;                                                      \
-  } while (0)
-  GROW(pairs, 1);
-  GROW(contacts, 1);
-  GROW(anc, 1);
-  GROW(anc_next, 1);
-  GROW(anc_world, 6);
-  GROW(claimed, 1);
-#undef GROW
-  c->size = n;
-  return 0;
+// Contacts one body pair can have at once: distinct witness feature pairs (a merged
+// contact is one pair of features), and at most one raw pair per leaf pair, or six (the
+// corners of two parallel triangles' overlap). 0 for pairs that cannot collide.
+static double pair_capacity(const sim_model *m, int a, int b) {
+  if (!collidable(m, a, b)) return 0;
+  const geo_bvh *ba = m->bvh[a], *bb = m->bvh[b];
+  double fa = (double)ba->nvert + ba->nedge + ba->ntri, fb = (double)bb->nvert + bb->nedge + bb->ntri;
+  double raw = 6.0 * ba->ntri * bb->ntri;
+  return fa * fb < raw ? fa * fb : raw;
+}
+
+int sim_contact_pair_capacity(const sim_model *m, int a, int b, int cap) {
+  int lim = cap > 0 ? cap : SIM_CONTACTS_MAX;
+  double n = pair_capacity(m, a, b);
+  return n < lim ? (int)n : lim;
+}
+
+int sim_contact_capacity(const sim_model *m, int cap) {
+  int lim = cap > 0 ? cap : SIM_CONTACTS_MAX;
+  double n = 0;
+  for (int a = 0; a < m->nbody && n < lim; a++) {
+    for (int b = a + 1; b < m->nbody && n < lim; b++) n += pair_capacity(m, a, b);
+  }
+  return n < lim ? (int)n : lim;
 }
 
 sim_collider *sim_collider_new(const sim_model *m, int cap, char *err, size_t err_sz) {
@@ -106,10 +106,18 @@ sim_collider *sim_collider_new(const sim_model *m, int cap, char *err, size_t er
     if (err) snprintf(err, err_sz, "out of memory");
     return NULL;
   }
-  c->cap = cap > 0 ? cap : 16384;
-  int first = c->cap < SIM_CONTACTS_FIRST ? c->cap : SIM_CONTACTS_FIRST;
-  if (collider_reserve(c, first) != 0) {
-    if (err) snprintf(err, err_sz, "out of memory for %d contacts", first);
+  // every array at its capacity now: a step never grows them
+  c->limit = cap > 0 ? cap : SIM_CONTACTS_MAX;
+  c->cap = sim_contact_capacity(m, c->limit);
+  size_t n = c->cap > 0 ? (size_t)c->cap : 1;
+  c->pairs = malloc(n * sizeof *c->pairs);
+  c->contacts = malloc(n * sizeof *c->contacts);
+  c->anc = malloc(n * sizeof *c->anc);
+  c->anc_next = malloc(n * sizeof *c->anc_next);
+  c->anc_world = malloc(n * 6 * sizeof *c->anc_world);
+  c->claimed = malloc(n * sizeof *c->claimed);
+  if (!c->pairs || !c->contacts || !c->anc || !c->anc_next || !c->anc_world || !c->claimed) {
+    if (err) snprintf(err, err_sz, "out of memory for %d contacts", c->cap);
     sim_collider_destroy(&c);
     return NULL;
   }
@@ -126,7 +134,7 @@ sim_collider *sim_collider_new(const sim_model *m, int cap, char *err, size_t er
   }
   if (big >= 0 && second >= 0) {
     char gerr[256] = "";
-    c->ws = geo_query_ws_new(m->bvh[big], m->bvh[second], SIM_RAW_PER_CONTACT * c->cap, gerr,
+    c->ws = geo_query_ws_new(m->bvh[big], m->bvh[second], SIM_RAW_PER_CONTACT * c->limit, gerr,
                              sizeof gerr);
     if (!c->ws) {
       if (err) snprintf(err, err_sz, "contact workspace: %s", gerr);
@@ -292,7 +300,6 @@ static void add_wrench(const sim_kinematics *k, double *wrench, int b, const dou
   geo_v3_add(w, w, f);
   geo_v3_add(w + 3, w + 3, t);
 }
-
 
 // ---- friction ----------------------------------------------------------------------
 
@@ -597,7 +604,7 @@ int sim_friction_commit(const sim_model *m, sim_collider *c, const sim_kinematic
 }
 
 ccsim_status sim_friction_copy(sim_collider *dst, const sim_collider *src) {
-  if (collider_reserve(dst, src->nanc) != 0) return CCSIM_ENOMEM;
+  if (src->nanc > dst->cap) return CCSIM_ELIMIT;  // colliders of one model have one capacity
   memcpy(dst->anc, src->anc, sizeof(sim_anchor) * (size_t)src->nanc);
   dst->nanc = src->nanc;
   return CCSIM_OK;
@@ -645,9 +652,6 @@ ccsim_status sim_friction_snapshot_set(const sim_model *m, sim_collider *c, cons
     ok = ok && isfinite(in[19]) && in[19] >= 0;
     if (!ok) return CCSIM_EINVAL;
   }
-  if (c && collider_reserve(c, na) != 0) {
-    return CCSIM_ENOMEM;
-  }
   in = buf + 1;
   for (int j = 0; j < na; j++, in += SIM_ANCHOR_DOUBLES) {
     sim_anchor *an = &c->anc[j];
@@ -685,29 +689,20 @@ ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinemati
       uint64_t t0 = now_ns();
       geo_query_cache *cache = c->cache ? c->cache[pair_slot(m, a, b)] : NULL;
       int rc = geo_proximity(m->bvh[a], &xa, m->bvh[b], &xb, cp.standoff, c->ws, cache, c->pairs,
-                             c->size - c->n, &info);
-      if (rc == GEO_QELIMIT && info.n > c->size - c->n && c->n + info.n <= c->cap) {
-        // more contacts than ever before: make room and ask again (the cache answers as
-        // a cold query would, so the second answer is the one the first would have been)
-        if (collider_reserve(c, c->n + info.n) != 0) {
-          snprintf(c->err, sizeof c->err, "out of memory for %d contacts", c->n + info.n);
-          return CCSIM_ENOMEM;
-        }
-        rc = geo_proximity(m->bvh[a], &xa, m->bvh[b], &xb, cp.standoff, c->ws, cache, c->pairs,
-                           c->size - c->n, &info);
-      }
+                             c->cap - c->n, &info);
       c->geometry_ns += now_ns() - t0;
       if (rc == GEO_QELIMIT) {
         // either the merged pairs or, before merging, the workspace's raw ones overflowed
         if (info.n > 0) {
           snprintf(c->err, sizeof c->err,
-                   "more than %d contacts (bodies \"%s\" and \"%s\" alone have %d)", c->cap,
-                   m->name[a], m->name[b], info.n);
+                   "more than %d contacts, the capacity of this scene's contact arrays "
+                   "(bodies \"%s\" and \"%s\" alone have %d)",
+                   c->cap, m->name[a], m->name[b], info.n);
         } else {
           snprintf(c->err, sizeof c->err,
                    "more than %d witness pairs before merging, the room of a limit of %d "
                    "contacts (bodies \"%s\" and \"%s\" alone have %d)",
-                   SIM_RAW_PER_CONTACT * c->cap, c->cap, m->name[a], m->name[b], info.n_raw);
+                   SIM_RAW_PER_CONTACT * c->limit, c->limit, m->name[a], m->name[b], info.n_raw);
         }
         return CCSIM_ELIMIT;
       }

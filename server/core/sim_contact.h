@@ -5,8 +5,8 @@
 //
 // acting along the pair's normal at its witness points, equal and opposite on the two
 // bodies. The collider owns the per-session scratch of the geometry queries; it is
-// created once (sim_collider_new) and allocates afterwards only when a state has more
-// contacts than any before it (its arrays double, up to the limit).
+// created once (sim_collider_new) at the capacity its model can need (sim_contact_capacity)
+// and allocates nothing afterwards.
 //
 // Parameters of a body pair: each body's value is its override or the scene's; then
 //   k          harmonic mean 2 k_a k_b / (k_a + k_b) (springs in series, scaled so two
@@ -117,18 +117,31 @@ typedef struct sim_kinematics {
 
 typedef struct sim_collider sim_collider;
 
-// Scratch for model m's contact queries: up to cap contacts at once (<= 0: 16384).
-// Returns the collider (caller owns; sim_collider_destroy) or NULL + message.
+// Contacts a scene can have at once, at most: the limit of one collider. Its arrays cost
+// about 0.7 kB per contact (12 MB at the limit, which a torus on a cone reaches; a box on a
+// floor's bound is 864 contacts). Untrusted scenes cannot ask for more.
+#define SIM_CONTACTS_MAX 16384
+
+// Contacts model m's bodies a and b (any order) can have at once, and all its collidable
+// pairs together: distinct witness feature pairs, at most six per pair of triangles;
+// capped at cap (<= 0: SIM_CONTACTS_MAX). 0 for a pair that cannot collide.
+int sim_contact_pair_capacity(const sim_model *m, int a, int b, int cap);
+int sim_contact_capacity(const sim_model *m, int cap);
+
+// Scratch for model m's contact queries, every array allocated here at
+// sim_contact_capacity(m, cap) contacts (cap <= 0: SIM_CONTACTS_MAX); more contacts at once
+// are CCSIM_ELIMIT. Returns the collider (caller owns; sim_collider_destroy) or NULL +
+// message.
 sim_collider *sim_collider_new(const sim_model *m, int cap, char *err, size_t err_sz);
 
 // Free and set *c to NULL. NULL-safe.
 void sim_collider_destroy(sim_collider **c);
 
 // Find every contact at the placement k and add the contact wrenches to wrench (nbody x 6:
-// force [N] and torque about the COM [N m], world frame; caller zeroes it). Allocates only
-// when there are more contacts than ever before. Returns CCSIM_OK; CCSIM_ESOLVER when a
-// pair is past the standoff (distance 0: the geometry cannot see the depth) — recoverable,
-// a smaller step avoids it; CCSIM_ELIMIT when more than cap contacts exist; CCSIM_ENOMEM.
+// force [N] and torque about the COM [N m], world frame; caller zeroes it). Allocates
+// nothing. Returns CCSIM_OK; CCSIM_ESOLVER when a pair is past the standoff (distance 0:
+// the geometry cannot see the depth) — recoverable, a smaller step avoids it; CCSIM_ELIMIT
+// when more contacts exist than the collider's capacity.
 // sim_collider_errmsg explains.
 ccsim_status sim_collide(const sim_model *m, sim_collider *c, const sim_kinematics *k,
                          double *wrench);
@@ -165,8 +178,8 @@ int sim_friction_commit(const sim_model *m, sim_collider *c, const sim_kinematic
 // Anchors committed (alive) now.
 int sim_friction_anchors(const sim_collider *c);
 
-// Make dst's committed anchors a copy of src's (two colliders of one model). CCSIM_ENOMEM
-// (dst unchanged) when dst cannot hold them.
+// Make dst's committed anchors a copy of src's (two colliders of one model). CCSIM_ELIMIT
+// (dst unchanged) when dst's capacity cannot hold them.
 ccsim_status sim_friction_copy(sim_collider *dst, const sim_collider *src);
 
 // Doubles of the committed anchors in a snapshot (1 + SIM_ANCHOR_DOUBLES per anchor).
@@ -177,7 +190,8 @@ size_t sim_friction_snapshot_size(const sim_collider *c);
 void sim_friction_snapshot_get(const sim_collider *c, double *buf);
 
 // Read anchors written by sim_friction_snapshot_get for model m from buf (n doubles);
-// CCSIM_EINVAL (nothing changed) when malformed or bodies are out of range; CCSIM_ENOMEM.
+// CCSIM_EINVAL (nothing changed) when malformed, bodies are out of range or there are more
+// anchors than c's capacity. Allocates nothing.
 ccsim_status sim_friction_snapshot_set(const sim_model *m, sim_collider *c, const double *buf,
                                        size_t n);
 

@@ -10,27 +10,8 @@
 #include "ccsim_status.h"
 #include "sim_contact.h"
 #include "sim_model.h"
+#include "sim_stats.h"
 
-// Cumulative counters since sim_data_new (a reinitialisation does not reset them).
-typedef struct sim_stats {
-  uint64_t steps;         // CVODE internal steps
-  uint64_t rhs_evals;     // right-hand-side evaluations
-  uint64_t jac_evals;     // Jacobian evaluations
-  uint64_t newton_fails;  // nonlinear solver convergence failures
-  uint64_t error_fails;   // local error test failures
-  uint64_t physics_ns;    // wall time inside sim_step [ns]
-  uint64_t geometry_ns;   // part of physics_ns in proximity queries [ns]
-  uint64_t penetrations;  // evaluations that found a pair past the standoff
-  uint32_t contacts;      // pairs carrying force at the last evaluated state (after
-                          // sim_eval_contacts: the current state)
-  double max_depth;       // largest deformation there [m]
-  double last_step;       // CVODE's last internal step size [s]
-  uint64_t lcp_pivots;    // rigid mode: LCP pivots
-  uint64_t lcp_failures;  // rigid mode: LCPs without a verified solution
-  int lcp_solver;         // rigid mode: last solver used (sim_rigid.h SIM_LCP_SOLVER_*)
-  uint64_t friction_restarts;  // integrator restarts at a stuck -> sliding switch
-  uint32_t anchors;       // friction anchors alive after the last step
-} sim_stats;
 
 typedef struct sim_data sim_data;
 
@@ -58,10 +39,20 @@ ccsim_status sim_set_input(const sim_model *m, sim_data *d, int b, const double 
 // Zero every held input.
 void sim_clear_inputs(const sim_model *m, sim_data *d);
 
-// Advance d to t_out (> current time) exactly, keeping CVODE's history. Allocation-free.
-// On failure the state stays at the last accepted step, the time reached is
-// sim_data_time(d), and sim_data_errmsg(d) explains (CCSIM_ESOLVER).
+// Advance d to t_out (> current time) exactly, keeping CVODE's history, with the stepper of
+// the model's mode (compliant: CVODE; rigid: LCP time steps). Allocation-free. Refuses what
+// sim_step_check refuses (CCSIM_EINVAL, nothing changed). On failure the state stays at the
+// last accepted step, the time reached is sim_data_time(d), and sim_data_errmsg(d) explains
+// (CCSIM_ESOLVER; CCSIM_ELIMIT when stopped or past a capacity).
 ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out);
+
+// Whether a step of d to t_out [s] can be taken: CCSIM_OK, or CCSIM_EINVAL with the reason
+// in err (nullable) when t_out is not finite, not after the current time, or dt = t_out -
+// time is below the shortest step the steppers take (SIM_STEP_DT_MIN, relative to max(1 s,
+// |time|): below it time cannot advance by dt) or, in rigid mode, outside the model's
+// rigid_dt range (sim_model_rigid_dt_check). Changes nothing; thread-safe on a const d.
+ccsim_status sim_step_check(const sim_model *m, const sim_data *d, double t_out, char *err,
+                            size_t err_sz);
 
 // fn(arg) is called on the stepping thread at every contact evaluation (each right-hand
 // side, each report of contacts), Jacobian, stretch of integration and rigid time step, so
@@ -70,10 +61,6 @@ ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out);
 // CCSIM_ELIMIT, the state kept at the last accepted step as for any failure. NULL: none.
 // arg stays the caller's.
 void sim_set_progress(sim_data *d, int (*fn)(void *arg), void *arg);
-
-// Call the progress function set by sim_set_progress, if any (sim_rigid's loop); nonzero
-// once it asked the current step to stop.
-int sim_data_progress(sim_data *d);
 
 // Pose and twist of body b's reference frame: position [m], unit quaternion (w, x, y, z),
 // velocity of the frame origin [m/s] and angular velocity [rad/s], all in the world frame.
@@ -118,7 +105,8 @@ enum { SIM_GIVEN_POSE = 1, SIM_GIVEN_TWIST = 2 };
 // session changes: the query runs on a collider of its own (made at the first call) with a
 // copy of the anchors, so the state, integrator, caches and later steps are what they
 // would have been without it.
-// CCSIM_ENOTIMPL in rigid mode; CCSIM_ESOLVER when such bodies would touch; CCSIM_ENOMEM.
+// CCSIM_ENOTIMPL in rigid mode; CCSIM_ESOLVER when such bodies would touch; CCSIM_ENOMEM
+// (its collider, at the first call); CCSIM_ELIMIT past the collider's capacity.
 ccsim_status sim_eval_contacts_at(const sim_model *m, sim_data *d, const int *given,
                                   const double *pos, const double *quat, const double *vel,
                                   const double *omega, const sim_contact **contacts, int *n);
@@ -173,19 +161,12 @@ void sim_get_state(const sim_model *m, const sim_data *d, double *y);
 ccsim_status sim_eval_derivatives(const sim_model *m, sim_data *d, const double *y,
                                   double *ydot, double *jac);
 
-// The integrated state (borrowed; sim_state_size doubles: per free body p_com, q, v_com,
-// w_body). For steppers of the core (sim_rigid): whoever writes it calls sim_restart.
-double *sim_data_state(sim_data *d);
-
-// The contact collider of d (borrowed; NULL when the model has fewer than two bodies
-// with geometry), and every body's placement and motion at the current state and time t
-// (kinematic bodies move with their twist) into k (pointers into d's scratch, valid
-// until the next call on d).
-sim_collider *sim_data_collider(sim_data *d);
-void sim_data_kinematics_at(const sim_model *m, sim_data *d, double t, sim_kinematics *k);
-
-// Mutable statistics, for the core's steppers (borrowed).
-sim_stats *sim_data_stats_mut(sim_data *d);
+// What of d a rigid step (sim_rigid_step, sim_rigid_contact_forces) reads and writes:
+// d's state, statistics, collider, body placement and progress function (borrowed; valid
+// while d lives). For callers stepping d with a rigid workspace of their own: whoever
+// writes d's state so then calls sim_restart or sim_set_time.
+struct sim_rigid_io;
+const struct sim_rigid_io *sim_data_rigid_io(sim_data *d);
 
 // Total mechanical energy [J]: kinetic of free bodies plus gravitational potential
 // (-m g . p_com). For validation and diagnostics.

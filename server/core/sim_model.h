@@ -15,6 +15,9 @@
 #define SIM_MAX_MESH_TRIS 2000000  // triangles per body mesh
 #define SIM_MAX_PATH 100000        // waypoints per kinematic body's path
 #define SIM_MIN_RIGID_DT 1e-6      // [s] rigid mode's smallest step: finer would only stall
+// shortest step to t_out, relative to max(1 s, |t|): CVODE's round-off on times is ~1e-14
+// of them, so below it the integrator cannot tell a step's end from its start
+#define SIM_MIN_STEP_DT 1e-12
 #define SIM_PATH_STRIDE 8          // doubles per waypoint: t, position (3), quaternion (4)
 // Bounds of a body's motion, far beyond any plant but inside what double precision and
 // CVODE's tolerances handle: past them a step would fail with an integrator message that

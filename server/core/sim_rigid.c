@@ -8,10 +8,8 @@
 
 #include "geo_vec.h"
 #include "sim_dantzig.h"
-#include "sim_data.h"
 #include "sim_lemke.h"
 
-#define ROWS_MIN 64           // first LCP capacity; doubled as contacts demand
 #define TOUCH_RETRIES 12      // step quarterings when a step ends with bodies touching
 #define BOUND_PASSES 4        // re-solves when the new velocities ask for a shorter step
 
@@ -46,6 +44,8 @@ struct sim_rigid {
   double *rel;            // (ccap x 6) con's points in their bodies' frames (a's, b's)
   // the LCP, rows: nc normal, nf * d friction, nf lambda
   int rcap, nrow, nvel;  // capacity, rows, velocity rows (normal + friction)
+  int rows_want;      // rows a step asked for past rcap (sim_rigid_reserve grows to them)
+  int frictional;     // some collidable pair has mu > 0: Lemke's workspace is needed
   int *rcon;          // (rcap) contact of a velocity row
   double *G;          // (rcap x 12) row Jacobian on (v_A, w_A, v_B, w_B) (world)
   double *W;          // (rcap x 12) M^-1 G^T on the same slots (zero for non-free bodies)
@@ -56,7 +56,6 @@ struct sim_rigid {
   unsigned char *clamp;  // (rcap)
   sim_dantzig *dz;
   sim_lemke *lk;
-  int dz_cap, lk_cap;
   int no_friction;    // 1 while a step falls back to its frictionless LCP
   int sliding;        // contacts of the last build_lcp with frow -2 (A unsymmetric)
   char err[256];
@@ -68,6 +67,114 @@ static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(err, err_sz, fmt, ap);
   va_end(ap);
+}
+
+// ---- capacities: set at sim_rigid_new (contacts: all the collider can report; LCP rows:
+// what the model's pairs can ask for, up to SIM_RIGID_ROWS_FIRST) and grown only between
+// steps (sim_rigid_reserve), so a step allocates nothing --------------------------------
+
+static void free_rows(sim_rigid *r);
+static void free_contacts(sim_rigid *r);
+
+// the contact arrays for cap contacts (the collider's capacity: a step copies them all)
+static int alloc_contacts(sim_rigid *r, int cap) {
+  size_t c = cap > 0 ? (size_t)cap : 1;
+  r->con = malloc(c * sizeof *r->con);
+  r->frow = malloc(c * sizeof *r->frow);
+  r->mu = malloc(c * sizeof *r->mu);
+  r->key = malloc(c * sizeof *r->key);
+  r->pkey = malloc(c * sizeof *r->pkey);
+  r->pclamp = malloc(c);
+  r->keep = malloc(c);
+  r->scr = malloc(c * sizeof *r->scr);
+  r->rel = malloc(c * 6 * sizeof *r->rel);
+  r->slip = malloc(c * 3 * sizeof *r->slip);
+  if (!r->con || !r->frow || !r->mu || !r->key || !r->pkey || !r->pclamp || !r->keep ||
+      !r->scr || !r->rel || !r->slip) {
+    snprintf(r->err, sizeof r->err, "rigid mode: out of memory for %d contacts", cap);
+    free_contacts(r);
+    return -1;
+  }
+  r->ccap = (int)c;
+  return 0;
+}
+
+// LCP rows model m's contacts can ask for at once (frictional pairs keep at most 27
+// contacts, each with 1 + d + 1 rows), up to SIM_RIGID_ROWS_FIRST; notes whether any pair
+// has friction
+static int rows_first(sim_rigid *r, const sim_model *m) {
+  double rows = 0;
+  for (int a = 0; a < m->nbody; a++) {
+    for (int b = a + 1; b < m->nbody; b++) {
+      int n = sim_contact_pair_capacity(m, a, b, 0);
+      if (n == 0) continue;
+      sim_contact_params cp;
+      sim_pair_params(m, a, b, &cp);
+      if (cp.mu > 0) r->frictional = 1;
+      rows += cp.mu > 0 ? (double)(n < 27 ? n : 27) * (2 + m->friction_dirs) : n;
+    }
+  }
+  return rows < 1 ? 1 : rows < SIM_RIGID_ROWS_FIRST ? (int)rows : SIM_RIGID_ROWS_FIRST;
+}
+
+// the LCP arrays and solvers for cap rows (what was there is dropped)
+static int alloc_rows(sim_rigid *r, int cap) {
+  free_rows(r);
+  sim_dantzig_destroy(&r->dz);
+  sim_lemke_destroy(&r->lk);
+  size_t c = (size_t)cap;
+  r->rcon = malloc(c * sizeof(int));
+  r->G = malloc(c * 12 * sizeof(double));
+  r->W = malloc(c * 12 * sizeof(double));
+  r->A = malloc(c * c * sizeof(double));
+  r->q = malloc(c * sizeof(double));
+  r->z = malloc(c * sizeof(double));
+  r->w = malloc(c * sizeof(double));
+  r->dsc = malloc(c * sizeof(double));
+  r->clamp = malloc(c);
+  sim_dantzig_opts dzo = sim_dantzig_opts_default();
+  dzo.verify_tol = SIM_RIGID_VERIFY_TOL;
+  r->dz = sim_dantzig_new(cap, &dzo, NULL, 0);
+  // frictionless scenes never build a frictional LCP (no friction rows, nothing slides)
+  sim_lemke_opts lko = sim_lemke_opts_default();
+  lko.verify_tol = SIM_RIGID_VERIFY_TOL;
+  if (r->frictional) r->lk = sim_lemke_new(cap, &lko, NULL, 0);
+  if (!r->rcon || !r->G || !r->W || !r->A || !r->q || !r->z || !r->w || !r->dsc || !r->clamp ||
+      !r->dz || (r->frictional && !r->lk)) {
+    free_rows(r);
+    sim_dantzig_destroy(&r->dz);
+    sim_lemke_destroy(&r->lk);
+    snprintf(r->err, sizeof r->err, "rigid mode: out of memory for an LCP of %d rows", cap);
+    return -1;
+  }
+  r->rcap = cap;
+  return 0;
+}
+
+// A step's contacts fit (the collider never reports more than its capacity, which is ccap)
+static int ensure_contacts(sim_rigid *r, int nc) {
+  if (nc <= r->ccap) return 0;
+  snprintf(r->err, sizeof r->err, "rigid mode: %d contacts, more than the capacity of %d", nc,
+           r->ccap);
+  return -2;
+}
+
+// A step's LCP fits: -2 (CCSIM_ELIMIT) past SIM_RIGID_ROWS_MAX or past the room reserved,
+// which then grows to it before the next step (sim_rigid_reserve)
+static int ensure_rows(sim_rigid *r, int n) {
+  if (n > SIM_RIGID_ROWS_MAX) {
+    snprintf(r->err, sizeof r->err,
+             "rigid mode: the contact LCP would have %d rows (limit %d): too many contacts", n,
+             SIM_RIGID_ROWS_MAX);
+    return -2;
+  }
+  if (n <= r->rcap) return 0;
+  if (n > r->rows_want) r->rows_want = n;
+  snprintf(r->err, sizeof r->err,
+           "rigid mode: the contact LCP needs %d rows, more than the %d reserved (the room grows "
+           "to it for the next step; limit SIM_RIGID_ROWS_MAX = %d)",
+           n, r->rcap, SIM_RIGID_ROWS_MAX);
+  return -2;
 }
 
 sim_rigid *sim_rigid_new(const sim_model *m, char *err, size_t err_sz) {
@@ -85,8 +192,10 @@ sim_rigid *sim_rigid_new(const sim_model *m, char *err, size_t err_sz) {
   r->R = calloc(nb * 9, sizeof(double));
   r->wrench = calloc(nb * 6, sizeof(double));
   r->y_save = calloc(r->nstate > 0 ? r->nstate : 1, sizeof(double));
-  if (!r->u || !r->vel_new || !r->om_new || !r->R || !r->wrench || !r->y_save) {
-    set_err(err, err_sz, "rigid mode: out of memory");
+  if (!r->u || !r->vel_new || !r->om_new || !r->R || !r->wrench || !r->y_save ||
+      alloc_contacts(r, sim_contact_capacity(m, 0)) != 0 ||
+      alloc_rows(r, rows_first(r, m)) != 0) {
+    set_err(err, err_sz, "%s", r->err[0] ? r->err : "rigid mode: out of memory");
     sim_rigid_destroy(&r);
     return NULL;
   }
@@ -123,6 +232,19 @@ void sim_rigid_destroy(sim_rigid **pr) {
   *pr = NULL;
 }
 
+ccsim_status sim_rigid_reserve(sim_rigid *r) {
+  if (r->rows_want <= r->rcap) return CCSIM_OK;
+  int old = r->rcap, cap = old > 0 ? old : 1;
+  while (cap < r->rows_want) cap = cap > SIM_RIGID_ROWS_MAX / 2 ? SIM_RIGID_ROWS_MAX : 2 * cap;
+  r->rows_want = 0;
+  if (alloc_rows(r, cap) == 0) return CCSIM_OK;
+  // keep the room there was, so the session steps on as before
+  char why[sizeof r->err];
+  memcpy(why, r->err, sizeof why);
+  if (old > 0 && alloc_rows(r, old) == 0) memcpy(r->err, why, sizeof why);
+  return CCSIM_ENOMEM;
+}
+
 void sim_rigid_reset(sim_rigid *r) {
   if (r) r->npkey = 0;
 }
@@ -137,73 +259,6 @@ const char *sim_rigid_errmsg(const sim_rigid *r) { return r ? r->err : "no rigid
 const sim_contact *sim_rigid_contacts(const sim_rigid *r, int *n) {
   *n = r->nc;
   return r->con;
-}
-
-// ---- capacities (grow by doubling; the step path allocates only when a step needs more
-// than any before) ----------------------------------------------------------------------
-
-static int ensure_contacts(sim_rigid *r, int nc) {
-  if (nc <= r->ccap) return 0;
-  int cap = r->ccap > 0 ? r->ccap : 16;
-  while (cap < nc) cap *= 2;
-  sim_contact *con = realloc(r->con, (size_t)cap * sizeof *con);
-  if (con) r->con = con;
-  int *frow = realloc(r->frow, (size_t)cap * sizeof *frow);
-  if (frow) r->frow = frow;
-  double *mu = realloc(r->mu, (size_t)cap * sizeof *mu);
-  if (mu) r->mu = mu;
-  contact_key *key = realloc(r->key, (size_t)cap * sizeof *key);
-  if (key) r->key = key;
-  contact_key *pkey = realloc(r->pkey, (size_t)cap * sizeof *pkey);
-  if (pkey) r->pkey = pkey;
-  unsigned char *pclamp = realloc(r->pclamp, (size_t)cap);
-  if (pclamp) r->pclamp = pclamp;
-  unsigned char *keep = realloc(r->keep, (size_t)cap);
-  if (keep) r->keep = keep;
-  double *scr = realloc(r->scr, (size_t)cap * sizeof *scr);
-  if (scr) r->scr = scr;
-  double *rel = realloc(r->rel, (size_t)cap * 6 * sizeof *rel);
-  if (rel) r->rel = rel;
-  double *slip = realloc(r->slip, (size_t)cap * 3 * sizeof *slip);
-  if (slip) r->slip = slip;
-  if (!con || !frow || !mu || !key || !pkey || !pclamp || !keep || !scr || !rel || !slip) {
-    snprintf(r->err, sizeof r->err, "rigid mode: out of memory for %d contacts", nc);
-    free_contacts(r);
-    return -1;
-  }
-  r->ccap = cap;
-  return 0;
-}
-
-static int ensure_rows(sim_rigid *r, int n) {
-  if (n > SIM_RIGID_ROWS_MAX) {
-    snprintf(r->err, sizeof r->err,
-             "rigid mode: the contact LCP would have %d rows (limit %d): too many contacts", n,
-             SIM_RIGID_ROWS_MAX);
-    return -2;
-  }
-  if (n <= r->rcap) return 0;
-  int cap = r->rcap > 0 ? r->rcap : ROWS_MIN;
-  while (cap < n) cap *= 2;
-  if (cap > SIM_RIGID_ROWS_MAX) cap = SIM_RIGID_ROWS_MAX;
-  free_rows(r);
-  size_t c = (size_t)cap;
-  r->rcon = malloc(c * sizeof(int));
-  r->G = malloc(c * 12 * sizeof(double));
-  r->W = malloc(c * 12 * sizeof(double));
-  r->A = malloc(c * c * sizeof(double));
-  r->q = malloc(c * sizeof(double));
-  r->z = malloc(c * sizeof(double));
-  r->w = malloc(c * sizeof(double));
-  r->dsc = malloc(c * sizeof(double));
-  r->clamp = malloc(c);
-  if (!r->rcon || !r->G || !r->W || !r->A || !r->q || !r->z || !r->w || !r->dsc || !r->clamp) {
-    free_rows(r);
-    snprintf(r->err, sizeof r->err, "rigid mode: out of memory for an LCP of %d rows", n);
-    return -1;
-  }
-  r->rcap = cap;
-  return 0;
 }
 
 // ---- dynamics ----------------------------------------------------------------------
@@ -253,9 +308,9 @@ static void gyro_implicit(const sim_model *m, int b, const double w[3], const do
 // gravity, held inputs and gyroscopic torque without contacts (rates = 0: their
 // accelerations instead, for Baraff's LCP); non-free bodies' motion as k gives it (rates:
 // the centripetal acceleration of their COM).
-static void free_motion(const sim_model *m, sim_data *d, sim_rigid *r, const sim_kinematics *k,
-                        double h, int rates) {
-  const double *y = sim_data_state(d);
+static void free_motion(const sim_model *m, const sim_rigid_io *io, sim_rigid *r,
+                        const sim_kinematics *k, double h, int rates) {
+  const double *y = io->y;
   for (int b = 0; b < m->nbody; b++) {
     double *u = r->u + 6 * b, *R = r->R + 9 * b;
     geo_quat_to_mat(R, k->quat + 4 * b);
@@ -482,14 +537,6 @@ static sim_lcp_status solve_lcp(sim_rigid *r, sim_stats *st) {
   sim_lcp_status ls;
   if (n == 0) return SIM_LCP_SOLVED;
   if (r->nvel == r->nc && !r->sliding) {
-    if (r->dz_cap < r->rcap) {
-      sim_dantzig_destroy(&r->dz);
-      sim_dantzig_opts o = sim_dantzig_opts_default();
-      o.verify_tol = SIM_RIGID_VERIFY_TOL;
-      r->dz = sim_dantzig_new(r->rcap, &o, NULL, 0);
-      r->dz_cap = r->dz ? r->rcap : 0;
-      if (!r->dz) return SIM_LCP_EINVAL;
-    }
     // warm start: the previous step's clamped set, matched by body pair and features
     int hint = 0;
     for (int i = 0; i < n; i++) {
@@ -513,14 +560,7 @@ static sim_lcp_status solve_lcp(sim_rigid *r, sim_stats *st) {
       r->npkey = 0;
     }
   } else {
-    if (r->lk_cap < r->rcap) {
-      sim_lemke_destroy(&r->lk);
-      sim_lemke_opts o = sim_lemke_opts_default();
-      o.verify_tol = SIM_RIGID_VERIFY_TOL;
-      r->lk = sim_lemke_new(r->rcap, &o, NULL, 0);
-      r->lk_cap = r->lk ? r->rcap : 0;
-      if (!r->lk) return SIM_LCP_EINVAL;
-    }
+    if (!r->lk) return SIM_LCP_EINVAL;  // friction rows in a scene without friction: a bug
     equilibrate(r);
     const double *D = r->dsc;
     ls = sim_lemke_solve(r->lk, n, r->A, r->q, r->z, r->w, &info);
@@ -591,11 +631,12 @@ static void reduce_frictional(sim_rigid *r) {
 }
 
 // Copy the collider's contacts into r (with their keys and friction coefficients).
-static int take_contacts(const sim_model *m, sim_data *d, sim_rigid *r, double max_gap) {
+static int take_contacts(const sim_model *m, const sim_rigid_io *io, sim_rigid *r,
+                         double max_gap) {
   int n = 0;
-  sim_collider *col = sim_data_collider(d);
+  sim_collider *col = io->col;
   const sim_contact *c = col ? sim_collider_contacts(col, &n) : NULL;
-  if (ensure_contacts(r, n) != 0) return -1;
+  if (ensure_contacts(r, n) != 0) return -2;
   int nc = 0;
   for (int i = 0; i < n; i++) {
     sim_contact_params cp;
@@ -649,15 +690,15 @@ static void contacts_to_world(sim_rigid *r, const sim_kinematics *k) {
   }
 }
 
-// contacts at time t and d's state into the collider; fills the geometry statistics
-static ccsim_status collide(const sim_model *m, sim_data *d, sim_rigid *r, double t,
+// contacts at time t and io's state into the collider; fills the geometry statistics
+static ccsim_status collide(const sim_model *m, const sim_rigid_io *io, sim_rigid *r, double t,
                             sim_kinematics *k) {
-  sim_data_kinematics_at(m, d, t, k);
-  sim_collider *col = sim_data_collider(d);
+  sim_motion_at(m, io->motion, t, io->y, k);
+  sim_collider *col = io->col;
   if (!col) return CCSIM_OK;
   memset(r->wrench, 0, 6 * sizeof(double) * (size_t)m->nbody);
   ccsim_status s = sim_collide(m, col, k, r->wrench);
-  sim_stats *st = sim_data_stats_mut(d);
+  sim_stats *st = io->stats;
   st->geometry_ns = sim_collider_geometry_ns(col);
   if (s != CCSIM_OK) {
     if (s == CCSIM_ESOLVER) st->penetrations++;
@@ -703,8 +744,8 @@ static int build_step(const sim_model *m, sim_rigid *r, const sim_kinematics *k,
   return 0;
 }
 
-ccsim_status sim_rigid_step_lcp(const sim_model *m, struct sim_data *d, sim_rigid *r, double t,
-                                double h, int *n, const double **M, const double **q) {
+ccsim_status sim_rigid_step_lcp(const sim_model *m, const sim_rigid_io *io, sim_rigid *r,
+                                double t, double h, int *n, const double **M, const double **q) {
   *n = 0;
   *M = *q = NULL;
   if (!(h > 0) || !isfinite(h)) {
@@ -712,11 +753,15 @@ ccsim_status sim_rigid_step_lcp(const sim_model *m, struct sim_data *d, sim_rigi
     return CCSIM_EINVAL;
   }
   sim_kinematics k;
-  ccsim_status s = collide(m, d, r, t, &k);
+  ccsim_status s = collide(m, io, r, t, &k);
   if (s != CCSIM_OK) return s;
-  if (take_contacts(m, d, r, INFINITY) != 0) return CCSIM_ENOMEM;
-  free_motion(m, d, r, &k, h, 0);
+  if (take_contacts(m, io, r, INFINITY) != 0) return CCSIM_ELIMIT;
+  free_motion(m, io, r, &k, h, 0);
   int rc = build_step(m, r, &k, h, SIM_RIGID_EPS);
+  // not on the step path: room for a larger LCP may grow here
+  if (rc == -2 && r->rows_want > r->rcap && sim_rigid_reserve(r) == CCSIM_OK) {
+    rc = build_step(m, r, &k, h, SIM_RIGID_EPS);
+  }
   if (rc) return rc == -2 ? CCSIM_ELIMIT : CCSIM_ENOMEM;
   if (r->nvel > r->nc) equilibrate(r);
   *n = r->nrow, *M = r->A, *q = r->q;
@@ -725,10 +770,10 @@ ccsim_status sim_rigid_step_lcp(const sim_model *m, struct sim_data *d, sim_rigi
 
 // Build and solve the step's LCP over r->con with step h; the new velocities go to
 // r->vel_new / r->om_new. Retries once with 1000 times the regularisation.
-static ccsim_status step_lcp(const sim_model *m, sim_data *d, sim_rigid *r,
+static ccsim_status step_lcp(const sim_model *m, const sim_rigid_io *io, sim_rigid *r,
                              const sim_kinematics *k, double h) {
-  sim_stats *st = sim_data_stats_mut(d);
-  free_motion(m, d, r, k, h, 0);
+  sim_stats *st = io->stats;
+  free_motion(m, io, r, k, h, 0);
   double eps = SIM_RIGID_EPS;
   sim_lcp_status ls = SIM_LCP_SOLVED;
   r->no_friction = 0;
@@ -783,8 +828,8 @@ static ccsim_status step_lcp(const sim_model *m, sim_data *d, sim_rigid *r,
 
 // positions and orientations with the new velocities (semi-implicit Euler); 0, or -1 when
 // a body's new state is not finite
-static int advance_positions(const sim_model *m, sim_data *d, sim_rigid *r, double h) {
-  double *y = sim_data_state(d);
+static int advance_positions(const sim_model *m, const sim_rigid_io *io, sim_rigid *r, double h) {
+  double *y = io->y;
   int finite = 1;
   for (int b = 0; b < m->nbody; b++) {
     int s = m->state_index[b];
@@ -818,19 +863,19 @@ static int too_close(const sim_model *m, const sim_collider *col) {
   return 0;
 }
 
-ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r, double t0,
+ccsim_status sim_rigid_step(const sim_model *m, const sim_rigid_io *io, sim_rigid *r, double t0,
                             double t_out, double *t_reached) {
   *t_reached = t0;
-  sim_stats *st = sim_data_stats_mut(d);
-  double *y = sim_data_state(d);
-  sim_collider *col = sim_data_collider(d);
+  sim_stats *st = io->stats;
+  double *y = io->y;
+  sim_collider *col = io->col;
   sim_kinematics k;
-  ccsim_status s = collide(m, d, r, t0, &k);
+  ccsim_status s = collide(m, io, r, t0, &k);
   if (s != CCSIM_OK) return s;
   double t = t0, h_cap = INFINITY;
   int touches = 0;
   while (t < t_out) {
-    if (sim_data_progress(d)) {
+    if (sim_progress_check(io->progress)) {
       snprintf(r->err, sizeof r->err, "stopped by the progress function");
       return CCSIM_ELIMIT;
     }
@@ -839,12 +884,12 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
     double h = rem / (nst < 1 ? 1 : nst);
     int last = 1;
     if (h > h_cap) h = h_cap, last = 0;
-    if (take_contacts(m, d, r, INFINITY) != 0) return CCSIM_ENOMEM;
+    if (take_contacts(m, io, r, INFINITY) != 0) return CCSIM_ELIMIT;
     if (r->nstate) memcpy(r->y_save, y, r->nstate * sizeof(double));
     // conservative advancement (Drumwright): with the new velocities, no pair outside
     // its standoff may come more than half-way in over the step; else shorten and re-solve
     for (int pass = 0; pass < BOUND_PASSES; pass++) {
-      s = step_lcp(m, d, r, &k, h);
+      s = step_lcp(m, io, r, &k, h);
       if (s != CCSIM_OK) return s;
       if (!col) break;
       sim_kinematics kn = k;
@@ -860,7 +905,7 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
       snprintf(r->err, sizeof r->err, "rigid mode: a step of %g s cannot advance time %.17g", h, t);
       return CCSIM_ESOLVER;
     }
-    if (advance_positions(m, d, r, h) != 0) {
+    if (advance_positions(m, io, r, h) != 0) {
       // bounded inputs keep it finite; this keeps whatever else from reaching a reply or
       // a save, which a restore would refuse
       memcpy(y, r->y_save, r->nstate * sizeof(double));
@@ -868,7 +913,7 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
                "rigid mode: a step of %g s from t = %.9g made the state not finite", h, t);
       return CCSIM_ESOLVER;
     }
-    s = collide(m, d, r, t_new, &k);
+    s = collide(m, io, r, t_new, &k);
     if ((s == CCSIM_ESOLVER || (s == CCSIM_OK && too_close(m, col))) &&
         ++touches <= TOUCH_RETRIES) {
       // the step ended with bodies touching, or a pair that the step's LCP did not hold
@@ -876,7 +921,7 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
       // distance: back to the step's start, a quarter of the step
       if (r->nstate) memcpy(y, r->y_save, r->nstate * sizeof(double));
       h_cap = 0.25 * h;
-      s = collide(m, d, r, t, &k);
+      s = collide(m, io, r, t, &k);
       if (s != CCSIM_OK) return s;
       continue;
     }
@@ -904,16 +949,16 @@ ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r
   return CCSIM_OK;
 }
 
-ccsim_status sim_rigid_contact_forces(const sim_model *m, struct sim_data *d, sim_rigid *r,
+ccsim_status sim_rigid_contact_forces(const sim_model *m, const sim_rigid_io *io, sim_rigid *r,
                                       double t, int *n) {
   if (n) *n = 0;
-  sim_stats *st = sim_data_stats_mut(d);
+  sim_stats *st = io->stats;
   sim_kinematics k;
-  ccsim_status s = collide(m, d, r, t, &k);
+  ccsim_status s = collide(m, io, r, t, &k);
   if (s != CCSIM_OK) return s;
   // the contacts at the rigid model's rest distance (within 1 % of the standoff)
-  if (take_contacts(m, d, r, 0.01) != 0) return CCSIM_ENOMEM;
-  free_motion(m, d, r, &k, 0, 1);
+  if (take_contacts(m, io, r, 0.01) != 0) return CCSIM_ELIMIT;
+  free_motion(m, io, r, &k, 0, 1);
   sim_lcp_status ls = SIM_LCP_SOLVED;
   // sliding contacts' friction known, then (when no solution is verified: Painleve's
   // paradox, where rigid Coulomb friction has none) every contact as if stuck; each with
@@ -924,7 +969,7 @@ ccsim_status sim_rigid_contact_forces(const sim_model *m, struct sim_data *d, si
     if (rc) return rc == -2 ? CCSIM_ELIMIT : CCSIM_ENOMEM;
     // Baraff: b adds the velocity-product terms w x (w x r) of the contact points (the
     // normal's own rotation contributes n' . v_rel, zero at resting contact)
-    const double *y = sim_data_state(d);
+    const double *y = io->y;
     for (int i = 0; i < r->nvel; i++) {
       const sim_contact *ct = &r->con[r->rcon[i]];
       int body[2] = {ct->body_a, ct->body_b};

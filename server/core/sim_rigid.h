@@ -28,8 +28,11 @@
 // LCP has no verified solution is retried with 1000 times the regularisation; a frictional
 // one that fails again goes without friction for that step (Dantzig); each failed solve
 // counts in stats.lcp_failures. When nothing is verified the step fails (CCSIM_ESOLVER,
-// state at the last completed step). Workspaces grow (doubling) when a step has more
-// contacts than any before; otherwise stepping allocates nothing.
+// state at the last completed step). Stepping allocates nothing: the contact arrays hold
+// all the collider can report (sim_contact_capacity), and the LCP's room is what the
+// model's pairs can ask for, up to SIM_RIGID_ROWS_FIRST rows, made at sim_rigid_new; a
+// step that needs more rows fails (CCSIM_ELIMIT, naming both numbers) and the room grows
+// to it between steps (sim_rigid_reserve), up to SIM_RIGID_ROWS_MAX.
 #ifndef SIM_RIGID_H
 #define SIM_RIGID_H
 
@@ -38,6 +41,9 @@
 #include "ccsim_status.h"
 #include "sim_contact.h"
 #include "sim_model.h"
+#include "sim_motion.h"
+#include "sim_progress.h"
+#include "sim_stats.h"
 
 enum { SIM_LCP_SOLVER_NONE = 0, SIM_LCP_SOLVER_DANTZIG = 1, SIM_LCP_SOLVER_LEMKE = 2 };
 
@@ -45,6 +51,11 @@ enum { SIM_LCP_SOLVER_NONE = 0, SIM_LCP_SOLVER_DANTZIG = 1, SIM_LCP_SOLVER_LEMKE
 #define SIM_RIGID_TARGET 0.5       // rest distance as a fraction of the pair's standoff
 #define SIM_RIGID_PAIR_MAX 16      // frictional pairs with more contacts are reduced
 #define SIM_RIGID_ROWS_MAX 4096    // largest LCP a step may build (SIM_LCP_N_MAX)
+// LCP rows reserved at sim_rigid_new when the model's pairs could ask for more (a torus
+// on a cone without friction asks for 334): the room costs 3 n^2 doubles (the matrix and
+// Dantzig's factors; 5 n^2 with friction, for Lemke's), 6 MB here and 400 MB at
+// SIM_RIGID_ROWS_MAX, so a session pays for a larger LCP only once it meets one
+#define SIM_RIGID_ROWS_FIRST 512
 // Verification tolerance of the contact LCPs (sim_lcp_verify, scales floored at 1): w in
 // m/s for Dantzig's steps, in equilibrated units (m/s times about 1 / sqrt(h / m)) for
 // Lemke's, m/s^2 for the instantaneous forces; z in N. A step's velocities may thus violate
@@ -58,7 +69,17 @@ enum { SIM_LCP_SOLVER_NONE = 0, SIM_LCP_SOLVER_DANTZIG = 1, SIM_LCP_SOLVER_LEMKE
 #define SIM_RIGID_SLIDE 1e-5
 
 typedef struct sim_rigid sim_rigid;
-struct sim_data;
+
+// What a rigid step reads and writes of a session, all borrowed for the call (a session
+// hands out its own with sim_data_rigid_io).
+typedef struct sim_rigid_io {
+  double *y;               // integrated state, SIM_NQ per free body (NULL: none); read and
+                           // written; whoever lends it restarts its integrator afterwards
+  sim_stats *stats;        // counters the steps add to
+  sim_collider *col;       // contact queries (NULL: fewer than two bodies with geometry)
+  sim_motion *motion;      // placement of every body at a time, and its scratch
+  sim_progress *progress;  // asked before every time step (NULL: never stops)
+} sim_rigid_io;
 
 // Workspace for model m's rigid steps. Returns it (caller owns; sim_rigid_destroy) or NULL
 // with a message.
@@ -66,6 +87,11 @@ sim_rigid *sim_rigid_new(const sim_model *m, char *err, size_t err_sz);
 
 // Free and set *r to NULL. NULL-safe.
 void sim_rigid_destroy(sim_rigid **r);
+
+// Between steps: grow the LCP's room to what a step asked for past it (the step failed
+// with CCSIM_ELIMIT), up to SIM_RIGID_ROWS_MAX rows. Allocates; CCSIM_ENOMEM keeps the room
+// there was. CCSIM_OK when nothing was asked for.
+ccsim_status sim_rigid_reserve(sim_rigid *r);
 
 // Drop the warm start (Dantzig's previous clamped set), so that a session restarted from a
 // snapshot and one restored from it step alike to the last bit. Call it wherever the
@@ -76,23 +102,23 @@ void sim_rigid_reset(sim_rigid *r);
 // (borrowed; must outlive r or be unbound with NULL). Unbound: no inputs.
 void sim_rigid_bind_inputs(sim_rigid *r, const double *force, const double *torque);
 
-// Advance d from time t0 to t_out in fixed steps of m->rigid_dt (the last one shortened
-// to land on t_out). Writes the state through sim_data_state and the statistics through
-// sim_data_stats_mut; *t_reached gets the time of the last completed step (t_out on
-// success; the caller records it). Kinematic bodies at time t: sim_data_kinematics_at.
+// Advance io's state from time t0 to t_out in fixed steps of m->rigid_dt (the last one
+// shortened to land on t_out). Writes io->y and io->stats; *t_reached gets the time of the
+// last completed step (t_out on success; the caller records it). Non-free bodies move as
+// io->motion places them.
 // CCSIM_ESOLVER (LCP without a verified solution, or bodies touching past the standoff),
-// CCSIM_ELIMIT (more than SIM_RIGID_ROWS_MAX LCP rows), CCSIM_ENOMEM; the message is in
-// sim_rigid_errmsg.
-ccsim_status sim_rigid_step(const sim_model *m, struct sim_data *d, sim_rigid *r, double t0,
+// CCSIM_ELIMIT (stopped by io->progress, or an LCP past the room reserved or past
+// SIM_RIGID_ROWS_MAX rows); the message is in sim_rigid_errmsg. Allocates nothing.
+ccsim_status sim_rigid_step(const sim_model *m, const sim_rigid_io *io, sim_rigid *r, double t0,
                             double t_out, double *t_reached);
 
-// Instantaneous contact forces at d's current state and time (Baraff 1994: acceleration-
+// Instantaneous contact forces at io's state and time (Baraff 1994: acceleration-
 // level LCP over the contacts at rest distance, |dist - d_s/2| <= d_s/100, with the same
 // friction pyramid for contacts stuck or slower than SIM_RIGID_SLIDE and Coulomb's -mu f_n
 // along the slip for faster ones; Dantzig without friction, Lemke with; where sliding
 // friction leaves no solution (Painleve), every contact as if stuck). Nothing moves. The result
 // replaces the report of sim_rigid_contacts; *n gets the contact count (nullable).
-ccsim_status sim_rigid_contact_forces(const sim_model *m, struct sim_data *d, sim_rigid *r,
+ccsim_status sim_rigid_contact_forces(const sim_model *m, const sim_rigid_io *io, sim_rigid *r,
                                       double t, int *n);
 
 // The contacts of the last step (geometry at the step's start) or of the last
@@ -102,10 +128,11 @@ ccsim_status sim_rigid_contact_forces(const sim_model *m, struct sim_data *d, si
 const sim_contact *sim_rigid_contacts(const sim_rigid *r, int *n);
 
 // For benchmarks and tests: the LCP (Tan et al. eq. 14 with the gap term) a step of h [s]
-// would solve at d's current state and time t, without solving it: *n rows, M (n x n,
+// would solve at io's state and time t, without solving it: *n rows, M (n x n,
 // column-major) and q borrowed until the next call on r. Friction rows are present when a
 // contact has mu > 0 (then Lemke solves it, equilibrated as returned here, else Dantzig).
-ccsim_status sim_rigid_step_lcp(const sim_model *m, struct sim_data *d, sim_rigid *r, double t,
+// Not for the step path: the LCP's room grows here when the LCP needs more.
+ccsim_status sim_rigid_step_lcp(const sim_model *m, const sim_rigid_io *io, sim_rigid *r, double t,
                                 double h, int *n, const double **M, const double **q);
 
 // Message of the last failure (borrowed). Never NULL.

@@ -42,7 +42,7 @@ static double settle_for(const sim_model *m, sim_data *d, sim_rigid *r, double s
   *ok = 1;
   while (t < settle - 1e-12) {
     double reached = t;
-    if (sim_rigid_step(m, d, r, t, t + m->rigid_dt, &reached) != CCSIM_OK) {
+    if (sim_rigid_step(m, sim_data_rigid_io(d), r, t, t + m->rigid_dt, &reached) != CCSIM_OK) {
       fprintf(stderr, "bench_rigid: step at t = %g: %s\n", t, sim_rigid_errmsg(r));
       *ok = 0;
       break;
@@ -59,7 +59,7 @@ static void solve_report(const char *label, const sim_model *m, sim_data *d, sim
                          int reps) {
   int n = 0;
   const double *M = NULL, *q = NULL;
-  if (sim_rigid_step_lcp(m, d, r, sim_data_time(d), m->rigid_dt, &n, &M, &q) != CCSIM_OK) {
+  if (sim_rigid_step_lcp(m, sim_data_rigid_io(d), r, sim_data_time(d), m->rigid_dt, &n, &M, &q) != CCSIM_OK) {
     fprintf(stderr, "bench_rigid: %s: %s\n", label, sim_rigid_errmsg(r));
     return;
   }

@@ -32,7 +32,7 @@ static inline void test_rigid_run(const sim_model *m, sim_data *d, sim_rigid *r,
   double t = sim_data_time(d);
   while (t < t_end - 1e-12) {
     double reached = t, next = fmin(t + 1e-3, t_end);
-    ccsim_status st = sim_rigid_step(m, d, r, t, next, &reached);
+    ccsim_status st = sim_rigid_step(m, sim_data_rigid_io(d), r, t, next, &reached);
     if (st != CCSIM_OK) print_error("rigid step at t = %g: %s\n", t, sim_rigid_errmsg(r));
     assert_int_equal(st, CCSIM_OK);
     assert_double_near(reached, next, 0);

@@ -1,6 +1,7 @@
 // ctest-label: validation
 // The rigid-body core under CVODE: analytic free flight, conserved quantities of a
-// torque-free tumble, state round trips, input validation, and no heap use while stepping.
+// torque-free tumble, state round trips, input validation, and no heap use while stepping
+// (free flight, and in contact: compliant, with friction, and rigid).
 #include "ccsim_test.h"
 
 #include <stdlib.h>
@@ -315,6 +316,196 @@ static void test_no_heap_while_stepping(void **state) {
 #endif
 }
 
+// sim_step_check: what sim_step refuses before it changes anything
+static void test_step_check(void **state) {
+  (void)state;
+  const double g[3] = {0, 0, -9.81};
+  sim_body_desc b[1] = {body("a", 1, 1, 1, 1)};
+  sim_model *m = compile1(b, 1, g, 1e-8, 1e-10);
+  assert_non_null(m);
+  sim_data *d = sim_data_new(m, NULL, 0);
+  assert_non_null(d);
+  char err[256] = "";
+  assert_int_equal(sim_step_check(m, d, NAN, err, sizeof err), CCSIM_EINVAL);
+  assert_non_null(strstr(err, "must be finite and after"));
+  assert_int_equal(sim_step_check(m, d, 0, NULL, 0), CCSIM_EINVAL);
+  assert_int_equal(sim_step_check(m, d, -1, NULL, 0), CCSIM_EINVAL);
+  // below 1e-12 s (relative to max(1 s, |t|)) the integrator cannot see the step
+  assert_int_equal(sim_step_check(m, d, 0.5e-12, err, sizeof err), CCSIM_EINVAL);
+  assert_non_null(strstr(err, "too small"));
+  assert_int_equal(sim_step_check(m, d, 1e-12, NULL, 0), CCSIM_OK);
+  assert_int_equal(sim_step_check(m, d, 1e-7, NULL, 0), CCSIM_OK);
+  assert_int_equal(sim_set_time(m, d, 1e4), CCSIM_OK);
+  assert_int_equal(sim_step_check(m, d, 1e4 + 1e-9, NULL, 0), CCSIM_EINVAL);
+  assert_int_equal(sim_step_check(m, d, 1e4 + 1e-7, NULL, 0), CCSIM_OK);
+  // sim_step refuses the same, the session as it was
+  assert_int_equal(sim_step(m, d, 1e4 + 1e-9), CCSIM_EINVAL);
+  assert_non_null(strstr(sim_data_errmsg(d), "too small"));
+  assert_double_near(sim_data_time(d), 1e4, 0);
+  assert_int_equal(sim_step(m, d, 1e4 + 1e-3), CCSIM_OK);
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+  // rigid mode: not below its smallest step (SIM_MIN_RIGID_DT)
+  sim_scene s;
+  memset(&s, 0, sizeof s);
+  s.gravity[2] = -9.81;
+  s.mode = SIM_MODE_RIGID;
+  m = test_compile(&s, b, 1);
+  assert_non_null(m);
+  d = sim_data_new(m, NULL, 0);
+  assert_non_null(d);
+  assert_int_equal(sim_step_check(m, d, 0.5 * SIM_MIN_RIGID_DT, err, sizeof err), CCSIM_EINVAL);
+  assert_non_null(strstr(err, "rigid"));
+  assert_int_equal(sim_step_check(m, d, SIM_MIN_RIGID_DT, NULL, 0), CCSIM_OK);
+  assert_int_equal(sim_step(m, d, 0.5 * SIM_MIN_RIGID_DT), CCSIM_EINVAL);
+  assert_double_near(sim_data_time(d), 0, 0);
+  assert_int_equal(sim_step(m, d, 1e-3), CCSIM_OK);
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+}
+
+// ---- no heap while stepping in contact ------------------------------------------------
+
+#define HEAP_DS 1e-3  // standoff of the contact scenes [m]
+
+// a scene with the contact law of the Rock-N-Stack (examples/rock_n_stack.json): k 1e5 N/m,
+// alpha 0.5 s/m, n 1, standoff 1 mm, Coulomb mu as given
+static sim_model *compile_contact(const sim_body_desc *b, int n, double mu, sim_mode mode,
+                                  double rtol, double atol) {
+  sim_scene s;
+  memset(&s, 0, sizeof s);
+  s.gravity[2] = -9.81;
+  s.contact.k = 1e5, s.contact.alpha = 0.5, s.contact.n = 1, s.contact.standoff = HEAP_DS;
+  s.contact.mu = mu;
+  s.contact.set = SIM_CP_K | SIM_CP_ALPHA | SIM_CP_N | SIM_CP_STANDOFF | SIM_CP_MU;
+  s.rtol = rtol, s.atol = atol;
+  s.mode = mode;
+  return test_compile(&s, b, n);
+}
+
+// a fixed 1 m x 1 m x 0.1 m floor whose top face is z = 0, and a 1 kg box 0.1 x 0.1 x 0.05
+// resting on it at half the standoff
+static void box_on_floor(sim_body_desc b[2]) {
+  memset(b, 0, 2 * sizeof *b);
+  b[0].name = "floor";
+  b[0].type = SIM_BODY_FIXED;
+  b[0].shape.type = SIM_SHAPE_BOX;
+  b[0].shape.size[0] = 1, b[0].shape.size[1] = 1, b[0].shape.size[2] = 0.1;
+  b[0].pos[2] = -0.05, b[0].quat[0] = 1;
+  b[1].name = "box";
+  b[1].mass = 1;
+  b[1].shape.type = SIM_SHAPE_BOX;
+  b[1].shape.size[0] = 0.1, b[1].shape.size[1] = 0.1, b[1].shape.size[2] = 0.05;
+  b[1].pos[2] = 0.025 + 0.5 * HEAP_DS, b[1].quat[0] = 1;
+}
+
+typedef struct heap_run {
+  long calls;         // heap calls while counting
+  int failed;         // steps that did not return CCSIM_OK
+  uint32_t contacts;  // most contacts carrying force after a counted step
+} heap_run;
+
+// Step d by n steps of dt [s], counting heap calls from the first counted step on (no
+// assertion inside: cmocka's own bookkeeping would count). The model's capacities are set
+// at sim_data_new, so no warm-up step is taken: the first contact must not allocate either.
+static heap_run step_counting(const sim_model *m, sim_data *d, int n, double dt) {
+  heap_run r = {0, 0, 0};
+  double t0 = sim_data_time(d);
+  g_allocs = 0;
+  g_count_allocs = 1;
+  for (int k = 1; k <= n; k++) {
+    r.failed += sim_step(m, d, t0 + k * dt) != CCSIM_OK;
+    uint32_t c = sim_data_stats(d)->contacts;
+    if (c > r.contacts) r.contacts = c;
+  }
+  g_count_allocs = 0;
+  r.calls = g_allocs;
+  return r;
+}
+
+static void expect_no_heap(const char *what, const sim_data *d, heap_run r) {
+  if (r.failed) print_error("%s: %d steps failed: %s\n", what, r.failed, sim_data_errmsg(d));
+  if (r.calls != 0) print_error("%s: %ld heap calls while stepping\n", what, r.calls);
+  print_message("%s: %ld heap calls, up to %u contacts carrying force\n", what, r.calls,
+                (unsigned)r.contacts);
+  assert_int_equal(r.failed, 0);
+  assert_true(r.contacts > 0);  // the steps did see contact
+  assert_int_equal(r.calls, 0);
+}
+
+// compliant: a box resting on a floor, 500 steps of 1 ms
+static void test_no_heap_box_on_floor(void **state) {
+  (void)state;
+#if COUNT_ALLOCS
+  sim_body_desc b[2];
+  box_on_floor(b);
+  sim_model *m = compile_contact(b, 2, 0.5, SIM_MODE_COMPLIANT, 1e-6, 1e-9);
+  assert_non_null(m);
+  sim_data *d = sim_data_new(m, NULL, 0);
+  heap_run r = d ? step_counting(m, d, 500, 1e-3) : (heap_run){-1, 1, 0};
+  expect_no_heap("box on a floor (compliant)", d, r);
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+#else
+  skip();
+#endif
+}
+
+// compliant: the Rock-N-Stack with friction (examples/rock_n_stack_friction.json): a torus
+// R 0.05 m, r 0.015 m, 48 x 24 segments, density 1000, dropped 5 cm over a fixed cone of
+// base radius 0.06 m, height 0.2 m, 64 segments; mu 0.5; 200 steps of 1 ms take it down
+// to the cone, into its first bounce
+static void test_no_heap_rock_n_stack_friction(void **state) {
+  (void)state;
+#if COUNT_ALLOCS
+  sim_body_desc b[2];
+  memset(b, 0, sizeof b);
+  b[0].name = "cone";
+  b[0].type = SIM_BODY_FIXED;
+  b[0].shape.type = SIM_SHAPE_CONE;
+  b[0].shape.radius = 0.06, b[0].shape.height = 0.2;
+  b[0].shape.res[0] = 64, b[0].shape.res[1] = 1;
+  b[0].quat[0] = 1;
+  b[1].name = "torus";
+  b[1].density = 1000;
+  b[1].shape.type = SIM_SHAPE_TORUS;
+  b[1].shape.major = 0.05, b[1].shape.minor = 0.015;
+  b[1].shape.res[0] = 48, b[1].shape.res[1] = 24;
+  b[1].pos[0] = 0.002, b[1].pos[1] = 0.001, b[1].pos[2] = 0.139;
+  b[1].quat[0] = 0.9999, b[1].quat[1] = 0.01;
+  sim_model *m = compile_contact(b, 2, 0.5, SIM_MODE_COMPLIANT, 1e-4, 1e-8);
+  assert_non_null(m);
+  sim_data *d = sim_data_new(m, NULL, 0);
+  heap_run r = d ? step_counting(m, d, 200, 1e-3) : (heap_run){-1, 1, 0};
+  expect_no_heap("Rock-N-Stack with friction", d, r);
+  assert_true(sim_data_stats(d)->anchors > 0 || sim_data_stats(d)->friction_restarts > 0);
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+#else
+  skip();
+#endif
+}
+
+// rigid mode: a box on a floor with friction (Lemke's LCP), 300 steps of 1 ms
+static void test_no_heap_rigid_box_on_floor(void **state) {
+  (void)state;
+#if COUNT_ALLOCS
+  sim_body_desc b[2];
+  box_on_floor(b);
+  b[1].vel[0] = 0.05;  // sliding, then stuck: both kinds of friction rows
+  sim_model *m = compile_contact(b, 2, 0.5, SIM_MODE_RIGID, 0, 0);
+  assert_non_null(m);
+  sim_data *d = sim_data_new(m, NULL, 0);
+  heap_run r = d ? step_counting(m, d, 300, 1e-3) : (heap_run){-1, 1, 0};
+  expect_no_heap("box on a floor (rigid)", d, r);
+  assert_int_equal(sim_data_stats(d)->lcp_solver, SIM_LCP_SOLVER_LEMKE);
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+#else
+  skip();
+#endif
+}
+
 // a snapshot taken mid-run and restored into a second session: both, restarted at the
 // snapshot and stepped alike, agree to the last bit
 static void test_snapshot_bit_exact(void **state) {
@@ -366,7 +557,11 @@ int main(void) {
       cmocka_unit_test(test_state_roundtrip_with_com),
       cmocka_unit_test(test_rejects_bad_input),
       cmocka_unit_test(test_inputs),
+      cmocka_unit_test(test_step_check),
       cmocka_unit_test(test_no_heap_while_stepping),
+      cmocka_unit_test(test_no_heap_box_on_floor),
+      cmocka_unit_test(test_no_heap_rock_n_stack_friction),
+      cmocka_unit_test(test_no_heap_rigid_box_on_floor),
       cmocka_unit_test(test_snapshot_bit_exact),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -254,7 +254,7 @@ static void test_contact_forces_at_rest(void **state) {
   fixture f = {0};
   assert_int_equal(setup_scene(&f, theta, mu, SIM_MODE_RIGID), 0);
   int n = 0;
-  assert_int_equal(sim_rigid_contact_forces(f.m, f.d, f.r, 0, &n), CCSIM_OK);
+  assert_int_equal(sim_rigid_contact_forces(f.m, sim_data_rigid_io(f.d), f.r, 0, &n), CCSIM_OK);
   double fc[3];
   int nc = 0;
   contact_force(f.r, 1, fc, &nc);
@@ -268,7 +268,7 @@ static void test_contact_forces_at_rest(void **state) {
   teardown_scene(&f);
   // without friction: the normal forces alone, and the box accelerates down the slope
   assert_int_equal(setup_scene(&f, 0, 0, SIM_MODE_RIGID), 0);
-  assert_int_equal(sim_rigid_contact_forces(f.m, f.d, f.r, 0, &n), CCSIM_OK);
+  assert_int_equal(sim_rigid_contact_forces(f.m, sim_data_rigid_io(f.d), f.r, 0, &n), CCSIM_OK);
   contact_force(f.r, 1, fc, &nc);
   assert_double_rel(fc[2], G, 1e-5, 0);
   assert_int_equal(sim_data_stats(f.d)->lcp_solver, SIM_LCP_SOLVER_DANTZIG);
@@ -294,7 +294,7 @@ static void test_contact_forces_sliding(void **state) {
     sim_get_body(f.m, f.d, 1, p, q, NULL, NULL);
     assert_int_equal(sim_set_body(f.m, f.d, 1, p, q, v, w), CCSIM_OK);
     int n = 0, nc = 0;
-    assert_int_equal(sim_rigid_contact_forces(f.m, f.d, f.r, 0, &n), CCSIM_OK);
+    assert_int_equal(sim_rigid_contact_forces(f.m, sim_data_rigid_io(f.d), f.r, 0, &n), CCSIM_OK);
     double fc[3], normal[3] = {sin(th), 0, cos(th)}, vhat[3];
     contact_force(f.r, 1, fc, &nc);
     geo_v3_copy(vhat, v);
@@ -318,7 +318,7 @@ static void test_contact_forces_sliding(void **state) {
   assert_int_equal(setup_scene(&f, theta, mu, SIM_MODE_RIGID), 0);
   run_rigid(&f, 0.2);
   int n = 0, nc = 0;
-  assert_int_equal(sim_rigid_contact_forces(f.m, f.d, f.r, sim_data_time(f.d), &n), CCSIM_OK);
+  assert_int_equal(sim_rigid_contact_forces(f.m, sim_data_rigid_io(f.d), f.r, sim_data_time(f.d), &n), CCSIM_OK);
   double fc[3];
   contact_force(f.r, 1, fc, &nc);
   print_message("at rest after 0.2 s of steps: force (%.9g, %.9g, %.9g) N\n", fc[0], fc[1], fc[2]);
