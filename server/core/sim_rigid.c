@@ -171,7 +171,7 @@ static int ensure_rows(sim_rigid *r, int n) {
   if (n <= r->rcap) return 0;
   if (n > r->rows_want) r->rows_want = n;
   snprintf(r->err, sizeof r->err,
-           "rigid mode: the contact LCP needs %d rows, more than the %d reserved (the room grows "
+           "rigid mode: the contact LCP needs %d rows, more than the %d reserved (sim_step grows "
            "to it for the next step; limit SIM_RIGID_ROWS_MAX = %d)",
            n, r->rcap, SIM_RIGID_ROWS_MAX);
   return -2;
@@ -244,6 +244,8 @@ ccsim_status sim_rigid_reserve(sim_rigid *r) {
   if (old > 0 && alloc_rows(r, old) == 0) memcpy(r->err, why, sizeof why);
   return CCSIM_ENOMEM;
 }
+
+int sim_rigid_wants_room(const sim_rigid *r) { return r->rows_want > r->rcap; }
 
 void sim_rigid_reset(sim_rigid *r) {
   if (r) r->npkey = 0;

@@ -30,9 +30,10 @@
 // counts in stats.lcp_failures. When nothing is verified the step fails (CCSIM_ESOLVER,
 // state at the last completed step). Stepping allocates nothing: the contact arrays hold
 // all the collider can report (sim_contact_capacity), and the LCP's room is what the
-// model's pairs can ask for, up to SIM_RIGID_ROWS_FIRST rows, made at sim_rigid_new; a
-// step that needs more rows fails (CCSIM_ELIMIT, naming both numbers) and the room grows
-// to it between steps (sim_rigid_reserve), up to SIM_RIGID_ROWS_MAX.
+// model's pairs can ask for, up to SIM_RIGID_ROWS_FIRST rows, made at sim_rigid_new; an
+// LCP step that needs more rows stops (CCSIM_ELIMIT, naming both numbers), the room grows
+// to it (sim_rigid_reserve, up to SIM_RIGID_ROWS_MAX) and sim_step goes on from there: a
+// session grows its room a few times in its life, never inside an LCP step.
 #ifndef SIM_RIGID_H
 #define SIM_RIGID_H
 
@@ -92,6 +93,10 @@ void sim_rigid_destroy(sim_rigid **r);
 // with CCSIM_ELIMIT), up to SIM_RIGID_ROWS_MAX rows. Allocates; CCSIM_ENOMEM keeps the room
 // there was. CCSIM_OK when nothing was asked for.
 ccsim_status sim_rigid_reserve(sim_rigid *r);
+
+// Nonzero when the last step stopped for want of LCP room that sim_rigid_reserve can make
+// (within SIM_RIGID_ROWS_MAX).
+int sim_rigid_wants_room(const sim_rigid *r);
 
 // Drop the warm start (Dantzig's previous clamped set), so that a session restarted from a
 // snapshot and one restored from it step alike to the last bit. Call it wherever the

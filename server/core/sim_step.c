@@ -25,6 +25,14 @@ static void rigid_fini(sim_data *d) { sim_rigid_destroy(&d->rigid); }
 static ccsim_status rigid_step(const sim_model *m, sim_data *d, double t_out) {
   double reached = d->time;
   ccsim_status st = sim_rigid_step(m, &d->rigid_io, d->rigid, d->time, t_out, &reached);
+  // an LCP larger than the room made at creation: the room grows between LCP steps (each
+  // time at least doubling, so a few times in a session's life) and the step goes on from
+  // the last one completed, instead of failing a request the scene is entitled to
+  for (int grow = 0; st == CCSIM_ELIMIT && grow < 8 && sim_rigid_wants_room(d->rigid) &&
+                     sim_rigid_reserve(d->rigid) == CCSIM_OK;
+       grow++) {
+    st = sim_rigid_step(m, &d->rigid_io, d->rigid, reached, t_out, &reached);
+  }
   sim_inputs_advance(m, d, reached, st == CCSIM_OK);
   d->time = reached;
   // the step's contacts (impulse / h) are the report of this state
@@ -42,9 +50,13 @@ static ccsim_status rigid_step(const sim_model *m, sim_data *d, double t_out) {
 static ccsim_status rigid_contacts(const sim_model *m, sim_data *d) {
   int n = 0;
   ccsim_status st = sim_rigid_contact_forces(m, &d->rigid_io, d->rigid, d->time, &n);
+  // an LCP past the room: it grows (as for a step) and the report is made again
+  if (st == CCSIM_ELIMIT && sim_rigid_wants_room(d->rigid) &&
+      sim_rigid_reserve(d->rigid) == CCSIM_OK) {
+    st = sim_rigid_contact_forces(m, &d->rigid_io, d->rigid, d->time, &n);
+  }
   if (st != CCSIM_OK) {
     snprintf(d->err, sizeof d->err, "contacts: %s", sim_rigid_errmsg(d->rigid));
-    sim_rigid_reserve(d->rigid);  // an LCP past the room: it grows for the next report
     return st;
   }
   d->contact_time = d->time;

@@ -622,6 +622,55 @@ static void test_stack_of_two(void **state) {
   teardown_scene(&f);
 }
 
+// 144 frictionless boxes resting on the plate ask for more LCP rows (4 corners each) than
+// the room a session makes at creation (SIM_RIGID_ROWS_FIRST): the room grows between LCP
+// steps and the request steps on, carrying every box's weight, instead of failing.
+static void test_lcp_room_grows(void **state) {
+  (void)state;
+  enum { SIDE = 12, NB = SIDE * SIDE + 1 };
+  static sim_body_desc b[NB];
+  static char names[NB][16];
+  b[0] = plate(0);
+  for (int i = 1; i < NB; i++) {
+    b[i] = box_on(0, 0.5 * DS, 0);
+    snprintf(names[i], sizeof names[i], "box%d", i);
+    b[i].name = names[i];
+    b[i].pos[0] = -0.9 + 0.15 * ((i - 1) % SIDE) + 0.013;
+    b[i].pos[1] = -0.9 + 0.15 * ((i - 1) / SIDE) + 0.007;
+  }
+  sim_scene s;
+  memset(&s, 0, sizeof s);
+  s.gravity[2] = -G;
+  s.contact.standoff = DS;
+  s.contact.set = SIM_CP_STANDOFF;
+  s.mode = SIM_MODE_RIGID;
+  s.rigid_dt = 1e-3;
+  sim_model *m = test_compile(&s, b, NB);
+  assert_non_null(m);
+  char err[256] = "";
+  sim_data *d = sim_data_new(m, err, sizeof err);
+  assert_non_null(d);
+  ccsim_status st = sim_step(m, d, 1e-3);
+  if (st != CCSIM_OK) print_error("%s\n", sim_data_errmsg(d));
+  assert_int_equal(st, CCSIM_OK);
+  assert_double_near(sim_data_time(d), 1e-3, 0);
+  st = sim_step(m, d, 2e-3);
+  assert_int_equal(st, CCSIM_OK);
+  int n = 0, carrying = 0;
+  const sim_contact *c = sim_data_contacts(d, &n);
+  double support = 0;
+  for (int i = 0; i < n; i++) {
+    support += c[i].force * c[i].normal[2];
+    carrying += c[i].force > 0;
+  }
+  print_message("%d boxes: %d contacts (%d carrying), support %.9g N (weights %.9g N)\n",
+                NB - 1, n, carrying, support, (NB - 1) * G);
+  assert_true(n > SIM_RIGID_ROWS_FIRST);
+  assert_double_rel(support, (NB - 1) * G, 1e-5, 0);  // the LCP regularisation: 1e-6
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+}
+
 // ---- both modes ----------------------------------------------------------------------
 
 static void test_compare_support(void **state) {
@@ -671,6 +720,7 @@ int main(void) {
       cmocka_unit_test(test_kinematic_platform_carries_box),
       cmocka_unit_test(test_snapshot_bit_exact),
       cmocka_unit_test(test_stack_of_two),
+      cmocka_unit_test(test_lcp_room_grows),
       cmocka_unit_test(test_compare_support),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
