@@ -12,7 +12,7 @@
 struct srv_model {
   srv_model *prev, *next;  // in the cache's list, most recently used first (not when private)
   srv_models *cache;       // the cache it belongs to (borrowed)
-  uint64_t hash;           // FNV-1a (64 bit) of the packed scene
+  uint64_t hash;           // digest (64 bit) of the packed scene
   size_t scene_len;        // packed scene [bytes]
   size_t bytes;            // estimated memory: scene and compiled model [bytes]
   int refs;                // sessions holding it, and creates waiting for its compile
@@ -33,12 +33,33 @@ struct srv_models {
   srv_models_stat st;
 };
 
-static uint64_t fnv1a(const uint8_t *p, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) {
-    h = (h ^ p[i]) * 1099511628211ull;
+// A 64-bit digest of p[0, n): four lanes of multiply-xorshift over 8-byte words (a few
+// times faster than FNV-1a's byte at a time on a scene of tens of megabytes), folded with
+// splitmix64's finaliser. It only picks the candidate: every byte is compared on a hit.
+static uint64_t mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static uint64_t digest(const uint8_t *p, size_t n) {
+  uint64_t lane[4] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull,
+                      0x27d4eb2f165667c5ull};
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    for (int k = 0; k < 4; k++) {
+      uint64_t w;
+      memcpy(&w, p + i + 8 * k, 8);
+      lane[k] = (lane[k] ^ w) * 0xff51afd7ed558ccdull;
+      lane[k] ^= lane[k] >> 29;
+    }
   }
-  return h;
+  uint64_t h = (uint64_t)n;
+  for (int k = 0; k < 4; k++) h = mix(h ^ lane[k]);
+  for (; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  return mix(h);
 }
 
 // what a model holds, from the sizes of its arrays (geo_mesh.h, geo_bvh.h): enough to
@@ -193,7 +214,7 @@ srv_model *srv_models_acquire(srv_models *c, const Ccsim__Scene *scene, int *cod
     ccsim_set_err(err, err_sz, "out of memory for the scene");
     return NULL;
   }
-  uint64_t hash = fnv1a(bytes, len);
+  uint64_t hash = digest(bytes, len);
   srv_model *r = NULL, *gone = NULL;
   int private = 0;  // a digest matched other bytes: compile apart, share with nobody
   pthread_mutex_lock(&c->mu);

@@ -1,7 +1,7 @@
 // The service's cache of compiled models: sessions of the same scene share one immutable,
 // reference-counted sim_model (meshes, hierarchies) and the decoded scene their checkpoints
 // carry, so a second session of a large scene neither compiles it again nor holds its meshes
-// twice. Keyed by the packed Scene's bytes: a 64-bit FNV-1a digest finds the candidate and a
+// twice. Keyed by the packed Scene's bytes: a 64-bit digest finds the candidate and a
 // full comparison of the bytes confirms it, so a collision never shares the wrong model.
 // Models no session uses stay cached up to a byte budget and are evicted least recently used
 // first; a model in use is never evicted. Thread-safe (one leaf mutex; compiles run outside it,
