@@ -1,7 +1,8 @@
 // Sessions of one large scene sharing its compiled model: a sphere of about 2 million
 // triangles (its poles turned sideways: it touches the floor, within the standoff, at its
-// equator's coarser triangles; written to a temporary OBJ file and read by the client library as any mesh
-// would be) above a floor box, on a server embedded in this process over tcp loopback.
+// equator's coarser triangles; written to a temporary OBJ file and read by the client
+// library as any mesh would be) above a floor box, on a server embedded in this process
+// over tcp loopback.
 // Times the first CreateSession (which compiles the scene) and the later ones (which find
 // it in the model cache), and the process's resident memory after 1 and after 10 sessions,
 // each session stepped a few times so that its own contact workspace is in use.
@@ -118,7 +119,8 @@ int main(int argc, char **argv) {
            " \"bodies\": [{\"name\": \"floor\", \"fixed\": true,"
            "   \"shape\": {\"box\": {\"size\": [4, 4, 0.2]}}, \"pose\": {\"p\": [0, 0, -0.1]}},"
            "  {\"name\": \"ball\", \"density\": 50, \"shape\": {\"mesh\": \"sphere.obj\"},"
-           "   \"pose\": {\"p\": [0, 0, 0.5005], \"q\": [0.70710678118654752, 0.70710678118654752, 0, 0]}}]}");
+           "   \"pose\": {\"p\": [0, 0, 0.5005],"
+           "   \"q\": [0.70710678118654752, 0.70710678118654752, 0, 0]}}]}");
   t0 = now_s();
   ccsim_scene *sc = ccsim_scene_parse(json, strlen(json), "bench_models", dir, err, sizeof err);
   unlink(obj);

@@ -3,7 +3,8 @@
 // Compiled models shared by sessions (srv_models.c): two sessions of one scene share one
 // model, meshes of other contents do not, models no session uses are evicted least recently
 // used first and only they, a session of a shared model steps to the same bits as one of a
-// freshly compiled model, and checkpoint and state-dir restores go through the cache.
+// freshly compiled model, and checkpoint and state-dir restores go through the cache. Mesh
+// files travel as their bytes and are read once, by the server.
 #include "ccsim_test.h"
 #include "ccsim_test_srv.h"
 
@@ -353,6 +354,47 @@ static void test_restores_go_through_the_cache(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+// a mesh travels as its file's bytes and the server reads it: its errors name the file and
+// line, and its triangles count against the server's limit before anything is built
+static void test_mesh_files_are_read_by_the_server(void **state) {
+  fixture *f = *state;
+  char path[256];
+  snprintf(path, sizeof path, "%s/bad.obj", f->dir);
+  FILE *o = fopen(path, "w");
+  assert_non_null(o);
+  fprintf(o, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 9\n");
+  fclose(o);
+  ccsim_scene *good = scene_of(f, "a.obj"), *bad = scene_of(f, "bad.obj");
+  const Ccsim__Mesh *mesh = ccsim_scene_message(good)->bodies[1]->shape->mesh;
+  assert_true(mesh->has_file);
+  assert_int_equal(mesh->n_vertices, 0);
+  start(f, SRV_MODEL_CACHE_MB_DEFAULT, NULL);
+  ccsim_client *c = client(f);
+  assert_null(ccsim_session_create(c, bad));
+  const char *msg = ccsim_client_errmsg(c);
+  if (!strstr(msg, "bad.obj:4")) print_error("got '%s'\n", msg);
+  assert_non_null(strstr(msg, "bodies[1].shape.mesh"));
+  assert_non_null(strstr(msg, "bad.obj:4"));
+  ccsim_client_destroy(&c);
+  stop(f);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.workers = 2;
+  cfg.max_triangles = 12 + 7;  // the floor box and one triangle fewer than the octahedron's
+  f->s = test_server_start(&cfg, &f->thread);
+  assert_non_null(f->s);
+  c = client(f);
+  assert_null(ccsim_session_create(c, good));
+  msg = ccsim_client_errmsg(c);
+  if (!strstr(msg, "20 triangles")) print_error("got '%s'\n", msg);
+  assert_non_null(strstr(msg, "20 triangles exceed"));
+  assert_int_equal(stats(f).misses, 0);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&good);
+  ccsim_scene_destroy(&bad);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_sessions_of_one_scene_share, setup, teardown),
@@ -361,6 +403,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_lru_eviction_of_unused_models, setup, teardown),
       cmocka_unit_test_setup_teardown(test_shared_model_steps_like_a_fresh_one, setup, teardown),
       cmocka_unit_test_setup_teardown(test_restores_go_through_the_cache, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_mesh_files_are_read_by_the_server, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
