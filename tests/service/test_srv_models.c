@@ -354,6 +354,44 @@ static void test_restores_go_through_the_cache(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+typedef struct racer {
+  const char *endpoint;
+  const ccsim_scene *sc;
+  int ok;
+} racer;
+
+static void *race_create(void *arg) {
+  racer *r = arg;
+  char err[256];
+  ccsim_client *c = ccsim_client_new(r->endpoint, err, sizeof err);
+  ccsim_session *s = c ? ccsim_session_create(c, r->sc) : NULL;
+  r->ok = s && ccsim_session_step(s, 1e-3, NULL, 0) == CCSIM_OK;
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  return NULL;
+}
+
+// creates of one scene at once on every worker: one compile, the others wait for it
+static void test_concurrent_creates_compile_once(void **state) {
+  fixture *f = *state;
+  start(f, SRV_MODEL_CACHE_MB_DEFAULT, NULL);
+  ccsim_scene *sc = scene_of(f, "a.obj");
+  enum { N = 6 };
+  racer r[N];
+  pthread_t th[N];
+  for (int k = 0; k < N; k++) {
+    r[k] = (racer){.endpoint = srv_endpoint(f->s), .sc = sc};
+    pthread_create(&th[k], NULL, race_create, &r[k]);
+  }
+  for (int k = 0; k < N; k++) pthread_join(th[k], NULL);
+  for (int k = 0; k < N; k++) assert_true(r[k].ok);
+  srv_models_stat st = stats(f);
+  assert_int_equal(st.misses, 1);
+  assert_int_equal(st.hits, N - 1);
+  assert_int_equal(st.models, 1);
+  ccsim_scene_destroy(&sc);
+}
+
 // a mesh travels as its file's bytes and the server reads it: its errors name the file and
 // line, and its triangles count against the server's limit before anything is built
 static void test_mesh_files_are_read_by_the_server(void **state) {
@@ -404,6 +442,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_shared_model_steps_like_a_fresh_one, setup, teardown),
       cmocka_unit_test_setup_teardown(test_restores_go_through_the_cache, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mesh_files_are_read_by_the_server, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_concurrent_creates_compile_once, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
