@@ -11,8 +11,9 @@
 // Goals: the second create < 5 % of the first; the tenth session adds < 10 % of what the
 // first did.
 //
-//   bench_models [--slices N] [--stacks N] [--sessions N] [--steps N]
-//   (defaults 1001 x 1000: 1 999 998 triangles; 10 sessions; 10 steps of 1 ms each)
+//   bench_models [--slices N] [--stacks N] [--sessions N] [--steps N] [--roll N]
+//   (defaults 1001 x 1000: 1 999 998 triangles; 10 sessions; 10 steps of 1 ms each; --roll:
+//   then the first session rolls on for N steps, and its resident growth is printed)
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <pthread.h>
@@ -27,6 +28,7 @@
 #include "geo_prim.h"
 #include "srv.h"
 #include "srv_models.h"
+#include "wire.h"
 
 static double now_s(void) {
   struct timespec ts;
@@ -89,12 +91,13 @@ static int write_sphere(const char *path, int slices, int stacks, int *ntri) {
 }
 
 int main(int argc, char **argv) {
-  int slices = 1001, stacks = 1000, nsess = 10, nsteps = 10;
+  int slices = 1001, stacks = 1000, nsess = 10, nsteps = 10, roll = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--slices")) slices = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--stacks")) stacks = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--sessions")) nsess = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--steps")) nsteps = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--roll")) roll = atoi(argv[i + 1]);
   }
   if (nsess < 2 || nsess > 64) nsess = 10;
   const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -120,7 +123,8 @@ int main(int argc, char **argv) {
            "   \"shape\": {\"box\": {\"size\": [4, 4, 0.2]}}, \"pose\": {\"p\": [0, 0, -0.1]}},"
            "  {\"name\": \"ball\", \"density\": 50, \"shape\": {\"mesh\": \"sphere.obj\"},"
            "   \"pose\": {\"p\": [0, 0, 0.5005],"
-           "   \"q\": [0.70710678118654752, 0.70710678118654752, 0, 0]}}]}");
+           "   \"q\": [0.70710678118654752, 0.70710678118654752, 0, 0]},"
+           "   \"velocity\": {\"v\": [0.5, 0, 0], \"w\": [0, 1, 0]}}]}");
   t0 = now_s();
   ccsim_scene *sc = ccsim_scene_parse(json, strlen(json), "bench_models", dir, err, sizeof err);
   unlink(obj);
@@ -201,6 +205,25 @@ int main(int argc, char **argv) {
     }
     printf("cache lookup of the scene alone (pack, digest, compare): median %.3f s\n",
            median(look, 5));
+    // the other parts of a later create on the server: the limits' triangle count and the
+    // session's own data (contact workspace, integrator primed)
+    double count[5], data[5];
+    int code;
+    srv_model *r = srv_models_acquire(srv_models_of(s), ccsim_scene_message(sc), &code, err,
+                                      sizeof err);
+    for (int k = 0; k < 5; k++) {
+      t0 = now_s();
+      volatile long long nt = wire_scene_triangles(ccsim_scene_message(sc));
+      (void)nt;
+      count[k] = now_s() - t0;
+      t0 = now_s();
+      sim_data *d = sim_data_new(srv_model_sim(r), err, sizeof err);
+      data[k] = now_s() - t0;
+      sim_data_destroy(&d);
+    }
+    srv_model_release(&r);
+    printf("limits' triangle count: median %.3f s; sim_data_new: median %.3f s\n",
+           median(count, 5), median(data, 5));
     printf("model cache: %llu hits, %llu misses, %d models, %.1f MiB estimated\n",
            (unsigned long long)st.hits, (unsigned long long)st.misses, st.models,
            (double)st.bytes / (1024.0 * 1024.0));
@@ -211,6 +234,18 @@ int main(int argc, char **argv) {
            "(%.2f %%), mean of sessions 2..%d +%.1f MiB (%.2f %%; goal < 10 %%) %s\n",
            rss[0], d1, nsess, dlast, 100 * dlast / d1, nsess, davg, 100 * davg / d1,
            dlast < 0.1 * d1 && davg < 0.1 * d1 ? "MET" : "MISSED");
+  }
+  if (ok && roll > 0) {
+    // one session rolls on: its contact workspace's pages are touched over the surface it
+    // rolls over (the workspace is sized by the meshes, filled as it is used)
+    double v0, before = rss_mib(&v0);
+    t0 = now_s();
+    for (int n = 0; n < roll && ok; n++) {
+      ok = ccsim_session_step(ss[0], 1e-3, NULL, 0) == CCSIM_OK;
+    }
+    double after = rss_mib(&v0);
+    printf("session 1 rolled %d steps of 1 ms (%.2f s, ball at x = %.3f m): resident +%.1f MiB\n",
+           roll, now_s() - t0, ccsim_session_bodies(ss[0])[1].p[0], after - before);
   }
   for (int k = 0; k < nsess; k++) ccsim_session_close(&ss[k]);
   ccsim_client_destroy(&c);
