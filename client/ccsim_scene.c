@@ -1,5 +1,6 @@
 #include "ccsim_scene.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,8 +8,10 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <unistd.h>
 
 #include "ccsim_arena.h"
+#include "ccsim_file.h"
 #include "geo_mesh.h"
 #include "geo_prim.h"
 
@@ -160,6 +163,9 @@ static Ccsim__ContactParams *parse_contact(pctx *p, json_t *obj, const char *pat
   return c;
 }
 
+// The mesh file's bytes go to the server as they are (Mesh.file): the server reads them once,
+// when it compiles the scene, and its errors name the file and line. Here the file is only
+// read, so that a missing or unreadable one is named at once.
 static int parse_mesh_file(pctx *p, const char *file, const char *path, Ccsim__Mesh *out) {
   char full[1024];
   if (file[0] != '/' && p->base_dir && p->base_dir[0]) {
@@ -167,25 +173,37 @@ static int parse_mesh_file(pctx *p, const char *file, const char *path, Ccsim__M
   } else {
     snprintf(full, sizeof full, "%s", file);
   }
-  char gerr[300] = "";
-  geo_mesh *m = geo_mesh_load(full, gerr, sizeof gerr);
-  if (!m) {
-    return perr(p, path, "cannot use mesh \"%s\": %s", file, gerr);
+  off_t size = 0;
+  const char *why = "";
+  int fd = ccsim_open_regular(full, 0, &size, &why);
+  if (fd < 0) {
+    return perr(p, path, "cannot use mesh \"%s\": %s: %s", file, full, why);
   }
-  out->n_vertices = 3 * (size_t)m->nvert;
-  out->n_triangles = 3 * (size_t)m->ntri;
-  out->vertices = alloc(p, sizeof(double) * out->n_vertices);
-  out->triangles = alloc(p, sizeof(uint32_t) * out->n_triangles);
+  if ((uint64_t)size > GEO_MESH_MAX_FILE) {
+    close(fd);
+    return perr(p, path, "cannot use mesh \"%s\": %s: file larger than the cap of %u bytes",
+                file, full, (unsigned)GEO_MESH_MAX_FILE);
+  }
+  uint8_t *data = alloc(p, size ? (size_t)size : 1);
   out->source = ccsim_arena_strdup(p->a, file);
-  if (!out->vertices || !out->triangles || !out->source) {
-    geo_mesh_destroy(&m);
+  if (!data || !out->source) {
+    close(fd);
     return perr(p, path, "out of memory");
   }
-  memcpy(out->vertices, m->vert, sizeof(double) * out->n_vertices);
-  for (size_t i = 0; i < out->n_triangles; i++) {
-    out->triangles[i] = (uint32_t)m->tri[i];
+  size_t n = 0;
+  while (n < (size_t)size) {
+    ssize_t r = read(fd, data + n, (size_t)size - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    n += (size_t)r;
   }
-  geo_mesh_destroy(&m);
+  close(fd);
+  if (n != (size_t)size) {
+    return perr(p, path, "cannot use mesh \"%s\": %s: read error", file, full);
+  }
+  out->has_file = 1;
+  out->file.data = data;
+  out->file.len = n;
   return 0;
 }
 

@@ -377,8 +377,6 @@ fail:
   return NULL;
 }
 
-// --- files ---------------------------------------------------------------------------
-
 // A witness point on a vertex or an edge can be the closest point of one triangle without
 // being a closest point of the surface: a vertex hovering over the middle of triangle F1
 // of a flat grid is also closest to F1's neighbour F2 at the edge they share. Seen from

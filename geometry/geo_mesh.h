@@ -86,6 +86,16 @@ void geo_mesh_destroy(geo_mesh **m);
 // OBJ). Files larger than GEO_MESH_MAX_FILE are refused.
 geo_mesh *geo_mesh_load(const char *path, char *err, size_t err_sz);
 
+// A file's contents (buf[0, len), borrowed) read as geo_mesh_load reads a file: OBJ or STL
+// by name's extension (nullable), else by content. Messages name name and line.
+geo_mesh *geo_mesh_parse(const unsigned char *buf, size_t len, const char *name, char *err,
+                         size_t err_sz);
+
+// The triangles geo_mesh_parse would read from buf, counted without parsing numbers or
+// allocating (a binary STL's declared count; "facet" lines; OBJ faces fanned): for limits
+// checked before a mesh is built. Malformed content counts what it has; the parse refuses it.
+long long geo_mesh_file_triangles(const unsigned char *buf, size_t len, const char *name);
+
 // Wavefront OBJ from memory (buf need not be NUL-terminated). Reads "v x y z [w|r g b]" and
 // "f" lines; face corners may be "v", "v/vt", "v//vn" or "v/vt/vn"; negative indices count
 // back from the last vertex read; polygons are fan-triangulated (v0, vi, vi+1). Comments

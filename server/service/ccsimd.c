@@ -50,6 +50,10 @@ static void usage(FILE *f) {
           "                           stopped there keeps the state it reached (default\n"
           "                           600; 0: no limit)\n"
           "  --max-msg-bytes N        largest request (default 67108864)\n"
+          "  --model-cache-mb N       compiled scenes kept for later sessions of the same scene\n"
+          "                           once no session uses them, least recently used evicted\n"
+          "                           first (default 1024; 0: none kept); sessions of one scene\n"
+          "                           always share one compiled model\n"
           "  --heartbeat-ms N         ZeroMQ heartbeat interval (default 1000; 0: off)\n"
           "  --realtime PRIO          SCHED_FIFO priority 1..99 for the server's threads (HIL;\n"
           "                           needs CAP_SYS_NICE)\n"
@@ -139,6 +143,9 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--max-triangles")) {
       if (whole(a, v, 0, 1e9, &x)) return 2;
       cfg.max_triangles = (long)x;
+    } else if (!strcmp(a, "--model-cache-mb")) {
+      if (whole(a, v, 0, 1e9, &x)) return 2;
+      cfg.model_cache_mb = (size_t)x;
     } else if (!strcmp(a, "--max-substeps")) {
       if (whole(a, v, 1, 1e7, &x)) return 2;
       cfg.max_substeps = (int)x;

@@ -34,6 +34,7 @@ void srv_config_defaults(srv_config *c) {
   c->heartbeat_ms = 1000;
   c->spin_us = 0;
   c->inline_us = 50;
+  c->model_cache_mb = SRV_MODEL_CACHE_MB_DEFAULT;
 }
 
 int srv_endpoint_is_local(const char *ep) {
@@ -171,6 +172,8 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   s->state_lock_fd = lock_fd;
   s->cfg = *c;
   s->tab = calloc((size_t)c->max_sessions, sizeof *s->tab);
+  s->models = srv_models_new(c->model_cache_mb > SIZE_MAX >> 20 ? SIZE_MAX
+                                                                 : c->model_cache_mb << 20);
   if (c->curve_allow_dir) {
     // read again at every handshake that may follow a change, long after the caller's
     // configuration is gone
@@ -192,7 +195,7 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   atomic_init(&s->requests, 0);
   atomic_init(&s->nready, 0);
   s->started = srv_now();
-  if (!s->tab || (c->curve_allow_dir && !s->allow_dir)) {
+  if (!s->tab || !s->models || (c->curve_allow_dir && !s->allow_dir)) {
     ccsim_set_err(err, err_sz, "out of memory");
     srv_destroy(&s);
     return NULL;
@@ -882,6 +885,7 @@ void srv_destroy(srv **ps) {
     }
   }
   free(s->tab);
+  srv_models_destroy(&s->models);  // after the sessions: they held its models
   if (s->router) {
     // the last replies (a step cut by the stop, held lockstep replies) may still be on
     // their way out: a moment for them, bounded for a peer that is gone

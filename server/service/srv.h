@@ -45,6 +45,9 @@ typedef struct srv_config {
   const char *curve_secret_file;  // server secret key file (Z85); turns CURVE on
   const char *curve_allow_dir;    // directory of admitted client public keys (*.pub; copied):
                                   // read at start, and again when it changes
+  size_t model_cache_mb;     // compiled models no session uses kept for later sessions of the
+                             // same scene, least recently used evicted first [MiB] (default
+                             // 1024; 0: none kept); models in use are shared, never evicted
   int deterministic_ids;     // ids and tokens from a counter (tests and fuzzing only)
   int verbose;               // log every request to stderr
 } srv_config;

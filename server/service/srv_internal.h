@@ -50,6 +50,7 @@
 #include "sim_data.h"
 #include "sim_model.h"
 #include "srv.h"
+#include "srv_models.h"
 
 #define SRV_ID_LEN 32        // hex characters of a session id and of a controller token
 // bytes of a CreateSession.create_key: as hard to guess as the token it answers with,
@@ -143,9 +144,10 @@ struct srv_member {
 struct srv_session {
   char id[SRV_ID_LEN + 1];
   char token[SRV_ID_LEN + 1];
-  sim_model *m;             // owned
+  srv_model *model;         // one reference owned: the compiled scene it shares (srv_models.h)
+  const sim_model *m;       // borrowed from model: immutable, shared with its other sessions
   sim_data *d;              // owned; only the thread running the session's job uses it
-  Ccsim__Scene *scene;      // owned (unpacked), for checkpoints
+  const Ccsim__Scene *scene;  // borrowed from model (decoded), for checkpoints
   double *snap;             // (snap_cap) scratch for snapshots (srv_snapshot)
   size_t nsnap, snap_cap;   // doubles of the last snapshot in it, and room
 
@@ -198,6 +200,7 @@ typedef struct srv_log_limit {
 
 struct srv {
   srv_config cfg;
+  srv_models *models;     // compiled scenes shared by sessions (owned; thread-safe)
   _Atomic int compiling;  // CreateSessions compiling their scene now (the stop names them)
   char endpoint[256];
   char stream_endpoint[256];

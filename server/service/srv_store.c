@@ -103,17 +103,6 @@ srv_session *srv_session_build(srv *s, const Ccsim__Scene *scene, const Ccsim__C
     return NULL;
   }
   ss->cost = -1;  // unknown until a job ran: its first request goes to another thread
-  // the session's own scene, for its checkpoints
-  int unparsable = 0;
-  Ccsim__Scene *sc = ss->scene = (Ccsim__Scene *)ccsim_pb_copy(&scene->base, &unparsable);
-  if (!sc) {
-    *code = unparsable ? CCSIM_EINVAL : CCSIM_ENOMEM;
-    ccsim_set_err(err, err_sz, "%s",
-                  unparsable ? "the scene does not parse back once written (an unknown field "
-                               "numbered 0?)"
-                             : "out of memory for the scene");
-    goto fail;
-  }
   // a client's checkpoint and a saved session alike: another format is not guessed at
   if (cp && (!cp->has_format || cp->format != 1)) {
     if (cp->has_format) {
@@ -124,7 +113,7 @@ srv_session *srv_session_build(srv *s, const Ccsim__Scene *scene, const Ccsim__C
     }
     goto fail;
   }
-  if (scene_limits(s, sc, err, err_sz) != 0) {
+  if (scene_limits(s, scene, err, err_sz) != 0) {
     *code = CCSIM_ELIMIT;
     goto fail;
   }
@@ -132,12 +121,17 @@ srv_session *srv_session_build(srv *s, const Ccsim__Scene *scene, const Ccsim__C
   if (pacing_read(pc, &ss->pacing, &ss->period, err, err_sz) != 0) {
     goto fail;
   }
+  // the compiled model and the scene's copy for checkpoints, shared with every session of
+  // the same scene (compiled here when none is cached)
   char e[400] = "";
-  ss->m = wire_scene_compile(sc, e, sizeof e);
-  if (!ss->m) {
+  ss->model = srv_models_acquire(s->models, scene, code, e, sizeof e);
+  if (!ss->model) {
     ccsim_set_err(err, err_sz, "%s", e);
     goto fail;
   }
+  *code = CCSIM_EINVAL;
+  ss->m = srv_model_sim(ss->model);
+  ss->scene = srv_model_scene(ss->model);
   ss->d = sim_data_new(ss->m, e, sizeof e);
   if (!ss->d) {
     *code = CCSIM_ESOLVER;
@@ -179,10 +173,7 @@ void srv_session_free(srv_session **pss) {
   }
   srv_session *ss = *pss;
   sim_data_destroy(&ss->d);
-  sim_model_destroy(&ss->m);
-  if (ss->scene) {
-    ccsim__scene__free_unpacked(ss->scene, NULL);
-  }
+  srv_model_release(&ss->model);
   free(ss->snap);
   free(ss->view);
   srv_blob_release(&ss->last_reply);
@@ -328,7 +319,7 @@ static int checkpoint_msg(srv_session *ss, Ccsim__Checkpoint *cp, Ccsim__Pacing 
   }
   cp->has_format = 1;
   cp->format = 1;
-  cp->scene = ss->scene;
+  cp->scene = (Ccsim__Scene *)ss->scene;  // packed only, never written
   cp->n_snapshot = ss->nsnap;
   cp->snapshot = ss->snap;
   pc->has_mode = pc->has_period = 1;

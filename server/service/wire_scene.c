@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "geo_mesh.h"
 #include "geo_prim.h"
 #include "wire.h"
 
@@ -80,7 +81,9 @@ long long wire_shape_triangles(const Ccsim__Shape *s) {
                  ? geo_torus_triangles((int)s->torus->major_segments, (int)s->torus->minor_segments)
                  : -1;
     case CCSIM__SHAPE__KIND_MESH:
-      return (long long)(s->mesh->n_triangles / 3);
+      return s->mesh->has_file ? geo_mesh_file_triangles(s->mesh->file.data, s->mesh->file.len,
+                                                         s->mesh->source)
+                               : (long long)(s->mesh->n_triangles / 3);
     default:
       return 0;
   }
@@ -95,8 +98,39 @@ long long wire_scene_triangles(const Ccsim__Scene *sc) {
   return tris;
 }
 
-static int read_shape_kind(const Ccsim__Shape *s, sim_shape_desc *out, const char *where, char *err,
-                           size_t err_sz) {
+// A mesh given as its file's bytes, read into *parsed (the caller frees it once the model
+// is compiled: out borrows its arrays). The triangles are counted before anything is built.
+static int read_mesh_file(const Ccsim__Mesh *mesh, sim_shape_desc *out, geo_mesh **parsed,
+                          const char *where, char *err, size_t err_sz) {
+  const char *name = mesh->source && mesh->source[0] ? mesh->source : "mesh";
+  if (mesh->n_vertices || mesh->n_triangles) {
+    ccsim_set_err(err, err_sz, "%s.shape.mesh: give vertices and triangles or a file, not both",
+                  where);
+    return -1;
+  }
+  long long nt = geo_mesh_file_triangles(mesh->file.data, mesh->file.len, mesh->source);
+  if (nt > SIM_MAX_MESH_TRIS) {
+    ccsim_set_err(err, err_sz, "%s.shape: %lld triangles exceed the limit of %d per body", where,
+                  nt, SIM_MAX_MESH_TRIS);
+    return -1;
+  }
+  char gerr[300] = "";
+  *parsed = geo_mesh_parse(mesh->file.data, mesh->file.len, name, gerr, sizeof gerr);
+  if (!*parsed) {
+    ccsim_set_err(err, err_sz, "%s.shape.mesh: cannot use mesh \"%s\": %s", where, name, gerr);
+    return -1;
+  }
+  // the welded mesh's arrays (ids are never negative: the same bits as unsigned)
+  out->vert = (*parsed)->vert;
+  out->nvert = (*parsed)->nvert;
+  out->tri = (const unsigned *)(*parsed)->tri;
+  out->ntri = (*parsed)->ntri;
+  out->source = name;
+  return 0;
+}
+
+static int read_shape_kind(const Ccsim__Shape *s, sim_shape_desc *out, geo_mesh **parsed,
+                           const char *where, char *err, size_t err_sz) {
   memset(out, 0, sizeof *out);
   if (!s || s->kind_case == CCSIM__SHAPE__KIND__NOT_SET) {
     out->type = SIM_SHAPE_NONE;
@@ -167,6 +201,9 @@ static int read_shape_kind(const Ccsim__Shape *s, sim_shape_desc *out, const cha
   case CCSIM__SHAPE__KIND_MESH: {
     const Ccsim__Mesh *mesh = s->mesh;
     out->type = SIM_SHAPE_MESH;
+    if (mesh->has_file) {
+      return read_mesh_file(mesh, out, parsed, where, err, err_sz);
+    }
     if (mesh->n_vertices % 3 != 0 || mesh->n_triangles % 3 != 0) {
       ccsim_set_err(err, err_sz, "%s.shape.mesh: vertices and triangles must come in threes",
                     where);
@@ -194,9 +231,9 @@ static int read_shape_kind(const Ccsim__Shape *s, sim_shape_desc *out, const cha
 // A shape's description, refused when its tessellation would exceed the per-body limit:
 // a primitive's resolutions can ask for tens of millions of triangles, which the server
 // would otherwise spend gigabytes and minutes building before any limit saw them.
-static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, const char *where, char *err,
-                      size_t err_sz) {
-  if (read_shape_kind(s, out, where, err, err_sz) != 0) {
+static int read_shape(const Ccsim__Shape *s, sim_shape_desc *out, geo_mesh **parsed,
+                      const char *where, char *err, size_t err_sz) {
+  if (read_shape_kind(s, out, parsed, where, err, err_sz) != 0) {
     return -1;
   }
   long long nt = wire_shape_triangles(s);
@@ -254,6 +291,12 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
   s.bodies = bodies;
   sim_model *m = NULL;
   double *paths = NULL;  // every body's waypoints, back to back
+  geo_mesh **parsed = calloc(sc->n_bodies ? sc->n_bodies : 1, sizeof *parsed);  // mesh files
+  if (!parsed) {
+    free(bodies);
+    ccsim_set_err(err, err_sz, "out of memory");
+    return NULL;
+  }
   size_t npath = 0, used = 0;
   for (size_t i = 0; i < sc->n_bodies; i++) {
     if (sc->bodies[i]->n_path > SIM_MAX_PATH) {
@@ -292,7 +335,7 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
         goto done;
       }
     }
-    if (read_shape(pb->shape, &b->shape, where, err, err_sz) != 0) {
+    if (read_shape(pb->shape, &b->shape, &parsed[i], where, err, err_sz) != 0) {
       goto done;
     }
     if (wire_vec3_get(pb->pose ? pb->pose->p : NULL, b->pos, zero) != 0 ||
@@ -327,6 +370,10 @@ sim_model *wire_scene_compile(const Ccsim__Scene *sc, char *err, size_t err_sz) 
   }
   m = sim_model_compile(&s, err, err_sz);
 done:
+  for (size_t i = 0; i < sc->n_bodies; i++) {
+    geo_mesh_destroy(&parsed[i]);
+  }
+  free(parsed);
   free(paths);
   free(bodies);
   return m;
