@@ -170,6 +170,8 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   }
   s->state_lock_fd = lock_fd;
   s->cfg = *c;
+  s->pool_ops = (srv_pool_ops){
+      .lead = srv_lead, .send = srv_send_job, .wake_open = srv_wake_open, .tick = srv_run_tick};
   s->tab = calloc((size_t)c->max_sessions, sizeof *s->tab);
   if (c->curve_allow_dir) {
     // read again at every handshake that may follow a change, long after the caller's
@@ -322,7 +324,7 @@ uint8_t *srv_handle(srv *s, const uint8_t *req, size_t len, size_t *reply_len) {
     return NULL;
   }
   if (srv_accept(s, j, req, len) == 0) {
-    srv_execute(s, j, &s->io_arena);
+    j->run(s, j, &s->io_arena);
     srv_session_done(s, j->ss, -1, srv_job_active_until(j));
   }
   uint8_t *out = j->reply;
@@ -367,81 +369,12 @@ static void send_reply_locked(srv *s, const srv_job *j) {
   zmq_send(s->router, j->reply, j->reply_len, ZMQ_DONTWAIT);
 }
 
-uint64_t srv_stream_published(srv *s) {
-  return atomic_load(&s->published);
-}
-
-int srv_stream_watched(srv *s, const char *id) {
-  if (!s->pub) {
-    return 0;
-  }
-  pthread_mutex_lock(&s->subs_mu);
-  int hit = s->subs_more > 0;
-  for (int i = 0; i < s->nsubs && !hit; i++) {
-    hit = memcmp(s->subs[i].p, id, s->subs[i].len) == 0;
-  }
-  pthread_mutex_unlock(&s->subs_mu);
-  return hit;
-}
-
-// under sock_mu: take the XPUB's (un)subscriptions until none is left (which also re-arms
-// pub_fd). A topic longer than an id matches no session and is not kept.
-static void drain_subs_locked(srv *s) {
-  unsigned char m[2 + SRV_ID_LEN];
-  int n;
-  while ((n = zmq_recv(s->pub, m, sizeof m, ZMQ_DONTWAIT)) >= 0) {
-    int len = n - 1;
-    if (n < 1 || m[0] > 1 || len > SRV_ID_LEN) {
-      continue;  // not a subscription, or a topic no id has
-    }
-    pthread_mutex_lock(&s->subs_mu);
-    if (m[0] == 1 && s->nsubs < SRV_SUBS_MAX) {
-      s->subs[s->nsubs].len = (unsigned char)len;
-      memcpy(s->subs[s->nsubs].p, m + 1, (size_t)len);
-      s->nsubs++;
-    } else if (m[0] == 1) {
-      s->subs_more++;
-    } else {
-      int i = 0;
-      while (i < s->nsubs && !(s->subs[i].len == len && !memcmp(s->subs[i].p, m + 1, len))) {
-        i++;
-      }
-      if (i < s->nsubs) {
-        s->subs[i] = s->subs[--s->nsubs];
-      } else if (s->subs_more > 0) {
-        s->subs_more--;  // one that did not fit in the table
-      }
-    }
-    pthread_mutex_unlock(&s->subs_mu);
-  }
-}
-
 // the leader's drain: takes sock_mu (no-op without a stream)
 static void drain_subs(srv *s) {
   if (s->pub) {
     sock_lock(s);
-    drain_subs_locked(s);
+    srv_stream_drain_locked(s);
     pthread_mutex_unlock(&s->sock_mu);
-  }
-}
-
-// under sock_mu
-static void publish_locked(srv *s, const char *topic, const uint8_t *msg, size_t len) {
-  if (!s->pub) {
-    return;
-  }
-  if (zmq_send(s->pub, topic, strlen(topic), ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0 &&
-      zmq_send(s->pub, msg, len, ZMQ_DONTWAIT) >= 0) {
-    atomic_fetch_add(&s->published, 1);
-  }
-  // a send may take the XPUB's commands (ZeroMQ looks about once a millisecond), and with
-  // them the signal on pub_fd the leader waits for: take what came in as often. Draining
-  // after every send would cost two system calls a step; the housekeeping drains too, for
-  // a signal taken by the last send before publishing stopped
-  double now = srv_now();
-  if (now >= s->subs_drain_at) {
-    s->subs_drain_at = now + 1e-3;
-    drain_subs_locked(s);
   }
 }
 
@@ -464,7 +397,7 @@ void srv_send_job(srv *s, srv_job *j, void *wake) {
   sock_lock(s);
   send_reply_locked(s, j);
   if (j->pub) {
-    publish_locked(s, j->pub_topic, j->pub, j->pub_len);
+    srv_stream_publish_locked(s, j->pub_topic, j->pub, j->pub_len);
   }
   // our calls may have processed the ROUTER's commands, and with them the signal on
   // router_fd the sleeping leader waits for: wake it when a request is waiting
@@ -581,7 +514,7 @@ static void publish_closed(srv *s, srv_session *ss) {
   size_t n = ccsim_pb_pack_tail(&m.base, buf, sizeof buf);
   if (n != SIZE_MAX) {
     pthread_mutex_lock(&s->sock_mu);
-    publish_locked(s, ss->id, buf + sizeof buf - n, n);
+    srv_stream_publish_locked(s, ss->id, buf + sizeof buf - n, n);
     pthread_mutex_unlock(&s->sock_mu);
   }
 }
@@ -636,6 +569,7 @@ static void queue_saves(srv *s) {
       srv_job *j = calloc(1, sizeof *j);
       if (j) {
         j->kind = SRV_JOB_SAVE;
+        j->run = srv_run_save;
         j->ss = ss;
         ss->save_queued = 1;
         nwake += srv_enqueue_locked(s, j);

@@ -1,7 +1,8 @@
-// Requests to replies. srv_accept (the leader) decodes, checks roles and answers what
-// needs no physics; srv_execute (a pool thread) runs the rest: CreateSession, Step,
-// SetState, CloseSession, checkpoints, free-running ticks and saves. Every rejected
-// request leaves the session unchanged.
+// Requests to replies, through one request table (below). srv_accept (the leader) decodes,
+// looks the request's row up, checks the role and answers what needs no physics; the rest
+// is queued with a run function the pool calls (job->run): CreateSession, Step, SetState,
+// CloseSession, checkpoints, QueryContacts, and free-running ticks and saves. Every
+// rejected request leaves the session unchanged.
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,13 +14,80 @@
 #include "sim_rigid.h"
 #include "wire.h"
 
-typedef struct rctx {
+typedef srv_rctx rctx;
+
+struct srv_rctx {
   srv *s;
   ccsim_arena *a;
   Ccsim__Reply reply;
   Ccsim__Error error;
   char msg[512];
-} rctx;
+  srv_blob *bytes;  // an answer stored already (one reference), sent instead of reply
+};
+
+// ---- the request table ----------------------------------------------------------------
+//
+// One row per request type (Redis' command table): what srv_accept, the pool and the
+// replies ask of a request's kind, they read here. A session's request is looked up and its
+// role known before its answer runs; a row on the pool is queued behind the session's
+// running job and runs there. Answers run on the I/O thread under srv.mu (session rows) or
+// without it (the others); runs on the session's worker, the lock not held.
+
+static int answer_hello(rctx *rc, srv_job *j, srv_session *ss);
+static int answer_server_info(rctx *rc, srv_job *j, srv_session *ss);
+static int answer_list(rctx *rc, srv_job *j, srv_session *ss);
+static int answer_create(rctx *rc, srv_job *j, srv_session *ss);
+static int answer_get_state(rctx *rc, srv_job *j, srv_session *ss);
+static int answer_attach(rctx *rc, srv_job *j, srv_session *ss);
+static int answer_query_contacts(rctx *rc, srv_job *j, srv_session *ss);
+static void run_create(rctx *rc, srv_job *j, srv_session *ss);
+static void run_step(rctx *rc, srv_job *j, srv_session *ss);
+static void run_set_state(rctx *rc, srv_job *j, srv_session *ss);
+static void run_checkpoint(rctx *rc, srv_job *j, srv_session *ss);
+static void run_close(rctx *rc, srv_job *j, srv_session *ss);
+static void run_query_contacts(rctx *rc, srv_job *j, srv_session *ss);
+static void run_request(srv *s, srv_job *j, ccsim_arena *a);
+
+enum { ANY = SRV_ROLE_ANY, CTL = SRV_ROLE_CONTROLLER };
+enum { IO = SRV_ON_IO, POOL = SRV_ON_POOL, EITHER = SRV_ON_EITHER };
+
+static const srv_request requests[] = {
+  // body                               name              session role seq where  steps
+  // answer                 run
+  {CCSIM__REQUEST__BODY_HELLO,          "hello",          0,      ANY, 0,  IO,     0,
+   answer_hello,            NULL},
+  {CCSIM__REQUEST__BODY_SERVER_INFO,    "server_info",    0,      ANY, 0,  IO,     0,
+   answer_server_info,      NULL},
+  {CCSIM__REQUEST__BODY_LIST_SESSIONS,  "list_sessions",  0,      ANY, 0,  IO,     0,
+   answer_list,             NULL},
+  // checked on the I/O thread, built on the pool (or answered from the session its key made)
+  {CCSIM__REQUEST__BODY_CREATE_SESSION, "create_session", 0,      ANY, 0,  EITHER, 0,
+   answer_create,           run_create},
+  {CCSIM__REQUEST__BODY_ATTACH_SESSION, "attach_session", 1,      ANY, 0,  IO,     0,
+   answer_attach,           NULL},
+  {CCSIM__REQUEST__BODY_STEP,           "step",           1,      CTL, 1,  POOL,   1,
+   NULL,                    run_step},
+  {CCSIM__REQUEST__BODY_SET_STATE,      "set_state",      1,      CTL, 0,  POOL,   0,
+   NULL,                    run_set_state},
+  // the published view on the I/O thread; a checkpoint (the controller's) on the pool
+  {CCSIM__REQUEST__BODY_GET_STATE,      "get_state",      1,      ANY, 0,  EITHER, 0,
+   answer_get_state,        run_checkpoint},
+  {CCSIM__REQUEST__BODY_CLOSE_SESSION,  "close_session",  1,      CTL, 0,  POOL,   0,
+   NULL,                    run_close},
+  // at the current state from the last answer kept, else computed on the pool
+  {CCSIM__REQUEST__BODY_QUERY_CONTACTS, "query_contacts", 1,      ANY, 0,  EITHER, 0,
+   answer_query_contacts,   run_query_contacts},
+};
+
+// the row of a request's body, or NULL (none set, or one this server does not know)
+static const srv_request *request_row(Ccsim__Request__BodyCase body) {
+  for (size_t i = 0; i < sizeof requests / sizeof requests[0]; i++) {
+    if (requests[i].body == body) {
+      return &requests[i];
+    }
+  }
+  return NULL;
+}
 
 static void rctx_init(rctx *rc, srv *s, ccsim_arena *a) {
   memset(rc, 0, sizeof *rc);
@@ -109,36 +177,6 @@ static void finish(rctx *rc, srv_job *j) {
   log_reply(rc, j);
 }
 
-// b (NULL: out of memory) holding n bytes, with its one reference
-static srv_blob *blob_init(srv_blob *b, size_t n) {
-  if (b) {
-    atomic_init(&b->refs, 1);
-    b->len = n;
-  }
-  return b;
-}
-
-srv_blob *srv_blob_pack(const Ccsim__Reply *r) {
-  size_t n = 0;
-  srv_blob *b = ccsim_pb_pack_new(&r->base, offsetof(srv_blob, data), &n);
-  return blob_init(b, n);
-}
-
-srv_blob *srv_blob_copy(const uint8_t *data, size_t n) {
-  srv_blob *b = blob_init(malloc(sizeof(srv_blob) + (n ? n : 1)), n);
-  if (b) {
-    memcpy(b->data, data, n);
-  }
-  return b;
-}
-
-void srv_blob_release(srv_blob **b) {
-  if (*b && atomic_fetch_sub(&(*b)->refs, 1) == 1) {
-    free(*b);
-  }
-  *b = NULL;
-}
-
 // j's reply: a stored reply (serialized without request_id) with the request's id
 static void finish_bytes(rctx *rc, srv_job *j, const uint8_t *bare, size_t n) {
   free(j->reply);
@@ -149,17 +187,6 @@ static void finish_bytes(rctx *rc, srv_job *j, const uint8_t *bare, size_t n) {
 // j's reply: the session's stored reply with the request's id
 static void finish_stored(rctx *rc, srv_job *j, const srv_session *ss) {
   finish_bytes(rc, j, ss->last_reply->data, ss->last_reply->len);
-}
-
-void srv_job_free(srv_job *j) {
-  if (!j) {
-    return;
-  }
-  ccsim_arena_fini(&j->rq_arena);
-  free(j->ident);
-  free(j->reply);
-  free(j->pub);
-  free(j);
 }
 
 // ---- message builders ---------------------------------------------------------------
@@ -408,16 +435,6 @@ static int state_from_view(rctx *rc, const srv_session *ss) {
   return CCSIM_OK;
 }
 
-static const char *body_name(Ccsim__Request__BodyCase c) {
-  switch (c) {
-  case CCSIM__REQUEST__BODY_STEP: return "step";
-  case CCSIM__REQUEST__BODY_SET_STATE: return "set_state";
-  case CCSIM__REQUEST__BODY_CLOSE_SESSION: return "close_session";
-  case CCSIM__REQUEST__BODY_GET_STATE: return "get_state";
-  default: return "request";
-  }
-}
-
 // ---- admitting creates ----------------------------------------------------------------
 
 static int fail_session_limit(rctx *rc) {
@@ -501,6 +518,94 @@ static void create_done_locked(srv *s, srv_job *j) {
   }
 }
 
+// ---- answers on the I/O thread (request table's answer column) ----------------------
+
+static int answer_hello(rctx *rc, srv_job *j, srv_session *ss) {
+  (void)ss;
+  do_hello(rc, j->rq->hello);
+  return SRV_ANSWERED;
+}
+
+static int answer_server_info(rctx *rc, srv_job *j, srv_session *ss) {
+  (void)j, (void)ss;
+  do_server_info(rc);
+  return SRV_ANSWERED;
+}
+
+static int answer_list(rctx *rc, srv_job *j, srv_session *ss) {
+  (void)j, (void)ss;
+  do_list(rc);
+  return SRV_ANSWERED;
+}
+
+// CreateSession: checked here, then queued (takes mu) unless the sessions fill the limit
+static int answer_create(rctx *rc, srv_job *j, srv_session *ss) {
+  (void)ss;
+  srv *s = rc->s;
+  const Ccsim__CreateSession *cs = j->rq->create_session;
+  if (!cs->scene == !cs->has_checkpoint) {
+    fail(rc, CCSIM_EINVAL, "create_session: give either a scene or a checkpoint");
+    return SRV_ANSWERED;
+  }
+  if (cs->has_create_key &&
+      (cs->create_key.len < SRV_CREATE_KEY_MIN || cs->create_key.len > SRV_CREATE_KEY_MAX)) {
+    fail(rc, CCSIM_EINVAL, "create_session: create_key of %zu bytes: give %d to %d random bytes",
+         cs->create_key.len, SRV_CREATE_KEY_MIN, SRV_CREATE_KEY_MAX);
+    return SRV_ANSWERED;
+  }
+  // the run function is set before the job may reach a pool thread
+  j->run = run_request;
+  pthread_mutex_lock(&s->mu);
+  int full = admit_create_locked(s, j);
+  pthread_mutex_unlock(&s->mu);
+  if (full) {
+    fail_session_limit(rc);
+    return SRV_ANSWERED;
+  }
+  return SRV_QUEUE;
+}
+
+// under mu: GetState from the published view; a checkpoint is the controller's, on the pool
+static int answer_get_state(rctx *rc, srv_job *j, srv_session *ss) {
+  const Ccsim__GetState *g = j->rq->get_state;
+  if (!(g->has_checkpoint && g->checkpoint)) {
+    state_from_view(rc, ss);
+    return SRV_ANSWERED;
+  }
+  if (!j->controller) {
+    fail(rc, CCSIM_EPERM, "get_state.checkpoint: only the controller of session %s may "
+         "take checkpoints (a checkpoint restarts the integrator)", ss->id);
+    return SRV_ANSWERED;
+  }
+  return SRV_QUEUE;
+}
+
+// under mu
+static int answer_attach(rctx *rc, srv_job *j, srv_session *ss) {
+  (void)j;
+  Ccsim__CreateSessionReply *cr = session_reply(rc, ss, 0);
+  if (!cr) {
+    fail(rc, CCSIM_ENOMEM, "attach_session: out of memory");
+  } else {
+    rc->reply.body_case = CCSIM__REPLY__BODY_ATTACH_SESSION;
+    rc->reply.attach_session = cr;
+  }
+  return SRV_ANSWERED;
+}
+
+// under mu: any role may ask. At the current state: answered here when the contacts of the
+// published state were computed already, so observers asking again never wait behind the
+// controller's steps; else computed on the session's worker, like given poses
+static int answer_query_contacts(rctx *rc, srv_job *j, srv_session *ss) {
+  if (j->rq->query_contacts->n_poses == 0 && ss->contacts_view &&
+      ss->contacts_steps == ss->steps) {
+    rc->bytes = ss->contacts_view;
+    atomic_fetch_add(&rc->bytes->refs, 1);
+    return SRV_ANSWERED;
+  }
+  return SRV_QUEUE;
+}
+
 void srv_refuse(srv *s, srv_job *j, const uint8_t *req, size_t len, int code, const char *msg) {
   atomic_fetch_add(&s->requests, 1);
   rctx rc;
@@ -541,49 +646,25 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     return 1;
   }
   j->rq = rq;
-  switch (rq->body_case) {
-  case CCSIM__REQUEST__BODY_HELLO:
-    do_hello(&rc, rq->hello);
-    finish(&rc, j);
-    return 1;
-  case CCSIM__REQUEST__BODY_SERVER_INFO:
-    do_server_info(&rc);
-    finish(&rc, j);
-    return 1;
-  case CCSIM__REQUEST__BODY_LIST_SESSIONS:
-    do_list(&rc);
-    finish(&rc, j);
-    return 1;
-  case CCSIM__REQUEST__BODY__NOT_SET:
-    fail(&rc, CCSIM_EPROTO, "request has no body (hello, step, ...)");
-    finish(&rc, j);
-    return 1;
-  case CCSIM__REQUEST__BODY_CREATE_SESSION: {
-    const Ccsim__CreateSession *cs = rq->create_session;
-    if (!cs->scene == !cs->has_checkpoint) {
-      fail(&rc, CCSIM_EINVAL, "create_session: give either a scene or a checkpoint");
-      finish(&rc, j);
-      return 1;
+  const srv_request *row = request_row(rq->body_case);
+  if (!row) {
+    if (rq->body_case == CCSIM__REQUEST__BODY__NOT_SET) {
+      fail(&rc, CCSIM_EPROTO, "request has no body (hello, step, ...)");
+    } else {
+      fail(&rc, CCSIM_EPROTO, "unknown request body %d", (int)rq->body_case);
     }
-    if (cs->has_create_key &&
-        (cs->create_key.len < SRV_CREATE_KEY_MIN || cs->create_key.len > SRV_CREATE_KEY_MAX)) {
-      fail(&rc, CCSIM_EINVAL, "create_session: create_key of %zu bytes: give %d to %d random bytes",
-           cs->create_key.len, SRV_CREATE_KEY_MIN, SRV_CREATE_KEY_MAX);
-      finish(&rc, j);
-      return 1;
-    }
-    pthread_mutex_lock(&s->mu);
-    int full = admit_create_locked(s, j);
-    pthread_mutex_unlock(&s->mu);
-    if (full) {
-      fail_session_limit(&rc);
-      finish(&rc, j);
-      return 1;
-    }
-    return 0;
+    finish(&rc, j);
+    return 1;
   }
-  default:
-    break;
+  j->req = row;
+  if (!row->session) {
+    // no session to look up: the answer decides, and queues a create itself (the job may
+    // run, and be gone, as soon as it is queued)
+    if (row->answer(&rc, j, NULL) == SRV_QUEUE) {
+      return 0;
+    }
+    finish(&rc, j);
+    return 1;
   }
   pthread_mutex_lock(&s->mu);
   srv_session *ss = srv_find(s, rq->session_id);
@@ -599,8 +680,7 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     finish(&rc, j);
     return 1;
   }
-  int controller = token_ok(ss, rq->token);
-  if (controller) {
+  if (token_ok(ss, rq->token)) {
     // idle means: nothing from the controller; an observer's requests, refused or not, or
     // a stranger's, must not keep a session its controller left from the idle timeout
     // never back: a lockstep reply held past now has set it to its send time
@@ -610,60 +690,16 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     j->controller = 1;  // and when its reply leaves, for a request that takes long
   }
   int queue = 0;
-  switch (rq->body_case) {
-  case CCSIM__REQUEST__BODY_STEP:
-  case CCSIM__REQUEST__BODY_SET_STATE:
-  case CCSIM__REQUEST__BODY_CLOSE_SESSION:
-    if (!controller) {
-      fail(&rc, CCSIM_EPERM, "%s: only the controller of session %s may do this (send the "
-           "controller_token CreateSession returned; observers may get_state and "
-           "query_contacts)", body_name(rq->body_case), ss->id);
-    } else {
-      queue = 1;
-    }
-    break;
-  case CCSIM__REQUEST__BODY_GET_STATE:
-    if (rq->get_state->has_checkpoint && rq->get_state->checkpoint) {
-      if (!controller) {
-        fail(&rc, CCSIM_EPERM, "get_state.checkpoint: only the controller of session %s may "
-             "take checkpoints (a checkpoint restarts the integrator)", ss->id);
-      } else {
-        queue = 1;
-      }
-    } else {
-      state_from_view(&rc, ss);
-    }
-    break;
-  case CCSIM__REQUEST__BODY_ATTACH_SESSION: {
-    Ccsim__CreateSessionReply *cr = session_reply(&rc, ss, 0);
-    if (!cr) {
-      fail(&rc, CCSIM_ENOMEM, "attach_session: out of memory");
-    } else {
-      rc.reply.body_case = CCSIM__REPLY__BODY_ATTACH_SESSION;
-      rc.reply.attach_session = cr;
-    }
-    break;
-  }
-  case CCSIM__REQUEST__BODY_QUERY_CONTACTS:
-    // any role may ask. At the current state: answered here when the contacts of the
-    // published state were computed already, so observers asking again never wait behind
-    // the controller's steps; else computed on the session's worker, like given poses
-    if (rq->query_contacts->n_poses == 0 && ss->contacts_view && ss->contacts_steps == ss->steps) {
-      srv_blob *b = ss->contacts_view;
-      atomic_fetch_add(&b->refs, 1);
-      pthread_mutex_unlock(&s->mu);
-      finish_bytes(&rc, j, b->data, b->len);  // a large reply is copied outside the lock
-      srv_blob_release(&b);
-      return 1;
-    }
-    queue = 1;
-    break;
-  default:
-    fail(&rc, CCSIM_EPROTO, "unknown request body %d", (int)rq->body_case);
-    break;
+  if (row->role == SRV_ROLE_CONTROLLER && !j->controller) {
+    fail(&rc, CCSIM_EPERM, "%s: only the controller of session %s may do this (send the "
+         "controller_token CreateSession returned; observers may get_state and "
+         "query_contacts)", row->name, ss->id);
+  } else {
+    queue = row->where == SRV_ON_POOL || row->answer(&rc, j, ss) == SRV_QUEUE;
   }
   if (queue) {
     j->ss = ss;
+    j->run = run_request;
     if (s->threaded) {
       srv_enqueue_locked(s, j);
     }
@@ -671,6 +707,11 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     return 0;
   }
   pthread_mutex_unlock(&s->mu);
+  if (rc.bytes) {
+    finish_bytes(&rc, j, rc.bytes->data, rc.bytes->len);  // a large reply is copied outside the lock
+    srv_blob_release(&rc.bytes);
+    return 1;
+  }
   finish(&rc, j);
   return 1;
 }
@@ -1339,79 +1380,87 @@ static int do_close(rctx *rc, srv_job *j, srv_session *ss) {
   return CCSIM_OK;
 }
 
-void srv_execute(srv *s, srv_job *j, ccsim_arena *a) {
+// ---- run functions of the pool's jobs (job->run) ------------------------------------
+
+static void run_create(rctx *rc, srv_job *j, srv_session *ss) {
+  (void)ss;
+  do_create(rc, j);
+  finish(rc, j);
+}
+
+static void run_set_state(rctx *rc, srv_job *j, srv_session *ss) {
+  do_set_state(rc, j, ss, j->rq->set_state);
+  finish(rc, j);
+}
+
+static void run_checkpoint(rctx *rc, srv_job *j, srv_session *ss) {
+  do_checkpoint(rc, ss);
+  finish(rc, j);
+}
+
+static void run_close(rctx *rc, srv_job *j, srv_session *ss) {
+  do_close(rc, j, ss);
+  finish(rc, j);
+}
+
+static void run_query_contacts(rctx *rc, srv_job *j, srv_session *ss) {
+  const Ccsim__QueryContacts *q = j->rq->query_contacts;
+  if (do_query_contacts(rc, ss, q) == CCSIM_OK && q->n_poses == 0) {
+    // kept for the same question at this state (the session is ours: steps is its)
+    srv_blob *b = srv_blob_pack(&rc->reply);
+    if (b) {
+      finish_bytes(rc, j, b->data, b->len);
+      pthread_mutex_lock(&rc->s->mu);
+      srv_blob *old = ss->contacts_view;
+      ss->contacts_view = b;
+      ss->contacts_steps = ss->steps;
+      pthread_mutex_unlock(&rc->s->mu);
+      srv_blob_release(&old);
+      return;
+    }
+  }
+  finish(rc, j);
+}
+
+// a queued request: its row's run, on the session's worker (a pool thread or srv_handle)
+static void run_request(srv *s, srv_job *j, ccsim_arena *a) {
   rctx rc;
   rctx_init(&rc, s, a);
   srv_session *ss = j->ss;
-  if (j->kind == SRV_JOB_TICK) {
-    if (!ss->dead) {
-      do_tick(&rc, j, ss);
-    }
-    pthread_mutex_lock(&s->mu);
-    ss->tick_queued = 0;
-    pthread_mutex_unlock(&s->mu);
-    return;
-  }
-  if (j->kind == SRV_JOB_SAVE) {
-    pthread_mutex_lock(&s->mu);
-    int changed = ss->steps != ss->saved_steps && !ss->dead;
-    uint64_t steps = ss->steps;
-    pthread_mutex_unlock(&s->mu);
-    int saved = changed && srv_save_session(s, ss) == 0;
-    pthread_mutex_lock(&s->mu);
-    if (saved) {
-      ss->saved_steps = steps;
-    }
-    ss->save_queued = 0;
-    pthread_mutex_unlock(&s->mu);
-    return;
-  }
-  const Ccsim__Request *rq = j->rq;
-  if (rq->body_case == CCSIM__REQUEST__BODY_CREATE_SESSION) {
-    do_create(&rc, j);
-    finish(&rc, j);
-    return;
-  }
-  if (ss->dead) {
+  if (j->req->session && ss->dead) {
     pthread_mutex_lock(&s->mu);
     fail(&rc, CCSIM_EEXPIRED, "session %s %s", ss->id, srv_tomb(s, ss->id));
     pthread_mutex_unlock(&s->mu);
     finish(&rc, j);
     return;
   }
-  switch (rq->body_case) {
-  case CCSIM__REQUEST__BODY_STEP:
-    run_step(&rc, j, ss);
-    return;
-  case CCSIM__REQUEST__BODY_SET_STATE:
-    do_set_state(&rc, j, ss, rq->set_state);
-    break;
-  case CCSIM__REQUEST__BODY_GET_STATE:
-    do_checkpoint(&rc, ss);
-    break;
-  case CCSIM__REQUEST__BODY_CLOSE_SESSION:
-    do_close(&rc, j, ss);
-    break;
-  case CCSIM__REQUEST__BODY_QUERY_CONTACTS:
-    if (do_query_contacts(&rc, ss, rq->query_contacts) == CCSIM_OK &&
-        rq->query_contacts->n_poses == 0) {
-      // kept for the same question at this state (the session is ours: steps is its)
-      srv_blob *b = srv_blob_pack(&rc.reply);
-      if (b) {
-        finish_bytes(&rc, j, b->data, b->len);
-        pthread_mutex_lock(&s->mu);
-        srv_blob *old = ss->contacts_view;
-        ss->contacts_view = b;
-        ss->contacts_steps = ss->steps;
-        pthread_mutex_unlock(&s->mu);
-        srv_blob_release(&old);
-        return;
-      }
-    }
-    break;
-  default:
-    fail(&rc, CCSIM_EPROTO, "unknown request body %d", (int)rq->body_case);
-    break;
+  j->req->run(&rc, j, ss);
+}
+
+void srv_run_tick(srv *s, srv_job *j, ccsim_arena *a) {
+  rctx rc;
+  rctx_init(&rc, s, a);
+  srv_session *ss = j->ss;
+  if (!ss->dead) {
+    do_tick(&rc, j, ss);
   }
-  finish(&rc, j);
+  pthread_mutex_lock(&s->mu);
+  ss->tick_queued = 0;
+  pthread_mutex_unlock(&s->mu);
+}
+
+void srv_run_save(srv *s, srv_job *j, ccsim_arena *a) {
+  (void)a;
+  srv_session *ss = j->ss;
+  pthread_mutex_lock(&s->mu);
+  int changed = ss->steps != ss->saved_steps && !ss->dead;
+  uint64_t steps = ss->steps;
+  pthread_mutex_unlock(&s->mu);
+  int saved = changed && srv_save_session(s, ss) == 0;
+  pthread_mutex_lock(&s->mu);
+  if (saved) {
+    ss->saved_steps = steps;
+  }
+  ss->save_queued = 0;
+  pthread_mutex_unlock(&s->mu);
 }

@@ -78,6 +78,35 @@ enum { SRV_STOPPED_LIMIT = 1, SRV_STOPPED_SHUTDOWN = 2 };
 typedef struct srv_session srv_session;
 typedef struct srv_job srv_job;
 typedef struct srv_member srv_member;
+typedef struct srv_rctx srv_rctx;  // a reply being built (srv_dispatch.c)
+
+// A job's run function: fills j->reply / j->pub, on the thread that runs the job (a pool
+// thread, or srv_handle's caller). a is scratch, reset before each job.
+typedef void srv_job_run(srv *s, srv_job *j, ccsim_arena *a);
+
+// ---- the request table (srv_dispatch.c) ---------------------------------------------
+
+enum { SRV_ROLE_ANY = 0, SRV_ROLE_CONTROLLER = 1 };
+// where a request is answered: on the I/O thread, on the pool (queued behind its session's
+// running job), or either (its answer says SRV_QUEUE to queue it)
+enum { SRV_ON_IO = 0, SRV_ON_POOL = 1, SRV_ON_EITHER = 2 };
+enum { SRV_ANSWERED = 1, SRV_QUEUE = 0 };
+
+// One row per request type: what every part of the service asks of a request's kind.
+typedef struct srv_request {
+  Ccsim__Request__BodyCase body;
+  const char *name;  // as replies name it ("step")
+  int session;       // names a session: looked up (ENOTFOUND / EEXPIRED) before its answer
+  int role;          // SRV_ROLE_*: who may send it (SRV_ROLE_CONTROLLER: else EPERM)
+  int sequenced;     // carries a seq: exactly once, a repeat answered from the stored reply
+  int where;         // SRV_ON_*
+  int steps;         // runs sim_step, whose progress calls watch the step's own time
+  // on the I/O thread (under srv.mu for a session's request): SRV_ANSWERED with the reply
+  // in rc, or SRV_QUEUE
+  int (*answer)(srv_rctx *rc, srv_job *j, srv_session *ss);
+  // on the session's worker: the reply, always, in j (NULL: never queued)
+  void (*run)(srv_rctx *rc, srv_job *j, srv_session *ss);
+} srv_request;
 
 // A serialized Reply (without request_id) shared by reference: a reader takes a reference
 // under srv.mu and copies the bytes after releasing it.
@@ -106,6 +135,8 @@ struct srv_job {
   srv_job *next;         // in a session queue, the ready queue or the pacer list
   int stopped;           // its physics was stopped: SRV_STOPPED_* (0: ran to its end)
   srv_job_kind kind;
+  srv_job_run *run;      // what the pool calls to run it (set before it is queued)
+  const srv_request *req;  // its row in the request table (NULL: a tick, a save, refused)
   srv_session *ss;       // target (NULL: CreateSession)
   Ccsim__Request *rq;    // in rq_arena; NULL for ticks and saves
   ccsim_arena rq_arena;  // the decoded request's every piece (owned)
@@ -196,8 +227,30 @@ typedef struct srv_log_limit {
   double said_at;  // monotonic time of the last line [s] (0: none)
 } srv_log_limit;
 
+// A job the duty holder runs while keeping the I/O duty (srv_pool_take_over): kept is set,
+// and the duty is still the holder's after the job when srv.duty_gen still equals gen.
+typedef struct srv_duty {
+  int kept;
+  unsigned gen;
+  int watched;  // kept for a Step: the stepping thread watches its own time (srv_pool.c)
+} srv_duty;
+
+// What the pool needs of the layers above it, filled by srv_new (SUNDIALS' ops shape): the
+// pool calls up only through these, and knows nothing of dispatch or the sockets.
+typedef struct srv_pool_ops {
+  // the I/O duty (srv_lead)
+  srv_job *(*lead)(srv *s, int poll_first, srv_duty *duty);
+  // send a finished job's reply and stream message, then free it (srv_send_job)
+  void (*send)(srv *s, srv_job *j, void *wake);
+  // a PUSH to wake the leader, or NULL (srv_wake_open)
+  void *(*wake_open)(srv *s);
+  // run function of the free-running ticks the pacer queues (srv_run_tick)
+  srv_job_run *tick;
+} srv_pool_ops;
+
 struct srv {
   srv_config cfg;
+  srv_pool_ops pool_ops;  // fixed by srv_new
   _Atomic int compiling;  // CreateSessions compiling their scene now (the stop names them)
   char endpoint[256];
   char stream_endpoint[256];
@@ -299,15 +352,23 @@ struct srv {
   char allow_said[256];         // the last failed reading's reason said on stderr (not twice)
 };
 
-// ---- clock and small helpers (srv_store.c) ------------------------------------------
+// The files, lowest first; each calls only files below it (tests/arch checks it):
+//   srv_clock.c, srv_job.c        leaves: the clock; jobs and reply blobs
+//   srv_stream.c                  the stream's subscriptions and publishing
+//   wire_*.c                      protobuf <-> core
+//   srv_store.c                   sessions, the table, checkpoints, the state dir
+//   srv_pool.c                    pool threads and the pacer: run job->run, call up only
+//                                 through srv.pool_ops
+//   srv_dispatch.c                the request table: answers and run functions
+//   srv_curve.c                   CURVE keys and the ZAP handler
+//   srv.c                         lifecycle and the I/O duty (fills srv.pool_ops)
+
+// ---- clock (srv_clock.c) ------------------------------------------------------------
 
 // CLOCK_MONOTONIC [s].
 double srv_now(void);
 
-// Fill out with SRV_ID_LEN random hex characters (or a counter with cfg.deterministic_ids).
-int srv_new_id(srv *s, char out[SRV_ID_LEN + 1]);
-
-// ---- sending (srv.c) ----------------------------------------------------------------
+// ---- jobs and blobs (srv_job.c) -----------------------------------------------------
 
 // r serialized into a new blob holding one reference; NULL when out of memory.
 srv_blob *srv_blob_pack(const Ccsim__Reply *r);
@@ -316,31 +377,31 @@ srv_blob *srv_blob_copy(const uint8_t *data, size_t n);
 // Drop a reference (the last one frees the blob) and set *b = NULL. NULL-safe.
 void srv_blob_release(srv_blob **b);
 
+// Free a job and everything it owns. NULL-safe.
+void srv_job_free(srv_job *j);
+
+// ---- the stream (srv_stream.c) ------------------------------------------------------
+
 // 1 when a stream subscriber's topic covers session id (takes subs_mu).
 int srv_stream_watched(srv *s, const char *id);
+
+// Under sock_mu: take the XPUB's (un)subscriptions until none is left (re-arms pub_fd).
+void srv_stream_drain_locked(srv *s);
+
+// Under sock_mu: publish msg under topic (no-op without a stream), draining subscriptions
+// about once a millisecond.
+void srv_stream_publish_locked(srv *s, const char *topic, const uint8_t *msg, size_t len);
+
+// ---- sending and the I/O duty (srv.c) -----------------------------------------------
 
 // Send j's reply to its client and publish its stream message, then free j (any thread;
 // takes sock_mu). wake: the calling thread's PUSH to the leader's wake socket (see
 // srv_wake_open), NULL while the caller holds the I/O duty itself.
 void srv_send_job(srv *s, srv_job *j, void *wake);
 
-// Send the lockstep replies held in srv.delayed whose time has come (all: every one, at
-// the stop) and let their sessions go on (srv_session_done); wake as for srv_send_job.
-// Returns how many of those sessions' next jobs it made ready (nobody is woken for them).
-// Takes mu.
-int srv_send_held(srv *s, int all, void *wake);
-
 // A PUSH socket for the calling pool or pacer thread to wake the leader (caller closes
 // it), or NULL.
 void *srv_wake_open(srv *s);
-
-// A job the duty holder runs while keeping the I/O duty (srv_pool_take_over): kept is set,
-// and the duty is still the holder's after the job when srv.duty_gen still equals gen.
-typedef struct srv_duty {
-  int kept;
-  unsigned gen;
-  int watched;  // kept for a Step: the stepping thread watches its own time (srv_pool.c)
-} srv_duty;
 
 // The I/O duty, for the pool thread that took srv.leader: serve requests, the ZAP handler
 // and the housekeeping until srv_pool_take_over hands it a job (returned, caller owns it;
@@ -350,6 +411,9 @@ typedef struct srv_duty {
 srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty);
 
 // ---- sessions (srv_store.c) ---------------------------------------------------------
+
+// Fill out with SRV_ID_LEN random hex characters (or a counter with cfg.deterministic_ids).
+int srv_new_id(srv *s, char out[SRV_ID_LEN + 1]);
 
 // Build a session from a scene and an optional checkpoint (scene taken from the checkpoint
 // when given). The session keeps a copy of scene (a decoded one lives in the caller's
@@ -410,7 +474,7 @@ int srv_restore_all(srv *s);
 
 // Decode and route one request (the leader or srv_handle). Either j->reply is filled
 // (returns 1) or the job was queued for the pool (threaded; nobody is woken: the leader
-// decides who runs it) / is ready for srv_execute (not threaded) (returns 0). Takes
+// decides who runs it) / is ready for its j->run (not threaded) (returns 0). Takes
 // srv.mu itself.
 int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len);
 
@@ -418,11 +482,10 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len);
 // j->reply, as srv_accept answers what it refuses undecoded (the request_id echoed).
 void srv_refuse(srv *s, srv_job *j, const uint8_t *req, size_t len, int code, const char *msg);
 
-// Run a queued job (a pool thread or srv_handle): fills j->reply / j->pub. a is scratch.
-void srv_execute(srv *s, srv_job *j, ccsim_arena *a);
-
-// Free a job and everything it owns. NULL-safe.
-void srv_job_free(srv_job *j);
+// Run functions of the jobs queued from outside dispatch: a free-running tick (the
+// pacer's) and a --state-dir save (the housekeeping's).
+void srv_run_tick(srv *s, srv_job *j, ccsim_arena *a);
+void srv_run_save(srv *s, srv_job *j, ccsim_arena *a);
 
 // The ServerInfo deadline/limits summary needs these (srv.c).
 void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a);
@@ -469,6 +532,12 @@ double srv_job_active_until(const srv_job *j);
 // Run the calling thread SCHED_FIFO at cfg.rt_priority (no-op when 0); a refusal is
 // reported once on stderr. Returns 0 or -1.
 int srv_realtime_thread(srv *s);
+
+// Send the lockstep replies held in srv.delayed whose time has come (all: every one, at
+// the stop) and let their sessions go on (srv_session_done); wake as for srv_send_job.
+// Returns how many of those sessions' next jobs it made ready (nobody is woken for them).
+// Takes mu.
+int srv_send_held(srv *s, int all, void *wake);
 
 // Free every job still queued or held (after the threads stopped).
 void srv_pool_drain(srv *s);

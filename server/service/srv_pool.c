@@ -1,7 +1,8 @@
 // The pool and the pacer: pool threads take turns at the I/O duty (leader and followers)
 // and run one job of a session at a time, in arrival order, in parallel across sessions;
 // the pacer holds lockstep replies until their wall-clock time and fires free-running
-// ticks.
+// ticks. It runs a job through job->run and calls up only through srv.pool_ops, so it
+// knows nothing of dispatch or the sockets.
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -56,8 +57,8 @@ static double inline_watch(const srv *s) {
 // runs long by itself.
 #define SRV_PACER_WATCH_STEP 10.0
 
-static int job_is_step(const srv_job *j) {
-  return j->kind == SRV_JOB_REQUEST && j->rq && j->rq->body_case == CCSIM__REQUEST__BODY_STEP;
+static int job_steps(const srv_job *j) {
+  return j->req && j->req->steps;
 }
 
 static srv_job *ready_pop(srv *s) {
@@ -196,7 +197,7 @@ srv_job *srv_pool_take_over(srv *s, int emptied, srv_duty *duty) {
     s->inline_jobs++;
     duty->kept = 1;
     duty->gen = s->duty_gen;
-    duty->watched = job_is_step(j);
+    duty->watched = job_steps(j);
     s->pacer_watch = inline_watch(s) * (duty->watched ? SRV_PACER_WATCH_STEP : 1.0);
     // the pacer is the watchdog: when it sleeps past the watch, it must look sooner
     wake_pacer = s->pacer_wake > now + s->pacer_watch;
@@ -314,7 +315,7 @@ static void run_job(srv *s, srv_job *j, void *wake, ccsim_arena *a, const srv_du
     watched = j->ss->d;  // always: a stopping server must not wait out a long step
     sim_set_progress(watched, step_watch, &w);
   }
-  srv_execute(s, j, a);
+  j->run(s, j, a);
   if (watched) {
     sim_set_progress(watched, NULL, NULL);
   }
@@ -341,12 +342,12 @@ static void run_job(srv *s, srv_job *j, void *wake, ccsim_arena *a, const srv_du
     return;
   }
   double active = srv_job_active_until(j);
-  srv_send_job(s, j, wake);
+  s->pool_ops.send(s, j, wake);
   srv_session_done(s, ss, cost, active);
 }
 
 void srv_pool_serve(srv *s) {
-  void *wake = srv_wake_open(s);
+  void *wake = s->pool_ops.wake_open(s);
   ccsim_arena a;
   ccsim_arena_init(&a, 64 * 1024, 0);
   srv_member me;
@@ -399,7 +400,7 @@ void srv_pool_serve(srv *s) {
       j = me.job;
     }
     if (lead) {
-      j = srv_lead(s, lead == 2, &duty);
+      j = s->pool_ops.lead(s, lead == 2, &duty);
     }
     if (j) {
       run_job(s, j, wake, &a, &duty);
@@ -458,6 +459,7 @@ static double fire_ticks_locked(srv *s, double now, double next, int *nwake) {
       srv_job *j = ss->tick_queued ? NULL : calloc(1, sizeof *j);
       if (j) {
         j->kind = SRV_JOB_TICK;
+        j->run = s->pool_ops.tick;
         j->ss = ss;
         j->arrived = due;
         ss->tick_queued = 1;
@@ -489,7 +491,7 @@ int srv_send_held(srv *s, int all, void *wake) {
     pthread_mutex_unlock(&s->mu);
     srv_session *ss = j->ss;
     double cost = j->cost, active = srv_job_active_until(j), due = j->send_at;
-    srv_send_job(s, j, wake);
+    s->pool_ops.send(s, j, wake);
     // how late the reply went out: the step was on time, its release may not be (the
     // pacer's wake-up, the socket's lock); not a miss, but the client sees it
     double delay = srv_now() - due;
@@ -513,7 +515,7 @@ static void *pacer_main(void *arg) {
   // held replies are due at an exact time: the default timer slack lets the kernel wake
   // a normal-priority thread up to 50 us late
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  void *wake = srv_wake_open(s);
+  void *wake = s->pool_ops.wake_open(s);
   uint64_t seen_inline = 0;
   pthread_mutex_lock(&s->mu);
   while (!s->quit) {

@@ -19,12 +19,6 @@
 #include "wire.h"
 
 
-double srv_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 int srv_new_id(srv *s, char out[SRV_ID_LEN + 1]) {
   unsigned char raw[SRV_ID_LEN / 2];
   if (s->cfg.deterministic_ids) {
