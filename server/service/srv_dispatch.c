@@ -103,7 +103,7 @@ static void rctx_init(rctx *rc, srv *s, ccsim_arena *a) {
 static int fail(rctx *rc, int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(rc->msg, sizeof rc->msg, fmt, ap);
+  ccsim_vset_err(rc->msg, sizeof rc->msg, fmt, ap);
   va_end(ap);
   rc->error.code = (Ccsim__Code)code;
   rc->error.message = rc->msg;
@@ -881,10 +881,10 @@ static int create_session(rctx *rc, srv_job *j) {
     if (!cp || !cp->scene) {  // its format is checked where saved sessions' are
       const ccsim_arena *a = &j->rq_arena;
       code = a->over_limit ? CCSIM_ELIMIT : a->out_of_memory ? CCSIM_ENOMEM : CCSIM_EINVAL;
-      snprintf(err, sizeof err, "checkpoint: %s",
-               a->over_limit      ? "past the request's decoded-size limit"
-               : a->out_of_memory ? "out of memory decoding it"
-                                  : "not a ccsim.Checkpoint with a scene");
+      ccsim_set_err(err, sizeof err, "checkpoint: %s",
+                    a->over_limit      ? "past the request's decoded-size limit"
+                    : a->out_of_memory ? "out of memory decoding it"
+                                       : "not a ccsim.Checkpoint with a scene");
     }
     given = cp ? cp->scene : NULL;
   }
@@ -896,7 +896,7 @@ static int create_session(rctx *rc, srv_job *j) {
   if (ss && (srv_new_id(s, ss->id) != 0 || srv_new_id(s, ss->token) != 0)) {
     srv_session_free(&ss);
     code = CCSIM_ENOMEM;
-    snprintf(err, sizeof err, "no randomness for a session id");
+    ccsim_set_err(err, sizeof err, "no randomness for a session id");
   }
   if (ss && klen) {
     memcpy(ss->create_key, cs->create_key.data, klen);

@@ -593,7 +593,7 @@ int srv_pool_start(srv *s, char *err, size_t err_sz) {
   s->nworkers = n;
   s->workers = calloc((size_t)n, sizeof *s->workers);
   if (!s->workers) {
-    snprintf(err, err_sz, "out of memory");
+    ccsim_set_err(err, err_sz, "out of memory");
     return -1;
   }
   pthread_mutex_lock(&s->mu);
@@ -604,14 +604,14 @@ int srv_pool_start(srv *s, char *err, size_t err_sz) {
   s->threaded = 1;  // before any pool thread leads: srv_accept queues jobs from then on
   for (int i = 0; i < n; i++) {
     if (pthread_create(&s->workers[i], NULL, worker_main, s) != 0) {
-      snprintf(err, err_sz, "cannot start worker thread %d", i);
+      ccsim_set_err(err, err_sz, "cannot start worker thread %d", i);
       srv_pool_stop(s);
       return -1;
     }
     s->nworkers_started++;
   }
   if (pthread_create(&s->pacer, NULL, pacer_main, s) != 0) {
-    snprintf(err, err_sz, "cannot start the pacer thread");
+    ccsim_set_err(err, err_sz, "cannot start the pacer thread");
     srv_pool_stop(s);
     return -1;
   }
