@@ -51,6 +51,7 @@ static void run_request(srv *s, srv_job *j, ccsim_arena *a);
 enum { ANY = SRV_ROLE_ANY, CTL = SRV_ROLE_CONTROLLER };
 enum { IO = SRV_ON_IO, POOL = SRV_ON_POOL, EITHER = SRV_ON_EITHER };
 
+// clang-format off
 static const srv_request requests[] = {
   // body                               name              session role seq where  steps
   // answer                 run
@@ -78,6 +79,7 @@ static const srv_request requests[] = {
   {CCSIM__REQUEST__BODY_QUERY_CONTACTS, "query_contacts", 1,      ANY, 0,  EITHER, 0,
    answer_query_contacts,   run_query_contacts},
 };
+// clang-format on
 
 // the row of a request's body, or NULL (none set, or one this server does not know)
 static const srv_request *request_row(Ccsim__Request__BodyCase body) {
@@ -186,7 +188,7 @@ static void finish_bytes(rctx *rc, srv_job *j, const uint8_t *bare, size_t n) {
 
 // j's reply: the session's stored reply with the request's id
 static void finish_stored(rctx *rc, srv_job *j, const srv_session *ss) {
-  finish_bytes(rc, j, ss->last_reply->data, ss->last_reply->len);
+  finish_bytes(rc, j, ss->once.last_reply->data, ss->once.last_reply->len);
 }
 
 // ---- message builders ---------------------------------------------------------------
@@ -223,11 +225,11 @@ static int session_deadline(ccsim_arena *a, int pacing, const srv_deadline *dl,
 // readers share dl); left out when out of memory
 static void reply_deadline(rctx *rc, const srv_session *ss, Ccsim__DeadlineStats **out) {
   *out = NULL;
-  if (ss->pacing == CCSIM__PACING_MODE__PACING_NONE) {
+  if (ss->pace.mode == CCSIM__PACING_MODE__PACING_NONE) {
     return;  // nothing to report: no server-wide lock on the unpaced step path
   }
   pthread_mutex_lock(&rc->s->mu);
-  session_deadline(rc->a, ss->pacing, &ss->dl, out);
+  session_deadline(rc->a, ss->pace.mode, &ss->view.dl, out);
   pthread_mutex_unlock(&rc->s->mu);
 }
 
@@ -365,25 +367,25 @@ static int do_list(rctx *rc) {
   }
   pthread_mutex_lock(&s->mu);
   double now = srv_now();
-  sl->sessions = ccsim_arena_alloc(rc->a, sizeof *sl->sessions * (size_t)(s->nsessions + 1));
+  sl->sessions = ccsim_arena_alloc(rc->a, sizeof *sl->sessions * (size_t)(s->store.nsessions + 1));
   int ok = sl->sessions != NULL;
   for (int i = 0; ok && i < s->cfg.max_sessions; i++) {
-    const srv_session *ss = s->tab[i];
+    const srv_session *ss = s->store.tab[i];
     if (!ss) {
       continue;
     }
     Ccsim__SessionSummary *m = NEW(rc, Ccsim__SessionSummary, ccsim__session_summary__init);
     if (!m || !(m->session_id = ccsim_arena_strdup(rc->a, ss->id)) ||
-        !(m->pacing = pacing_msg(rc->a, ss->pacing, ss->period)) ||
-        !(m->deadline = deadline_msg(rc->a, &ss->dl))) {
+        !(m->pacing = pacing_msg(rc->a, ss->pace.mode, ss->pace.period)) ||
+        !(m->deadline = deadline_msg(rc->a, &ss->view.dl))) {
       ok = 0;
       break;
     }
     m->has_time = m->has_bodies = m->has_steps = m->has_idle = 1;
-    m->time = ss->view_time;
+    m->time = ss->view.time;
     m->bodies = (uint32_t)ss->m->nbody;
-    m->steps = ss->steps;
-    m->idle = now > ss->last_active ? now - ss->last_active : 0;  // a held reply: ahead
+    m->steps = ss->view.steps;
+    m->idle = now > ss->sched.last_active ? now - ss->sched.last_active : 0;  // a held reply: ahead
     sl->sessions[sl->n_sessions++] = m;
   }
   pthread_mutex_unlock(&s->mu);
@@ -402,7 +404,7 @@ static Ccsim__CreateSessionReply *session_reply(rctx *rc, const srv_session *ss,
   int nb = ss->m->nbody;
   char **names = ccsim_arena_alloc(rc->a, sizeof(char *) * (size_t)(nb ? nb : 1));
   if (!cr || !names || !(cr->session_id = ccsim_arena_strdup(rc->a, ss->id)) ||
-      !(cr->pacing = pacing_msg(rc->a, ss->pacing, ss->period))) {
+      !(cr->pacing = pacing_msg(rc->a, ss->pace.mode, ss->pace.period))) {
     return NULL;
   }
   for (int b = 0; b < nb; b++) {
@@ -416,20 +418,21 @@ static Ccsim__CreateSessionReply *session_reply(rctx *rc, const srv_session *ss,
   cr->n_body_names = (size_t)nb;
   cr->body_names = names;
   cr->has_time = cr->has_last_seq = 1;
-  cr->time = ss->view_time;
-  cr->last_seq = ss->last_seq;
+  cr->time = ss->view.time;
+  cr->last_seq = ss->once.last_seq;
   return cr;
 }
 
 // under mu: GetState from the view the last job published (never waits for physics)
 static int state_from_view(rctx *rc, const srv_session *ss) {
   Ccsim__StateReply *sr = NEW(rc, Ccsim__StateReply, ccsim__state_reply__init);
-  if (!sr || bodies_from_view(rc->a, ss->m->nbody, ss->view, &sr->bodies, &sr->n_bodies) != 0 ||
-      session_deadline(rc->a, ss->pacing, &ss->dl, &sr->deadline) != 0) {
+  if (!sr ||
+      bodies_from_view(rc->a, ss->m->nbody, ss->view.bodies, &sr->bodies, &sr->n_bodies) != 0 ||
+      session_deadline(rc->a, ss->pace.mode, &ss->view.dl, &sr->deadline) != 0) {
     return fail(rc, CCSIM_ENOMEM, "get_state: out of memory for the reply");
   }
   sr->has_time = 1;
-  sr->time = ss->view_time;
+  sr->time = ss->view.time;
   rc->reply.body_case = CCSIM__REPLY__BODY_STATE;
   rc->reply.state = sr;
   return CCSIM_OK;
@@ -464,29 +467,29 @@ static int admit_create_locked(srv *s, srv_job *j) {
   j->slot = 0;
   if (cs->has_create_key && !srv_find_key(s, cs->create_key.data, cs->create_key.len) &&
       srv_tomb_key(s, cs->create_key.data, cs->create_key.len) < 0) {
-    for (srv_job *b = s->building; b; b = b->building_next) {
+    for (srv_job *b = s->store.building; b; b = b->building_next) {
       if (same_key(&b->rq->create_session->create_key, &cs->create_key)) {
         j->next = b->waiting;
         b->waiting = j;
         return 0;
       }
     }
-    if (s->nsessions + s->pending_creates >= s->cfg.max_sessions) {
+    if (s->store.nsessions + s->store.pending_creates >= s->cfg.max_sessions) {
       return 1;
     }
     if (s->threaded) {
       // srv_handle runs each create to its end before the next: nothing can wait there
-      j->building_next = s->building;
-      s->building = j;
+      j->building_next = s->store.building;
+      s->store.building = j;
     }
     j->slot = 1;
   } else if (!cs->has_create_key) {
-    if (s->nsessions + s->pending_creates >= s->cfg.max_sessions) {
+    if (s->store.nsessions + s->store.pending_creates >= s->cfg.max_sessions) {
       return 1;
     }
     j->slot = 1;
   }
-  s->pending_creates += j->slot;
+  s->store.pending_creates += j->slot;
   if (s->threaded) {
     srv_enqueue_locked(s, j);
   }
@@ -497,10 +500,10 @@ static int admit_create_locked(srv *s, srv_job *j) {
 // from its session if it made one; otherwise the first builds and the rest wait again).
 static void create_done_locked(srv *s, srv_job *j) {
   if (j->slot) {
-    s->pending_creates--;
+    s->store.pending_creates--;
     j->slot = 0;
   }
-  for (srv_job **p = &s->building; *p; p = &(*p)->building_next) {
+  for (srv_job **p = &s->store.building; *p; p = &(*p)->building_next) {
     if (*p == j) {
       *p = j->building_next;
       break;
@@ -597,9 +600,9 @@ static int answer_attach(rctx *rc, srv_job *j, srv_session *ss) {
 // published state were computed already, so observers asking again never wait behind the
 // controller's steps; else computed on the session's worker, like given poses
 static int answer_query_contacts(rctx *rc, srv_job *j, srv_session *ss) {
-  if (j->rq->query_contacts->n_poses == 0 && ss->contacts_view &&
-      ss->contacts_steps == ss->steps) {
-    rc->bytes = ss->contacts_view;
+  if (j->rq->query_contacts->n_poses == 0 && ss->view.contacts &&
+      ss->view.contacts_steps == ss->view.steps) {
+    rc->bytes = ss->view.contacts;
     atomic_fetch_add(&rc->bytes->refs, 1);
     return SRV_ANSWERED;
   }
@@ -609,7 +612,7 @@ static int answer_query_contacts(rctx *rc, srv_job *j, srv_session *ss) {
 void srv_refuse(srv *s, srv_job *j, const uint8_t *req, size_t len, int code, const char *msg) {
   atomic_fetch_add(&s->requests, 1);
   rctx rc;
-  rctx_init(&rc, s, &s->io_arena);
+  rctx_init(&rc, s, &s->io.arena);
   j->arrived = srv_now();
   fail(&rc, code, "%s", msg);
   echo_request_id(&rc, req, len);
@@ -619,7 +622,7 @@ void srv_refuse(srv *s, srv_job *j, const uint8_t *req, size_t len, int code, co
 int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
   atomic_fetch_add(&s->requests, 1);
   rctx rc;
-  rctx_init(&rc, s, &s->io_arena);
+  rctx_init(&rc, s, &s->io.arena);
   j->arrived = srv_now();
   if (len > s->cfg.max_msg_bytes) {
     fail(&rc, CCSIM_ELIMIT, "request of %zu bytes exceeds the limit of %zu bytes", len,
@@ -684,8 +687,8 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     // idle means: nothing from the controller; an observer's requests, refused or not, or
     // a stranger's, must not keep a session its controller left from the idle timeout
     // never back: a lockstep reply held past now has set it to its send time
-    if (j->arrived > ss->last_active) {
-      ss->last_active = j->arrived;
+    if (j->arrived > ss->sched.last_active) {
+      ss->sched.last_active = j->arrived;
     }
     j->controller = 1;  // and when its reply leaves, for a request that takes long
   }
@@ -708,7 +711,8 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
   }
   pthread_mutex_unlock(&s->mu);
   if (rc.bytes) {
-    finish_bytes(&rc, j, rc.bytes->data, rc.bytes->len);  // a large reply is copied outside the lock
+    // a large reply is copied outside the lock
+    finish_bytes(&rc, j, rc.bytes->data, rc.bytes->len);
     srv_blob_release(&rc.bytes);
     return 1;
   }
@@ -720,17 +724,17 @@ void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a) {
   si->server_version = SRV_VERSION;
   si->has_protocol_version = si->has_sessions = si->has_uptime = si->has_requests = 1;
   si->protocol_version = CCSIM__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT;
-  si->sessions = (uint32_t)s->nsessions;
+  si->sessions = (uint32_t)s->store.nsessions;
   si->uptime = srv_now() - s->started;
   si->requests = atomic_load(&s->requests);
-  if (s->stream_endpoint[0]) {
-    si->stream_endpoint = ccsim_arena_strdup(a, s->stream_endpoint);
+  if (s->sock.stream_endpoint[0]) {
+    si->stream_endpoint = ccsim_arena_strdup(a, s->sock.stream_endpoint);
   }
-  si->deadline = deadline_msg(a, &s->dl);
+  si->deadline = deadline_msg(a, &s->store.dl);
   si->has_max_sessions = si->has_workers = si->has_idle_timeout = si->has_max_bodies = 1;
   si->has_max_triangles = si->has_max_substeps = si->has_max_msg_bytes = si->has_expired = 1;
   si->max_sessions = (uint32_t)s->cfg.max_sessions;
-  si->workers = (uint32_t)s->nworkers;
+  si->workers = (uint32_t)s->threads.nworkers;
   si->idle_timeout = s->cfg.idle_timeout;
   si->max_bodies = (uint32_t)s->cfg.max_bodies;
   si->max_triangles = (uint64_t)s->cfg.max_triangles;
@@ -740,7 +744,7 @@ void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a) {
   si->max_contacts = (uint32_t)s->cfg.max_contacts;
   si->has_max_step_seconds = 1;
   si->max_step_seconds = s->cfg.max_step_seconds;
-  si->expired = s->expired;
+  si->expired = s->store.expired;
 }
 
 // ---- run by a pool thread -----------------------------------------------------------
@@ -769,7 +773,7 @@ static void state_changed(rctx *rc, srv_job *j, srv_session *ss, Ccsim__BodyStat
   m.stats = stats;
   m.contacts = contacts;
   m.n_contacts = ncontacts;
-  session_deadline(rc->a, ss->pacing, &dl, &m.deadline);  // out of memory: left out
+  session_deadline(rc->a, ss->pace.mode, &dl, &m.deadline);  // out of memory: left out
   if (closed) {
     m.has_closed = 1;
     m.closed = 1;
@@ -784,7 +788,7 @@ static void state_changed(rctx *rc, srv_job *j, srv_session *ss, Ccsim__BodyStat
 // late_request: the request came in after the deadline (the miss is not the server's)
 static void record_lateness(srv *s, srv_session *ss, double lateness, int late_request) {
   pthread_mutex_lock(&s->mu);
-  srv_deadline *d[2] = {&ss->dl, &s->dl};
+  srv_deadline *d[2] = {&ss->view.dl, &s->store.dl};
   for (int k = 0; k < 2; k++) {
     d[k]->paced++;
     d[k]->last = lateness;
@@ -802,7 +806,7 @@ static void record_lateness(srv *s, srv_session *ss, double lateness, int late_r
 // under mu: the answer to a create whose key names the session made already (a retry of
 // a create whose reply was lost): that session again, or a refusal of other bytes
 static int create_again(rctx *rc, srv_job *j, srv_session *made, uint64_t digest) {
-  if (made->create_digest && made->create_digest != digest) {
+  if (made->create.digest && made->create.digest != digest) {
     return fail(rc, CCSIM_EINVAL,
                 "create_session: create_key already made session %s from a different "
                 "request; pick a new key for each session",
@@ -810,8 +814,8 @@ static int create_again(rctx *rc, srv_job *j, srv_session *made, uint64_t digest
   }
   // its controller just came back for the token (a create queued behind a step may have
   // arrived before that step ended)
-  if (j->arrived > made->last_active) {
-    made->last_active = j->arrived;
+  if (j->arrived > made->sched.last_active) {
+    made->sched.last_active = j->arrived;
   }
   Ccsim__CreateSessionReply *cr = session_reply(rc, made, 1);
   if (!cr) {
@@ -835,7 +839,7 @@ static int known_key_locked(rctx *rc, srv_job *j, uint64_t digest, int *code) {
   int t = srv_tomb_key(rc->s, key->data, key->len);
   if (t >= 0) {
     *code = fail(rc, CCSIM_EEXPIRED, "create_session: create_key made session %s, which %s",
-                 rc->s->tombs[t].id, rc->s->tombs[t].why);
+                 rc->s->store.tombs[t].id, rc->s->store.tombs[t].why);
     return 1;
   }
   return 0;
@@ -856,10 +860,10 @@ static int create_session(rctx *rc, srv_job *j) {
     if (!known && !j->slot) {
       // admitted as a retry of a session closed since and forgotten (more than SRV_TOMBS
       // closed meanwhile): it builds, so it needs a place
-      if (s->nsessions + s->pending_creates >= s->cfg.max_sessions) {
+      if (s->store.nsessions + s->store.pending_creates >= s->cfg.max_sessions) {
         code = fail_session_limit(rc);
       } else {
-        s->pending_creates++;
+        s->store.pending_creates++;
         j->slot = 1;
       }
     }
@@ -899,9 +903,9 @@ static int create_session(rctx *rc, srv_job *j) {
     ccsim_set_err(err, sizeof err, "no randomness for a session id");
   }
   if (ss && klen) {
-    memcpy(ss->create_key, cs->create_key.data, klen);
-    ss->create_key_len = klen;
-    ss->create_digest = digest;
+    memcpy(ss->create.key, cs->create_key.data, klen);
+    ss->create.key_len = klen;
+    ss->create.digest = digest;
   }
   pthread_mutex_lock(&s->mu);
   Ccsim__CreateSessionReply *cr = NULL;
@@ -914,11 +918,11 @@ static int create_session(rctx *rc, srv_job *j) {
   }
   if (ss) {
     srv_insert(s, ss);  // the place j held
-    s->pending_creates--;
+    s->store.pending_creates--;
     j->slot = 0;
     cr = session_reply(rc, ss, 1);
-    if (ss->pacing == CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
-      pthread_cond_signal(&s->pace_cv);  // its first tick is due now
+    if (ss->pace.mode == CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
+      pthread_cond_signal(&s->pool.pace_cv);  // its first tick is due now
     }
   }
   pthread_mutex_unlock(&s->mu);
@@ -1011,11 +1015,11 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   *record = 1;  // from here on the plant may change: the seq is spent
   sim_stats before = *sim_data_stats(ss->d);
   int status = CCSIM_OK;
-  if (ss->pacing != CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
-    if (ss->pacing == CCSIM__PACING_MODE__PACING_LOCKSTEP && !ss->paced_started) {
-      ss->paced_started = 1;
-      ss->wall_origin = j->arrived;
-      ss->sim_origin = t0;
+  if (ss->pace.mode != CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
+    if (ss->pace.mode == CCSIM__PACING_MODE__PACING_LOCKSTEP && !ss->pace.started) {
+      ss->pace.started = 1;
+      ss->pace.wall_origin = j->arrived;
+      ss->pace.sim_origin = t0;
     }
     // sub-steps end where n single steps of dt would: the same bits either way
     for (uint32_t k = 0; k < n && status == CCSIM_OK; k++) {
@@ -1031,8 +1035,8 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
         sr->substates[sr->n_substates++] = sub;
       }
     }
-    if (ss->pacing == CCSIM__PACING_MODE__PACING_LOCKSTEP) {
-      double deadline = ss->wall_origin + (sim_data_time(ss->d) - ss->sim_origin);
+    if (ss->pace.mode == CCSIM__PACING_MODE__PACING_LOCKSTEP) {
+      double deadline = ss->pace.wall_origin + (sim_data_time(ss->d) - ss->pace.sim_origin);
       record_lateness(s, ss, srv_now() - deadline, j->arrived > deadline);
       j->send_at = status == CCSIM_OK ? deadline : 0;  // errors are not held back
     }
@@ -1133,12 +1137,12 @@ static int do_free_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
 // under a spent seq is refused. A late copy of an older Step cannot bring back its inputs.
 static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
   const Ccsim__Request *rq = j->rq;
-  uint64_t seq = rq->has_seq ? rq->seq : 0, last = ss->last_seq;
+  uint64_t seq = rq->has_seq ? rq->seq : 0, last = ss->once.last_seq;
   // a retry sends the same Step, so the same digest; a different Step under it differs
   uint64_t digest = seq != 0 ? ccsim_pb_digest(&rq->step->base) : 0;
   if (seq != 0 && seq == last) {
-    int same = !ss->last_digest || digest == ss->last_digest;
-    if (same && ss->last_reply) {
+    int same = !ss->once.last_digest || digest == ss->once.last_digest;
+    if (same && ss->once.last_reply) {
       finish_stored(rc, j, ss);
       return;
     }
@@ -1149,8 +1153,8 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
            "send %llu next",
            (unsigned long long)seq,
            // no digest: the seq came with a checkpoint, which keeps no reply
-           !ss->last_digest ? "is not in the checkpoint this session was resumed from"
-                            : "could not be kept (the server ran out of memory)",
+           !ss->once.last_digest ? "is not in the checkpoint this session was resumed from"
+                                 : "could not be kept (the server ran out of memory)",
            (unsigned long long)seq + 1);
     } else {
       fail(rc, CCSIM_ESEQ,
@@ -1170,7 +1174,7 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
     return;
   }
   int record = 0;
-  if (ss->pacing == CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
+  if (ss->pace.mode == CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
     do_free_step(rc, j, ss, &record);
   } else {
     do_step(rc, j, ss, &record);
@@ -1179,17 +1183,17 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
     // a failure that spent the seq must say so, or the client would send it again and be
     // answered this error for ever
     rc->error.has_last_seq = 1;
-    rc->error.last_seq = record ? seq : ss->last_seq;
+    rc->error.last_seq = record ? seq : ss->once.last_seq;
   }
   if (record && seq != 0) {
     // packed once without the id for retries; this request's reply is a prefixed copy.
     // The seq is spent even when no memory is left to keep the reply: a retry is then
     // refused as out of sequence rather than stepped a second time
     srv_blob *b = srv_blob_pack(&rc->reply);
-    srv_blob_release(&ss->last_reply);
-    ss->last_reply = b;
-    ss->last_seq = seq;
-    ss->last_digest = digest;
+    srv_blob_release(&ss->once.last_reply);
+    ss->once.last_reply = b;
+    ss->once.last_seq = seq;
+    ss->once.last_digest = digest;
     if (b) {
       finish_stored(rc, j, ss);
       return;
@@ -1201,20 +1205,20 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
 static void do_tick(rctx *rc, srv_job *j, srv_session *ss) {
   srv *s = rc->s;
   double due = j->arrived;
-  if (!ss->paced_started) {
-    ss->paced_started = 1;
-    ss->wall_origin = due;
-    ss->sim_origin = sim_data_time(ss->d);
+  if (!ss->pace.started) {
+    ss->pace.started = 1;
+    ss->pace.wall_origin = due;
+    ss->pace.sim_origin = sim_data_time(ss->d);
   }
   // advance to where the wall clock will be one period from now
-  double target = ss->sim_origin + (due - ss->wall_origin) + ss->period;
+  double target = ss->pace.sim_origin + (due - ss->pace.wall_origin) + ss->pace.period;
   double t = sim_data_time(ss->d);
   if (!(target > t)) {
     return;
   }
   sim_stats before = *sim_data_stats(ss->d);
   int status = sim_step(ss->m, ss->d, target);
-  record_lateness(s, ss, srv_now() - (due + ss->period), 0);
+  record_lateness(s, ss, srv_now() - (due + ss->pace.period), 0);
   Ccsim__BodyState **bodies = NULL;
   size_t nb = 0;
   Ccsim__StepStats *stats = stats_delta(rc->a, &before, sim_data_stats(ss->d));
@@ -1318,7 +1322,7 @@ static int do_set_state(rctx *rc, srv_job *j, srv_session *ss, const Ccsim__SetS
     // pacing pairs a wall-clock time with a simulated one: the next step pairs them anew
     // (else a lockstep reply is held for the jump forward, or every step is late by the
     // jump back; a free-running plant freezes or catches up at once)
-    ss->paced_started = 0;
+    ss->pace.started = 0;
   }
   Ccsim__StateReply *sr = NEW(rc, Ccsim__StateReply, ccsim__state_reply__init);
   if (!sr || wire_bodies_new(rc->a, m, ss->d, &sr->bodies, &sr->n_bodies) != 0) {
@@ -1411,9 +1415,9 @@ static void run_query_contacts(rctx *rc, srv_job *j, srv_session *ss) {
     if (b) {
       finish_bytes(rc, j, b->data, b->len);
       pthread_mutex_lock(&rc->s->mu);
-      srv_blob *old = ss->contacts_view;
-      ss->contacts_view = b;
-      ss->contacts_steps = ss->steps;
+      srv_blob *old = ss->view.contacts;
+      ss->view.contacts = b;
+      ss->view.contacts_steps = ss->view.steps;
       pthread_mutex_unlock(&rc->s->mu);
       srv_blob_release(&old);
       return;
@@ -1427,7 +1431,7 @@ static void run_request(srv *s, srv_job *j, ccsim_arena *a) {
   rctx rc;
   rctx_init(&rc, s, a);
   srv_session *ss = j->ss;
-  if (j->req->session && ss->dead) {
+  if (j->req->session && ss->sched.dead) {
     pthread_mutex_lock(&s->mu);
     fail(&rc, CCSIM_EEXPIRED, "session %s %s", ss->id, srv_tomb(s, ss->id));
     pthread_mutex_unlock(&s->mu);
@@ -1441,11 +1445,11 @@ void srv_run_tick(srv *s, srv_job *j, ccsim_arena *a) {
   rctx rc;
   rctx_init(&rc, s, a);
   srv_session *ss = j->ss;
-  if (!ss->dead) {
+  if (!ss->sched.dead) {
     do_tick(&rc, j, ss);
   }
   pthread_mutex_lock(&s->mu);
-  ss->tick_queued = 0;
+  ss->sched.tick_queued = 0;
   pthread_mutex_unlock(&s->mu);
 }
 
@@ -1453,14 +1457,14 @@ void srv_run_save(srv *s, srv_job *j, ccsim_arena *a) {
   (void)a;
   srv_session *ss = j->ss;
   pthread_mutex_lock(&s->mu);
-  int changed = ss->steps != ss->saved_steps && !ss->dead;
-  uint64_t steps = ss->steps;
+  int changed = ss->view.steps != ss->view.saved_steps && !ss->sched.dead;
+  uint64_t steps = ss->view.steps;
   pthread_mutex_unlock(&s->mu);
   int saved = changed && srv_save_session(s, ss) == 0;
   pthread_mutex_lock(&s->mu);
   if (saved) {
-    ss->saved_steps = steps;
+    ss->view.saved_steps = steps;
   }
-  ss->save_queued = 0;
+  ss->sched.save_queued = 0;
   pthread_mutex_unlock(&s->mu);
 }

@@ -1,7 +1,7 @@
 // Internals of the ccsim service shared by its files (not installed, not for clients).
 //
 // Threads: a pool (the workers and the thread that called srv_run) runs as leader and
-// followers. One pool thread at a time holds the I/O duty (srv.leader): it receives every
+// followers. One pool thread at a time holds the I/O duty (srv.pool.leader): it receives every
 // request on the ROUTER, decodes it, answers the cheap ones itself (Hello, ServerInfo,
 // ListSessions, AttachSession and GetState from the session's published view), queues the
 // rest as jobs, and serves the ZAP handler, the wake PULL and the housekeeping. When a job
@@ -22,7 +22,7 @@
 // until their wall-clock time, sends them, and fires free-running ticks.
 //
 // The ROUTER and the stream's XPUB are the two sockets more than one thread uses. ZeroMQ allows
-// that when every use is fenced, so every call on them is made under srv.sock_mu. The leader waits
+// that when every use is fenced, so every call on them is made under srv.sock.mu. The leader waits
 // for requests on the ROUTER's ZMQ_FD outside the lock; a sender whose call may have taken that
 // wake-up from it (the ROUTER processes its commands during any call) looks at ZMQ_EVENTS and, when
 // a request waits while the leader sleeps, wakes it over inproc. The stream socket (an XPUB)
@@ -30,11 +30,12 @@
 // right after its send, under the same lock. The wake PULL and the ZAP socket pass from leader to
 // leader under srv.mu (the fence ZeroMQ asks for when a socket changes threads).
 //
-// One mutex (srv.mu) guards the session table, every session's queue, busy/dead flags,
-// view and counters, the ready queue, the leader flag, the idle list and the pacer's list.
+// One mutex (srv.mu) guards srv.pool (the ready queue, the leader flag, the idle list, the
+// pacer's list), srv.store (the session table) and every session's sched and view; the
+// fields are grouped in struct srv and struct srv_session by the lock that guards them.
 // A session's sim_data and its exactly-once record are touched only by the thread running
-// its current job. Lock order: srv.mu before srv.sock_mu (nothing sends while holding
-// srv.mu today).
+// its current job. Lock order: srv.mu before srv.sock.mu, srv.stream.mu a leaf (nothing
+// sends while holding srv.mu today).
 #ifndef SRV_INTERNAL_H
 #define SRV_INTERNAL_H
 
@@ -153,71 +154,86 @@ struct srv_job {
   size_t pub_len;
   char pub_topic[SRV_ID_LEN + 1];
   // CreateSession only (under srv.mu)
-  int slot;                // holds one of srv.pending_creates' places
+  int slot;                // holds one of srv.store.pending_creates' places
   int over_limit;          // let go by the create it waited for, with no place free: ELIMIT
   srv_job *waiting;        // a keyed create being built: copies of it that came meanwhile
                            // (retries), linked by next, admitted again when it ends (owned)
-  srv_job *building_next;  // in srv.building
+  srv_job *building_next;  // in srv.store.building
 };
 
-// A pool thread while it idles. Whoever gives it a task pops it from srv.idle and sets
+// A pool thread while it idles. Whoever gives it a task pops it from srv.pool.idle and sets
 // the task under srv.mu, then posts go: the thread starts on the task without taking the
 // mutex or a condition variable's wake-up path.
 struct srv_member {
-  sem_t go;          // posted once per task (or to leave at srv.quit)
-  srv_member *next;  // in srv.idle
-  int lead;          // task: the I/O duty (srv.leader stays set: it passes directly);
+  sem_t go;          // posted once per task (or to leave at srv.pool.quit)
+  srv_member *next;  // in srv.pool.idle
+  int lead;          // task: the I/O duty (srv.pool.leader stays set: it passes directly);
                      // 2: the ROUTER was just found empty, start by polling
   srv_job *job;      // task: run this job (the member owns it once posted)
 };
 
 struct srv_session {
+  // identity and physics, fixed at creation (d: only the thread running the session's job)
   char id[SRV_ID_LEN + 1];
   char token[SRV_ID_LEN + 1];
   sim_model *m;             // owned
   sim_data *d;              // owned; only the thread running the session's job uses it
   Ccsim__Scene *scene;      // owned (unpacked), for checkpoints
-  double *snap;             // (snap_cap) scratch for snapshots (srv_snapshot)
-  size_t nsnap, snap_cap;   // doubles of the last snapshot in it, and room
+
+  // snapshot scratch (the job thread)
+  struct {
+    double *snap;            // (snap_cap) scratch for snapshots (srv_snapshot)
+    size_t nsnap, snap_cap;  // doubles of the last snapshot in it, and room
+  } scratch;
 
   // exactly-once record (written by the session's job thread; last_seq is also read by
   // the thread that answers AttachSession, hence atomic)
-  _Atomic uint64_t last_seq;  // last sequenced Step executed (0: none)
-  uint64_t last_digest;       // digest of that Step (0: not known, any retry matches)
-  srv_blob *last_reply;       // its Reply serialized without request_id (one reference owned)
+  struct {
+    _Atomic uint64_t last_seq;  // last sequenced Step executed (0: none)
+    uint64_t last_digest;       // digest of that Step (0: not known, any retry matches)
+    srv_blob *last_reply;       // its Reply serialized without request_id (one reference owned)
+  } once;
 
   // the create's retry record (fixed once the session is in the table)
-  uint8_t create_key[SRV_CREATE_KEY_MAX];  // CreateSession.create_key (create_key_len 0: none)
-  size_t create_key_len;
-  uint64_t create_digest;  // of the CreateSession that made it (0: not known, any matches)
+  struct {
+    uint8_t key[SRV_CREATE_KEY_MAX];  // CreateSession.create_key (key_len 0: none)
+    size_t key_len;
+    uint64_t digest;  // of the CreateSession that made it (0: not known, any matches)
+  } create;
 
   // scheduling (under srv.mu)
-  srv_job *qhead, *qtail;   // jobs waiting behind the running one
-  int busy;                 // a job of this session is queued in ready or running
-  int dead;                 // closed or expired: out of the table, freed when idle
-  double last_active;       // monotonic time the controller's last request came or ended [s]
-  double cost;              // decaying maximum of its jobs' wall times [s]; < 0: none ran
+  struct {
+    srv_job *qhead, *qtail;  // jobs waiting behind the running one
+    int busy;                // a job of this session is queued in ready or running
+    int dead;                // closed or expired: out of the table, freed when idle
+    double last_active;      // monotonic time the controller's last request came or ended [s]
+    double cost;             // decaying maximum of its jobs' wall times [s]; < 0: none ran
+    int save_queued;         // a save job is queued or running: one at a time, or a long
+                             // step would have one queued every interval behind it
+    double next_tick;        // free-running: monotonic due time of the next tick
+    int tick_queued;         // free-running: a tick is queued or running
+  } sched;
 
   // published view (under srv.mu), written after every job
-  double view_time;         // simulated time [s]
-  double *view;             // (nbody x SRV_VIEW)
-  uint64_t steps;           // stream sequence number: Step requests, SetStates, ticks run
-  srv_blob *contacts_view;  // QueryContacts' Reply at the state after step contacts_steps
-  uint64_t contacts_steps;  // (one reference owned): the same question at that state is
-                            // answered from it by the thread that receives it
-  uint64_t saved_steps;     // steps at the last save to the state dir
-  int save_queued;          // a save job is queued or running (under srv.mu): one at a time,
-                            // or a long step would have one queued every interval behind it
+  struct {
+    double time;              // simulated time [s]
+    double *bodies;           // (nbody x SRV_VIEW)
+    uint64_t steps;           // stream sequence number: Step requests, SetStates, ticks run
+    srv_blob *contacts;       // QueryContacts' Reply at the state after step contacts_steps
+    uint64_t contacts_steps;  // (one reference owned): the same question at that state is
+                              // answered from it by the thread that receives it
+    uint64_t saved_steps;     // steps at the last save to the state dir
+    srv_deadline dl;          // pacing statistics
+  } view;
 
-  // pacing (mode/period fixed at creation; the rest job thread, copied under mu)
-  int pacing;               // CCSIM__PACING_MODE__*
-  double period;            // free-running plant step [s]
-  int paced_started;
-  double wall_origin;       // monotonic [s] matching sim_origin
-  double sim_origin;        // [s]
-  srv_deadline dl;          // under srv.mu
-  double next_tick;         // free-running: monotonic due time of the next tick (under mu)
-  int tick_queued;          // free-running: a tick is queued or running (under mu)
+  // pacing (mode and period fixed at creation; the rest the job thread's, copied under mu)
+  struct {
+    int mode;       // CCSIM__PACING_MODE__*
+    double period;  // free-running plant step [s]
+    int started;
+    double wall_origin;  // monotonic [s] matching sim_origin
+    double sim_origin;   // [s]
+  } pace;
 };
 
 // A line on stderr that a peer can make the server say again and again (a refused client
@@ -228,7 +244,7 @@ typedef struct srv_log_limit {
 } srv_log_limit;
 
 // A job the duty holder runs while keeping the I/O duty (srv_pool_take_over): kept is set,
-// and the duty is still the holder's after the job when srv.duty_gen still equals gen.
+// and the duty is still the holder's after the job when srv.pool.duty_gen still equals gen.
 typedef struct srv_duty {
   int kept;
   unsigned gen;
@@ -249,19 +265,38 @@ typedef struct srv_pool_ops {
 } srv_pool_ops;
 
 struct srv {
+  // fixed once srv_new returns (threaded: set by srv_pool_start before any pool thread)
   srv_config cfg;
-  srv_pool_ops pool_ops;  // fixed by srv_new
+  srv_pool_ops pool_ops;
+  double started;     // monotonic [s]
+  int state_lock_fd;  // the --state-dir lock, held while the server lives (-1: none)
+  int threaded;       // the pool and the pacer run (srv_run)
+
+  // read and written without a lock
   _Atomic int compiling;  // CreateSessions compiling their scene now (the stop names them)
-  char endpoint[256];
-  char stream_endpoint[256];
-  void *zctx;                 // owned ZeroMQ context (NULL without sockets)
-  void *router, *pub;         // any thread, under sock_mu; pub is an XPUB: it also tells
-                              // which topics (session id prefixes) someone subscribes to
-  void *wake, *zap;           // the leader only
-  char wake_ep[64];
-  int router_fd, wake_fd;     // the ROUTER's and the wake PULL's ZMQ_FD (the leader polls)
-  int zap_fd;                 // the ZAP socket's ZMQ_FD (-1: no CURVE)
-  int pub_fd;                 // the stream XPUB's ZMQ_FD (-1: no stream)
+  atomic_int stop;
+  atomic_ullong requests;
+
+  // the sockets: every call on router and pub under sock.mu; wake and zap the leader's
+  // (passed from leader to leader under srv.mu)
+  struct {
+    pthread_mutex_t mu;  // every call on router and pub
+    char endpoint[256];
+    char stream_endpoint[256];
+    void *zctx;          // owned ZeroMQ context (NULL without sockets)
+    void *router, *pub;  // any thread, under mu; pub is an XPUB: it also tells
+                         // which topics (session id prefixes) someone subscribes to
+    void *wake, *zap;    // the leader only
+    char wake_ep[64];
+    int router_fd, wake_fd;  // the ROUTER's and the wake PULL's ZMQ_FD (the leader polls)
+    int zap_fd;              // the ZAP socket's ZMQ_FD (-1: no CURVE)
+    int pub_fd;              // the stream XPUB's ZMQ_FD (-1: no stream)
+    int io_sleeping;         // the leader waits on router_fd (under mu)
+    double subs_drain_at;    // publishers drain the XPUB from then on (under mu)
+    void *hs_mon[2];         // PAIRs receiving the ROUTER's and the XPUB's failed
+                             // handshakes (the leader, from its housekeeping; owned)
+  } sock;
+
   // the topics subscribed on the stream, as the XPUB reports them (each once, while at
   // least one subscriber holds it): only sessions a topic is a prefix of publish. Topics
   // past the table's room are counted in subs_more and make every session publish.
@@ -270,86 +305,93 @@ struct srv {
   // until its subscribers all leave and subscribe afresh (and when it had overflowed,
   // subs_more counts one too few). Stream peers are meant to be the server's own clients
   // (loopback, or CURVE-authenticated elsewhere; the server warns when neither holds).
-  pthread_mutex_t subs_mu;  // a leaf lock: nothing else is taken while it is held
+  // Under stream.mu, a leaf lock: nothing else is taken while it is held.
   struct {
-    unsigned char len;
-    char p[SRV_ID_LEN];
-  } subs[SRV_SUBS_MAX];
-  int nsubs, subs_more;       // under subs_mu
-  double subs_drain_at;       // publishers drain the XPUB from then on (under sock_mu)
-  atomic_ullong published;    // stream messages sent
-  pthread_mutex_t sock_mu;    // every call on router and pub
-  int io_sleeping;            // the leader waits on router_fd (under sock_mu)
-  atomic_int stop;
-  int threaded;               // the pool and the pacer run (srv_run)
+    pthread_mutex_t mu;
+    struct {
+      unsigned char len;
+      char p[SRV_ID_LEN];
+    } subs[SRV_SUBS_MAX];
+    int nsubs, subs_more;
+    atomic_ullong published;  // stream messages sent (atomic, no lock)
+  } stream;
 
-  pthread_mutex_t mu;
-  pthread_cond_t pace_cv;     // the pacer waits here (CLOCK_MONOTONIC)
-  int quit;                   // threads leave (under mu)
-  int leader;                 // a pool thread holds the I/O duty (under mu)
-  srv_member *idle;           // idle pool threads, the last one to idle first (under mu)
-  double inline_since;        // monotonic start of the job the duty holder runs itself
-                              // (0: none; under mu)
-  atomic_uint duty_gen;       // bumped (under mu) when the watchdog takes the duty from such
-                              // a job; read without mu under sock_mu by the duty holder
-                              // (under mu)
-  uint64_t inline_jobs;       // jobs run by the duty holder so far (under mu)
-  uint64_t step_passes;       // duty passes made by a Step's own watch (under mu)
-  double pacer_wake;          // when the pacer wakes by itself (0: it is awake; under mu)
-  double pacer_watch;         // the pacer's watch over the duty holder's current (or last)
-                              // job: inline_watch, or ten times that for a Step, which
-                              // watches itself (under mu)
+  pthread_mutex_t mu;  // guards pool and store (and every session's sched, view)
 
-  srv_session **tab;          // (cfg.max_sessions) open sessions, NULL = free slot
-  int nsessions;
-  int pending_creates;  // CreateSession jobs queued or running that may build one
-  srv_job *building;    // keyed CreateSession jobs queued or running that build one
-                        // (by building_next; under mu): a copy waits for it
+  // the pool and the pacer (under mu unless said)
   struct {
-    char id[SRV_ID_LEN + 1];
-    char why[96];
-    uint8_t create_key[SRV_CREATE_KEY_MAX];  // the session's (create_key_len 0: none)
-    size_t create_key_len;
-  } tombs[SRV_TOMBS];
-  int tomb_next;
+    pthread_cond_t pace_cv;  // the pacer waits here (CLOCK_MONOTONIC)
+    int quit;                // threads leave
+    int leader;              // a pool thread holds the I/O duty
+    srv_member *idle;        // idle pool threads, the last one to idle first
+    double inline_since;     // monotonic start of the job the duty holder runs itself
+                             // (0: none)
+    atomic_uint duty_gen;    // bumped (under mu) when the watchdog takes the duty from such
+                             // a job; read without mu under sock.mu by the duty holder
+    uint64_t inline_jobs;    // jobs run by the duty holder so far
+    uint64_t step_passes;    // duty passes made by a Step's own watch
+    double pacer_wake;       // when the pacer wakes by itself (0: it is awake)
+    double pacer_watch;      // the pacer's watch over the duty holder's current (or last)
+                             // job: inline_watch, or ten times that for a Step, which
+                             // watches itself
+    srv_job *rhead, *rtail;  // ready queue
+    srv_job *phead, *ptail;  // ready queue of paced sessions, served first
+    atomic_int nready;       // jobs in the ready queue (read without mu by the leader)
+    srv_job *delayed;        // pacer: replies held until send_at (sorted)
+  } pool;
 
-  srv_job *rhead, *rtail;     // ready queue
-  srv_job *phead, *ptail;     // ready queue of paced sessions, served first
-  atomic_int nready;          // jobs in the ready queue (read without mu by the leader)
-  srv_job *delayed;           // pacer: replies held until send_at (sorted)
+  // the pool's threads (srv_run's thread only; nworkers is read by ServerInfo)
+  struct {
+    pthread_t *workers;
+    int nworkers;  // pool threads srv_run starts (set before the first)
+    int nworkers_started;
+    pthread_t pacer;
+    int pacer_started;
+  } threads;
 
-  pthread_t *workers;
-  int nworkers;          // pool threads srv_run starts (set before the first; ServerInfo)
-  int nworkers_started;  // srv_run's thread only
-  pthread_t pacer;
-  int pacer_started;
+  // the sessions (under mu)
+  struct {
+    srv_session **tab;  // (cfg.max_sessions) open sessions, NULL = free slot
+    int nsessions;
+    int pending_creates;  // CreateSession jobs queued or running that may build one
+    srv_job *building;    // keyed CreateSession jobs queued or running that build one
+                          // (by building_next): a copy waits for it
+    struct {
+      char id[SRV_ID_LEN + 1];
+      char why[96];
+      uint8_t create_key[SRV_CREATE_KEY_MAX];  // the session's (create_key_len 0: none)
+      size_t create_key_len;
+    } tombs[SRV_TOMBS];
+    int tomb_next;
+    uint64_t id_counter;  // deterministic ids
+    uint64_t expired;     // sessions freed by the idle timeout
+    srv_deadline dl;      // pacing totals over all sessions
+  } store;
 
-  ccsim_arena io_arena;       // replies built by the leader or srv_handle
-  atomic_ullong requests;
-  uint64_t expired;           // sessions freed by the idle timeout (under mu)
-  srv_deadline dl;            // totals over all sessions (under mu)
-  uint64_t id_counter;        // deterministic ids (under mu)
-  double started;             // monotonic [s]
-  double next_save;           // monotonic [s] (the leader)
-  double next_housekeeping;   // monotonic [s] (the leader)
-  double last_housekeeping;   // when it last ran [s] (0: not yet)
-  double last_housekeeping_cpu;  // the process's CPU time then [s]
-  int io_failed;              // the leader met a transport failure (srv_run returns -1)
-  int save_failed;            // the final save of srv_run lost a session
-  srv_log_limit zap_log;      // CURVE refusals said on stderr (leader only)
-  srv_log_limit hs_log;       // failed handshakes said on stderr (leader only)
-  void *hs_mon[2];            // PAIRs receiving the ROUTER's and the XPUB's failed
-                              // handshakes (the leader, from its housekeeping; owned)
-  int state_lock_fd;          // the --state-dir lock, held while the server lives (-1: none)
+  // the I/O duty holder's (the leader, or srv_handle's caller)
+  struct {
+    ccsim_arena arena;             // replies built by the leader or srv_handle
+    double next_save;              // monotonic [s]
+    double next_housekeeping;      // monotonic [s]
+    double last_housekeeping;      // when it last ran [s] (0: not yet)
+    double last_housekeeping_cpu;  // the process's CPU time then [s]
+    int failed;                    // met a transport failure (srv_run returns -1)
+    srv_log_limit zap_log;         // CURVE refusals said on stderr
+    srv_log_limit hs_log;          // failed handshakes said on stderr
+  } io;
+  int save_failed;  // the final save of srv_run lost a session (srv_run's thread)
 
-  char *allow_dir;             // cfg.curve_allow_dir's copy (owned)
-  unsigned char (*allow)[32];  // CURVE client keys admitted (nallow; leader only after start)
-  int nallow;
-  struct timespec allow_ctime;  // the allow directory's ctime when last read
-  double allow_read_at;         // monotonic time of the last reading [s]
-  int allow_pending;            // key files the last reading left out as being written
-  int allow_failed;             // the last read failed: nobody is admitted, read at each ask
-  char allow_said[256];         // the last failed reading's reason said on stderr (not twice)
+  // CURVE's allow list (the leader only after start)
+  struct {
+    char *allow_dir;             // cfg.curve_allow_dir's copy (owned)
+    unsigned char (*allow)[32];  // CURVE client keys admitted (nallow)
+    int nallow;
+    struct timespec allow_ctime;  // the allow directory's ctime when last read
+    double allow_read_at;         // monotonic time of the last reading [s]
+    int allow_pending;            // key files the last reading left out as being written
+    int allow_failed;             // the last read failed: nobody is admitted, read at each ask
+    char allow_said[256];         // the last failed reading's reason said on stderr (not twice)
+  } curve;
 };
 
 // The files, lowest first; each calls only files below it (tests/arch checks it):
@@ -382,20 +424,20 @@ void srv_job_free(srv_job *j);
 
 // ---- the stream (srv_stream.c) ------------------------------------------------------
 
-// 1 when a stream subscriber's topic covers session id (takes subs_mu).
+// 1 when a stream subscriber's topic covers session id (takes stream.mu).
 int srv_stream_watched(srv *s, const char *id);
 
-// Under sock_mu: take the XPUB's (un)subscriptions until none is left (re-arms pub_fd).
+// Under sock.mu: take the XPUB's (un)subscriptions until none is left (re-arms pub_fd).
 void srv_stream_drain_locked(srv *s);
 
-// Under sock_mu: publish msg under topic (no-op without a stream), draining subscriptions
+// Under sock.mu: publish msg under topic (no-op without a stream), draining subscriptions
 // about once a millisecond.
 void srv_stream_publish_locked(srv *s, const char *topic, const uint8_t *msg, size_t len);
 
 // ---- sending and the I/O duty (srv.c) -----------------------------------------------
 
 // Send j's reply to its client and publish its stream message, then free j (any thread;
-// takes sock_mu). wake: the calling thread's PUSH to the leader's wake socket (see
+// takes sock.mu). wake: the calling thread's PUSH to the leader's wake socket (see
 // srv_wake_open), NULL while the caller holds the I/O duty itself.
 void srv_send_job(srv *s, srv_job *j, void *wake);
 
@@ -403,9 +445,9 @@ void srv_send_job(srv *s, srv_job *j, void *wake);
 // it), or NULL.
 void *srv_wake_open(srv *s);
 
-// The I/O duty, for the pool thread that took srv.leader: serve requests, the ZAP handler
+// The I/O duty, for the pool thread that took srv.pool.leader: serve requests, the ZAP handler
 // and the housekeeping until srv_pool_take_over hands it a job (returned, caller owns it;
-// srv.leader passed on, or kept as *duty says) or the service stops (NULL; srv.quit set).
+// srv.pool.leader passed on, or kept as *duty says) or the service stops (NULL; srv.pool.quit set).
 // poll_first: the previous leader's last receive found the ROUTER empty (io_sleeping set),
 // so waiting comes first, not another receive.
 srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty);
@@ -511,11 +553,11 @@ srv_job *srv_pool_take_over(srv *s, int emptied, srv_duty *duty);
 int srv_pool_start(srv *s, char *err, size_t err_sz);
 void srv_pool_stop(srv *s);
 
-// Set srv.quit and tell the idle pool threads and the pacer to leave (takes mu).
+// Set srv.pool.quit and tell the idle pool threads and the pacer to leave (takes mu).
 void srv_pool_quit(srv *s);
 
 // Run the calling thread as a pool member (a worker, or srv_run's own thread) until
-// srv.quit: lead when nobody does, else run ready jobs, else wait.
+// srv.pool.quit: lead when nobody does, else run ready jobs, else wait.
 void srv_pool_serve(srv *s);
 
 // After a job of ss ran (a pool thread or srv_handle): note its wall time cost [s] (< 0:
@@ -533,7 +575,7 @@ double srv_job_active_until(const srv_job *j);
 // reported once on stderr. Returns 0 or -1.
 int srv_realtime_thread(srv *s);
 
-// Send the lockstep replies held in srv.delayed whose time has come (all: every one, at
+// Send the lockstep replies held in srv.pool.delayed whose time has come (all: every one, at
 // the stop) and let their sessions go on (srv_session_done); wake as for srv_send_job.
 // Returns how many of those sessions' next jobs it made ready (nobody is woken for them).
 // Takes mu.
