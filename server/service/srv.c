@@ -18,7 +18,14 @@
 
 #include "ccsim_key.h"
 #include "ccsim_pb.h"
-#include "srv_internal.h"
+#include "srv_clock.h"
+#include "srv_curve.h"
+#include "srv_dispatch.h"
+#include "srv_io.h"
+#include "srv_job.h"
+#include "srv_pool.h"
+#include "srv_store.h"
+#include "srv_stream.h"
 
 
 void srv_config_defaults(srv_config *c) {

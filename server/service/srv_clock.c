@@ -1,7 +1,7 @@
 // The service's clock: the one time base of deadlines, pacing, idle expiry and watches.
 #include <time.h>
 
-#include "srv_internal.h"
+#include "srv_clock.h"
 
 double srv_now(void) {
   struct timespec t;

@@ -15,7 +15,8 @@
 #include <zmq.h>
 
 #include "ccsim_key.h"
-#include "srv_internal.h"
+#include "srv_clock.h"
+#include "srv_curve.h"
 
 // -1 with the reason in err when every user of the machine may write path (the allow
 // directory or a key in it): anyone could then admit a key of their own, so the list is

@@ -10,7 +10,12 @@
 #include <string.h>
 
 #include "ccsim_pb.h"
-#include "srv_internal.h"
+#include "srv_clock.h"
+#include "srv_dispatch.h"
+#include "srv_job.h"
+#include "srv_pool.h"
+#include "srv_store.h"
+#include "srv_stream.h"
 #include "sim_rigid.h"
 #include "wire.h"
 

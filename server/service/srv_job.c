@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "ccsim_pb.h"
-#include "srv_internal.h"
+#include "srv_job.h"
 
 void srv_job_free(srv_job *j) {
   if (!j) {

@@ -13,7 +13,10 @@
 
 #include <zmq.h>
 
-#include "srv_internal.h"
+#include "srv_clock.h"
+#include "srv_job.h"
+#include "srv_pool.h"
+#include "srv_store.h"
 
 static int job_paced(const srv_job *j) {
   return j->ss && j->ss->pace.mode != CCSIM__PACING_MODE__PACING_NONE;

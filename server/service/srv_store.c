@@ -15,7 +15,9 @@
 #include "ccsim_file.h"
 #include "ccsim_random.h"
 #include "ccsim_pb.h"
-#include "srv_internal.h"
+#include "srv_clock.h"
+#include "srv_job.h"
+#include "srv_store.h"
 #include "wire.h"
 
 

@@ -4,7 +4,8 @@
 
 #include <zmq.h>
 
-#include "srv_internal.h"
+#include "srv_clock.h"
+#include "srv_stream.h"
 
 uint64_t srv_stream_published(srv *s) {
   return atomic_load(&s->stream.published);
