@@ -18,6 +18,7 @@
 #include "ccsim_key.h"
 #include "ccsim_pb.h"
 #include "ccsim_random.h"
+#include "ccsim_status.h"
 
 // longest wait without reading the handshake's events [ms]
 #define CLIENT_MONITOR_SLICE_MS 100.0
@@ -75,7 +76,7 @@ struct ccsim_session {
 static void cerr(ccsim_client *c, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(c->err, sizeof c->err, fmt, ap);
+  ccsim_vset_err(c->err, sizeof c->err, fmt, ap);
   va_end(ap);
 }
 
@@ -386,7 +387,7 @@ ccsim_client *ccsim_client_connect(const char *endpoint, int timeout_ms, int ret
   ccsim_curve_keys keys;
   char e[512] = "";
   if (ccsim_client_opts_from_env(&o, &keys, e, sizeof e) != 0) {
-    if (err) snprintf(err, err_sz, "%s", e);
+    ccsim_set_err(err, err_sz, "%s", e);
     return NULL;
   }
   return ccsim_client_new_opts(endpoint, &o, err, err_sz);
@@ -400,11 +401,11 @@ int ccsim_client_opts_from_env(ccsim_client_opts *o, ccsim_curve_keys *keys, cha
     return 0;
   }
   if (!has_s || !has_c) {
-    snprintf(err, err_sz,
-             "%s is set but %s is not: CURVE needs both (the server's .pub file and this "
-             "client's .secret file)",
-             has_s ? "CCSIM_SERVER_KEY" : "CCSIM_CLIENT_KEY",
-             has_s ? "CCSIM_CLIENT_KEY" : "CCSIM_SERVER_KEY");
+    ccsim_set_err(err, err_sz,
+                  "%s is set but %s is not: CURVE needs both (the server's .pub file and this "
+                  "client's .secret file)",
+                  has_s ? "CCSIM_SERVER_KEY" : "CCSIM_CLIENT_KEY",
+                  has_s ? "CCSIM_CLIENT_KEY" : "CCSIM_SERVER_KEY");
     return -1;
   }
   err[0] = 0;
@@ -413,7 +414,7 @@ int ccsim_client_opts_from_env(ccsim_client_opts *o, ccsim_curve_keys *keys, cha
     return -1;
   }
   if (zmq_curve_public(keys->pub, keys->secret) != 0) {
-    snprintf(err, err_sz, "%s: not a CURVE secret key", ckf);
+    ccsim_set_err(err, err_sz, "%s: not a CURVE secret key", ckf);
     return -1;
   }
   o->server_key = keys->server;
@@ -428,13 +429,13 @@ int ccsim_client_opts_from_env(ccsim_client_opts *o, ccsim_curve_keys *keys, cha
 static int connect_args_ok(const char *endpoint, const ccsim_client_opts *o, char *err,
                            size_t err_sz) {
   if (!endpoint || !endpoint[0] || strlen(endpoint) >= 512) {
-    if (err) snprintf(err, err_sz, "bad endpoint: %s", endpoint ? "empty or too long" : "NULL");
+    ccsim_set_err(err, err_sz, "bad endpoint: %s", endpoint ? "empty or too long" : "NULL");
     return -1;
   }
   if (o && o->server_key &&
       (!o->public_key || !o->secret_key || strnlen(o->server_key, 41) != 40 ||
        strnlen(o->public_key, 41) != 40 || strnlen(o->secret_key, 41) != 40)) {
-    if (err) snprintf(err, err_sz, "CURVE needs three keys of 40 Z85 characters");
+    ccsim_set_err(err, err_sz, "CURVE needs three keys of 40 Z85 characters");
     return -1;
   }
   return 0;
@@ -452,7 +453,7 @@ ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opt
   }
   ccsim_client *c = calloc(1, sizeof *c);
   if (!c) {
-    if (err) snprintf(err, err_sz, "out of memory");
+    ccsim_set_err(err, err_sz, "out of memory");
     return NULL;
   }
   snprintf(c->endpoint, sizeof c->endpoint, "%s", endpoint);
@@ -477,7 +478,7 @@ ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opt
     zmq_ctx_set(c->zctx, ZMQ_THREAD_PRIORITY, sp.sched_priority);
   }
   if (!c->zctx || open_socket(c) != CCSIM_OK) {
-    if (err) snprintf(err, err_sz, "%s", c->zctx ? c->err : "cannot create a ZeroMQ context");
+    ccsim_set_err(err, err_sz, "%s", c->zctx ? c->err : "cannot create a ZeroMQ context");
     ccsim_client_destroy(&c);
     return NULL;
   }
@@ -497,9 +498,9 @@ ccsim_client *ccsim_client_new_opts(const char *endpoint, const ccsim_client_opt
     if (err) {
       // a timeout's message names the endpoint already
       if (strstr(c->err, endpoint)) {
-        snprintf(err, err_sz, "%s", c->err);
+        ccsim_set_err(err, err_sz, "%s", c->err);
       } else {
-        snprintf(err, err_sz, "%s: %s", endpoint, c->err);
+        ccsim_set_err(err, err_sz, "%s: %s", endpoint, c->err);
       }
     }
     ccsim_client_destroy(&c);
@@ -646,7 +647,7 @@ static int take_bodies_into(char *err, size_t err_sz, ccsim_body_state *dst, int
     const Ccsim__BodyState *b = bs[i];
     if (b->body >= (uint32_t)nbody || !b->pose || !b->pose->p || !b->pose->q || !b->twist ||
         !b->twist->v || !b->twist->w) {
-      snprintf(err, err_sz, "reply: body state %zu is incomplete or out of range", i);
+      ccsim_set_err(err, err_sz, "reply: body state %zu is incomplete or out of range", i);
       return CCSIM_EPROTO;
     }
     ccsim_body_state *o = &dst[b->body];
@@ -892,7 +893,7 @@ static int take_contacts(char *err, size_t err_sz, int nbody, Ccsim__Contact *co
   if (n > *cap) {
     ccsim_contact *nb = realloc(*buf, n * sizeof *nb);
     if (!nb) {
-      snprintf(err, err_sz, "out of memory for %zu contacts", n);
+      ccsim_set_err(err, err_sz, "out of memory for %zu contacts", n);
       return CCSIM_ENOMEM;
     }
     *buf = nb;
@@ -900,7 +901,7 @@ static int take_contacts(char *err, size_t err_sz, int nbody, Ccsim__Contact *co
   }
   for (size_t i = 0; i < n; i++) {
     if (m[i]->body_a >= (uint32_t)nbody || m[i]->body_b >= (uint32_t)nbody) {
-      snprintf(err, err_sz, "contact %zu names a body out of range", i);
+      ccsim_set_err(err, err_sz, "contact %zu names a body out of range", i);
       return CCSIM_EPROTO;
     }
     ccsim_contact *c = &(*buf)[i];
@@ -1282,7 +1283,7 @@ ccsim_watch *ccsim_watch_new(const char *stream_endpoint, const char *session_id
   }
   ccsim_watch *w = calloc(1, sizeof *w);
   if (!w) {
-    if (err) snprintf(err, err_sz, "out of memory");
+    ccsim_set_err(err, err_sz, "out of memory");
     return NULL;
   }
   ccsim_arena_init(&w->rx, 16 * 1024, 0);
@@ -1300,8 +1301,8 @@ ccsim_watch *ccsim_watch_new(const char *stream_endpoint, const char *session_id
   if (!ok || handshakes_watch(&w->hs, w->zctx, w->sub, w) != 0 ||
       ccsim_zmq_ipv6_for(w->sub, stream_endpoint) != 0 ||
       zmq_connect(w->sub, stream_endpoint) != 0) {
-    if (err) snprintf(err, err_sz, "cannot subscribe to %s: %s", stream_endpoint,
-                      zmq_strerror(zmq_errno()));
+    ccsim_set_err(err, err_sz, "cannot subscribe to %s: %s", stream_endpoint,
+                  zmq_strerror(zmq_errno()));
     ccsim_watch_destroy(&w);
     return NULL;
   }

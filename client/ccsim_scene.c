@@ -12,6 +12,7 @@
 
 #include "ccsim_arena.h"
 #include "ccsim_file.h"
+#include "ccsim_status.h"
 #include "geo_mesh.h"
 #include "geo_prim.h"
 
@@ -39,7 +40,7 @@ static int perr(pctx *p, const char *path, const char *fmt, ...) {
   if (n >= 0 && (size_t)n < p->err_sz) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(p->err + n, p->err_sz - (size_t)n, fmt, ap);
+    ccsim_vset_err(p->err + n, p->err_sz - (size_t)n, fmt, ap);
     va_end(ap);
   }
   return -1;
@@ -547,7 +548,7 @@ ccsim_scene *ccsim_scene_parse(const char *json, size_t len, const char *name,
                                const char *base_dir, char *err, size_t err_sz) {
   ccsim_scene *sc = calloc(1, sizeof *sc);
   if (!sc) {
-    if (err) snprintf(err, err_sz, "out of memory");
+    ccsim_set_err(err, err_sz, "out of memory");
     return NULL;
   }
   ccsim_arena_init(&sc->arena, 64 * 1024, 0);
@@ -556,8 +557,8 @@ ccsim_scene *ccsim_scene_parse(const char *json, size_t len, const char *name,
   json_error_t jerr;
   json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
   if (!root) {
-    if (err) snprintf(err, err_sz, "%s: line %d, column %d: %s", p.name, jerr.line, jerr.column,
-                      jerr.text);
+    ccsim_set_err(err, err_sz, "%s: line %d, column %d: %s", p.name, jerr.line, jerr.column,
+                  jerr.text);
     ccsim_scene_destroy(&sc);
     return NULL;
   }
@@ -572,7 +573,7 @@ ccsim_scene *ccsim_scene_parse(const char *json, size_t len, const char *name,
 ccsim_scene *ccsim_scene_load(const char *path, char *err, size_t err_sz) {
   FILE *f = fopen(path, "rb");
   if (!f) {
-    if (err) snprintf(err, err_sz, "%s: cannot open the scene file", path);
+    ccsim_set_err(err, err_sz, "%s: cannot open the scene file", path);
     return NULL;
   }
   char *buf = NULL;
@@ -584,7 +585,7 @@ ccsim_scene *ccsim_scene_load(const char *path, char *err, size_t err_sz) {
       if (!nb) {
         free(buf);
         fclose(f);
-        if (err) snprintf(err, err_sz, "%s: too large or out of memory", path);
+        ccsim_set_err(err, err_sz, "%s: too large or out of memory", path);
         return NULL;
       }
       buf = nb;
@@ -597,7 +598,7 @@ ccsim_scene *ccsim_scene_load(const char *path, char *err, size_t err_sz) {
   fclose(f);
   if (ferr) {
     free(buf);
-    if (err) snprintf(err, err_sz, "%s: read error", path);
+    ccsim_set_err(err, err_sz, "%s: read error", path);
     return NULL;
   }
   // meshes named by the scene are found beside it

@@ -24,6 +24,7 @@
 #include "geo_prim.h"
 #include "cli.h"
 #include "geo_query.h"
+#include "ccsim_status.h"
 
 // Entry point of `ccsim geom ...` (argv[0] == "geom"). Returns the process exit status:
 // 0 success, 1 failure (bad mesh, query error), 2 usage error. Messages go to stderr.
@@ -113,7 +114,7 @@ static geo_mesh *load_shape(const char *spec, char *err, size_t err_sz) {
       }
       return geo_mesh_torus(v[0], v[1], i1, i2, err, err_sz);
     }
-    snprintf(err, err_sz, "%s: bad primitive spec (see ccsim geom --help)", spec);
+    ccsim_set_err(err, err_sz, "%s: bad primitive spec (see ccsim geom --help)", spec);
     return NULL;
   }
   return geo_mesh_load(spec, err, err_sz);

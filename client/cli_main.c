@@ -13,6 +13,7 @@
 
 #include "ccsim_client.h"
 #include "ccsim_scene.h"
+#include "ccsim_status.h"
 #include "cli.h"
 #include "cli_compare.h"
 #include "ccsim_version.h"
@@ -82,7 +83,7 @@ static int embedded_start(embedded *e, char *err, size_t err_sz) {
     return -1;
   }
   if (pthread_create(&e->thread, NULL, embedded_main, e->s) != 0) {
-    snprintf(err, err_sz, "cannot start the embedded server thread");
+    ccsim_set_err(err, err_sz, "cannot start the embedded server thread");
     srv_destroy(&e->s);
     return -1;
   }

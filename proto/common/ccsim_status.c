@@ -21,12 +21,15 @@ const char *ccsim_status_name(int status) {
   return "CCSIM_UNKNOWN";
 }
 
-void ccsim_set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (!err || err_sz == 0) {
-    return;
+void ccsim_vset_err(char *err, size_t err_sz, const char *fmt, va_list ap) {
+  if (err && err_sz > 0) {
+    vsnprintf(err, err_sz, fmt, ap);
   }
+}
+
+void ccsim_set_err(char *err, size_t err_sz, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err, err_sz, fmt, ap);
+  ccsim_vset_err(err, err_sz, fmt, ap);
   va_end(ap);
 }

@@ -3,6 +3,7 @@
 #ifndef CCSIM_STATUS_H
 #define CCSIM_STATUS_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #define CCSIM_STATUS_LIST(X)                                                   \
@@ -33,8 +34,13 @@ const char *ccsim_status_str(int status);
 // Symbolic name of a status code ("CCSIM_EINVAL"); never NULL, never to be freed.
 const char *ccsim_status_name(int status);
 
-// printf into a caller's error buffer; does nothing when err is NULL or err_sz is 0.
+// printf into a caller's error buffer; does nothing when err is NULL or err_sz is 0. The
+// one error-formatting helper of everything but geometry (which depends on nothing of ours).
 void ccsim_set_err(char *err, size_t err_sz, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+// ccsim_set_err for helpers that take their own arguments (a va_list the caller started).
+void ccsim_vset_err(char *err, size_t err_sz, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 #endif

@@ -18,7 +18,14 @@
 
 #include "ccsim_key.h"
 #include "ccsim_pb.h"
-#include "srv_internal.h"
+#include "srv_clock.h"
+#include "srv_curve.h"
+#include "srv_dispatch.h"
+#include "srv_io.h"
+#include "srv_job.h"
+#include "srv_pool.h"
+#include "srv_store.h"
+#include "srv_stream.h"
 
 
 void srv_config_defaults(srv_config *c) {
@@ -171,31 +178,33 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   }
   s->state_lock_fd = lock_fd;
   s->cfg = *c;
-  s->tab = calloc((size_t)c->max_sessions, sizeof *s->tab);
+  s->pool_ops = (srv_pool_ops){
+      .lead = srv_lead, .send = srv_send_job, .wake_open = srv_wake_open, .tick = srv_run_tick};
+  s->store.tab = calloc((size_t)c->max_sessions, sizeof *s->store.tab);
   s->models = srv_models_new(c->model_cache_mb > SIZE_MAX >> 20 ? SIZE_MAX
                                                                  : c->model_cache_mb << 20);
   if (c->curve_allow_dir) {
     // read again at every handshake that may follow a change, long after the caller's
     // configuration is gone
-    s->allow_dir = strdup(c->curve_allow_dir);
-    s->cfg.curve_allow_dir = s->allow_dir;
+    s->curve.allow_dir = strdup(c->curve_allow_dir);
+    s->cfg.curve_allow_dir = s->curve.allow_dir;
   }
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_mutex_init(&s->mu, NULL);
-  pthread_mutex_init(&s->sock_mu, NULL);
-  pthread_mutex_init(&s->subs_mu, NULL);
-  s->pub_fd = -1;
-  atomic_init(&s->published, 0);
-  pthread_cond_init(&s->pace_cv, &ca);
+  pthread_mutex_init(&s->sock.mu, NULL);
+  pthread_mutex_init(&s->stream.mu, NULL);
+  s->sock.pub_fd = -1;
+  atomic_init(&s->stream.published, 0);
+  pthread_cond_init(&s->pool.pace_cv, &ca);
   pthread_condattr_destroy(&ca);
-  ccsim_arena_init(&s->io_arena, 64 * 1024, 0);
+  ccsim_arena_init(&s->io.arena, 64 * 1024, 0);
   atomic_init(&s->stop, 0);
   atomic_init(&s->requests, 0);
-  atomic_init(&s->nready, 0);
+  atomic_init(&s->pool.nready, 0);
   s->started = srv_now();
-  if (!s->tab || !s->models || (c->curve_allow_dir && !s->allow_dir)) {
+  if (!s->store.tab || !s->models || (c->curve_allow_dir && !s->curve.allow_dir)) {
     ccsim_set_err(err, err_sz, "out of memory");
     srv_destroy(&s);
     return NULL;
@@ -204,86 +213,87 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
     srv_restore_all(s);
     return s;
   }
-  s->zctx = zmq_ctx_new();
-  if (s->zctx && c->rt_priority > 0) {
+  s->sock.zctx = zmq_ctx_new();
+  if (s->sock.zctx && c->rt_priority > 0) {
     // ZeroMQ's own I/O thread carries every message: it gets the same priority
-    zmq_ctx_set(s->zctx, ZMQ_THREAD_SCHED_POLICY, SCHED_FIFO);
-    zmq_ctx_set(s->zctx, ZMQ_THREAD_PRIORITY, c->rt_priority);
+    zmq_ctx_set(s->sock.zctx, ZMQ_THREAD_SCHED_POLICY, SCHED_FIFO);
+    zmq_ctx_set(s->sock.zctx, ZMQ_THREAD_PRIORITY, c->rt_priority);
   }
-  s->router = s->zctx ? zmq_socket(s->zctx, ZMQ_ROUTER) : NULL;
-  s->wake = s->zctx ? zmq_socket(s->zctx, ZMQ_PULL) : NULL;
-  snprintf(s->wake_ep, sizeof s->wake_ep, SRV_WAKE_EP_FMT, (void *)s);
-  size_t fdl = sizeof s->router_fd, wfdl = sizeof s->wake_fd;
-  if (!s->router || !s->wake || zmq_bind(s->wake, s->wake_ep) != 0 ||
-      zmq_getsockopt(s->router, ZMQ_FD, &s->router_fd, &fdl) != 0 ||
-      zmq_getsockopt(s->wake, ZMQ_FD, &s->wake_fd, &wfdl) != 0) {
+  s->sock.router = s->sock.zctx ? zmq_socket(s->sock.zctx, ZMQ_ROUTER) : NULL;
+  s->sock.wake = s->sock.zctx ? zmq_socket(s->sock.zctx, ZMQ_PULL) : NULL;
+  snprintf(s->sock.wake_ep, sizeof s->sock.wake_ep, SRV_WAKE_EP_FMT, (void *)s);
+  size_t fdl = sizeof s->sock.router_fd, wfdl = sizeof s->sock.wake_fd;
+  if (!s->sock.router || !s->sock.wake || zmq_bind(s->sock.wake, s->sock.wake_ep) != 0 ||
+      zmq_getsockopt(s->sock.router, ZMQ_FD, &s->sock.router_fd, &fdl) != 0 ||
+      zmq_getsockopt(s->sock.wake, ZMQ_FD, &s->sock.wake_fd, &wfdl) != 0) {
     ccsim_set_err(err, err_sz, "cannot create ZeroMQ sockets: %s", zmq_strerror(zmq_errno()));
     srv_destroy(&s);
     return NULL;
   }
   int linger = 0;
   int64_t maxmsg = (int64_t)c->max_msg_bytes + 1024;  // backstop; the real check replies
-  zmq_setsockopt(s->router, ZMQ_LINGER, &linger, sizeof linger);
-  zmq_setsockopt(s->router, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
+  zmq_setsockopt(s->sock.router, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(s->sock.router, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
   if (c->heartbeat_ms > 0) {
     // dead peers are noticed and their queues dropped; clients see the same interval
     int ivl = c->heartbeat_ms, tmo = 3 * c->heartbeat_ms;
-    zmq_setsockopt(s->router, ZMQ_HEARTBEAT_IVL, &ivl, sizeof ivl);
-    zmq_setsockopt(s->router, ZMQ_HEARTBEAT_TIMEOUT, &tmo, sizeof tmo);
-    zmq_setsockopt(s->router, ZMQ_HEARTBEAT_TTL, &tmo, sizeof tmo);
+    zmq_setsockopt(s->sock.router, ZMQ_HEARTBEAT_IVL, &ivl, sizeof ivl);
+    zmq_setsockopt(s->sock.router, ZMQ_HEARTBEAT_TIMEOUT, &tmo, sizeof tmo);
+    zmq_setsockopt(s->sock.router, ZMQ_HEARTBEAT_TTL, &tmo, sizeof tmo);
   }
-  if (c->curve_secret_file && srv_curve_setup(s, s->router, err, err_sz) != 0) {
+  if (c->curve_secret_file && srv_curve_setup(s, s->sock.router, err, err_sz) != 0) {
     srv_destroy(&s);
     return NULL;
   }
-  if (ccsim_zmq_ipv6_for(s->router, c->bind) != 0 || zmq_bind(s->router, c->bind) != 0) {
+  if (ccsim_zmq_ipv6_for(s->sock.router, c->bind) != 0 || zmq_bind(s->sock.router, c->bind) != 0) {
     ccsim_set_err(err, err_sz, "cannot bind %s: %s", c->bind, zmq_strerror(zmq_errno()));
     srv_destroy(&s);
     return NULL;
   }
-  if (srv_handshake_monitor(s, s->router, 0, err, err_sz) != 0) {
+  if (srv_handshake_monitor(s, s->sock.router, 0, err, err_sz) != 0) {
     srv_destroy(&s);
     return NULL;
   }
-  size_t n = sizeof s->endpoint;
-  zmq_getsockopt(s->router, ZMQ_LAST_ENDPOINT, s->endpoint, &n);
-  warn_if_open(c, "bound to", s->endpoint);
+  size_t n = sizeof s->sock.endpoint;
+  zmq_getsockopt(s->sock.router, ZMQ_LAST_ENDPOINT, s->sock.endpoint, &n);
+  warn_if_open(c, "bound to", s->sock.endpoint);
   if (c->stream_bind) {
     char ep[300];
     if (strcmp(c->stream_bind, "auto") == 0) {
-      if (stream_endpoint_for(s->endpoint, ep, sizeof ep) != 0) {
+      if (stream_endpoint_for(s->sock.endpoint, ep, sizeof ep) != 0) {
         ccsim_set_err(err, err_sz, "cannot derive a stream endpoint from %s; give one",
-                      s->endpoint);
+                      s->sock.endpoint);
         srv_destroy(&s);
         return NULL;
       }
     } else {
       snprintf(ep, sizeof ep, "%s", c->stream_bind);
     }
-    s->pub = zmq_socket(s->zctx, ZMQ_XPUB);
+    s->sock.pub = zmq_socket(s->sock.zctx, ZMQ_XPUB);
     int hwm = 1000;  // per subscriber: a slow one loses messages, never slows stepping
-    if (s->pub) {
-      zmq_setsockopt(s->pub, ZMQ_LINGER, &linger, sizeof linger);
-      zmq_setsockopt(s->pub, ZMQ_SNDHWM, &hwm, sizeof hwm);
-      if (c->curve_secret_file && srv_curve_setup(s, s->pub, err, err_sz) != 0) {
+    if (s->sock.pub) {
+      zmq_setsockopt(s->sock.pub, ZMQ_LINGER, &linger, sizeof linger);
+      zmq_setsockopt(s->sock.pub, ZMQ_SNDHWM, &hwm, sizeof hwm);
+      if (c->curve_secret_file && srv_curve_setup(s, s->sock.pub, err, err_sz) != 0) {
         srv_destroy(&s);
         return NULL;
       }
     }
-    if (!s->pub || ccsim_zmq_ipv6_for(s->pub, ep) != 0 || zmq_bind(s->pub, ep) != 0) {
+    if (!s->sock.pub || ccsim_zmq_ipv6_for(s->sock.pub, ep) != 0 ||
+        zmq_bind(s->sock.pub, ep) != 0) {
       ccsim_set_err(err, err_sz, "cannot bind the stream at %s: %s", ep, zmq_strerror(zmq_errno()));
       srv_destroy(&s);
       return NULL;
     }
-    if (srv_handshake_monitor(s, s->pub, 1, err, err_sz) != 0) {
+    if (srv_handshake_monitor(s, s->sock.pub, 1, err, err_sz) != 0) {
       srv_destroy(&s);
       return NULL;
     }
-    n = sizeof s->stream_endpoint;
-    zmq_getsockopt(s->pub, ZMQ_LAST_ENDPOINT, s->stream_endpoint, &n);
-    warn_if_open(c, "streaming states at", s->stream_endpoint);
-    size_t pfl = sizeof s->pub_fd;
-    if (zmq_getsockopt(s->pub, ZMQ_FD, &s->pub_fd, &pfl) != 0) {
+    n = sizeof s->sock.stream_endpoint;
+    zmq_getsockopt(s->sock.pub, ZMQ_LAST_ENDPOINT, s->sock.stream_endpoint, &n);
+    warn_if_open(c, "streaming states at", s->sock.stream_endpoint);
+    size_t pfl = sizeof s->sock.pub_fd;
+    if (zmq_getsockopt(s->sock.pub, ZMQ_FD, &s->sock.pub_fd, &pfl) != 0) {
       ccsim_set_err(err, err_sz, "cannot poll the stream socket: %s", zmq_strerror(zmq_errno()));
       srv_destroy(&s);
       return NULL;
@@ -296,13 +306,17 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   return s;
 }
 
-const char *srv_endpoint(const srv *s) { return s->endpoint; }
+const char *srv_endpoint(const srv *s) {
+  return s->sock.endpoint;
+}
 
-const char *srv_stream_endpoint(const srv *s) { return s->stream_endpoint; }
+const char *srv_stream_endpoint(const srv *s) {
+  return s->sock.stream_endpoint;
+}
 
 int srv_session_count(srv *s) {
   pthread_mutex_lock(&s->mu);
-  int n = s->nsessions;
+  int n = s->store.nsessions;
   pthread_mutex_unlock(&s->mu);
   return n;
 }
@@ -312,20 +326,20 @@ void srv_stop(srv *s) { atomic_store(&s->stop, 1); }
 void srv_inline_stats(srv *s, uint64_t *inline_jobs, uint64_t *watchdog_passes,
                       uint64_t *step_passes) {
   pthread_mutex_lock(&s->mu);
-  *inline_jobs = s->inline_jobs;
-  *watchdog_passes = s->duty_gen;
-  *step_passes = s->step_passes;
+  *inline_jobs = s->pool.inline_jobs;
+  *watchdog_passes = s->pool.duty_gen;
+  *step_passes = s->pool.step_passes;
   pthread_mutex_unlock(&s->mu);
 }
 
 uint8_t *srv_handle(srv *s, const uint8_t *req, size_t len, size_t *reply_len) {
-  ccsim_arena_reset(&s->io_arena);
+  ccsim_arena_reset(&s->io.arena);
   srv_job *j = calloc(1, sizeof *j);
   if (!j) {
     return NULL;
   }
   if (srv_accept(s, j, req, len) == 0) {
-    srv_execute(s, j, &s->io_arena);
+    j->run(s, j, &s->io.arena);
     srv_session_done(s, j->ss, -1, srv_job_active_until(j));
   }
   uint8_t *out = j->reply;
@@ -337,126 +351,57 @@ uint8_t *srv_handle(srv *s, const uint8_t *req, size_t len, size_t *reply_len) {
 
 // ---- the I/O duty -------------------------------------------------------------------
 
-// sock_mu is held for one send or receive, a few microseconds, typically by the thread
+// sock.mu is held for one send or receive, a few microseconds, typically by the thread
 // that just passed on the I/O duty (sending its reply) against the new leader (taking the
 // next request): sleeping on the futex and being woken would cost more than the wait
 static void sock_lock(srv *s) {
-  if (pthread_mutex_trylock(&s->sock_mu) == 0) {
+  if (pthread_mutex_trylock(&s->sock.mu) == 0) {
     return;
   }
   double until = srv_now() + 20e-6;
   for (int k = 1;; k++) {
-    if (pthread_mutex_trylock(&s->sock_mu) == 0) {
+    if (pthread_mutex_trylock(&s->sock.mu) == 0) {
       return;
     }
     if ((k & 15) == 0 && srv_now() > until) {
       break;  // the holder may have lost its CPU: sleep
     }
   }
-  pthread_mutex_lock(&s->sock_mu);
+  pthread_mutex_lock(&s->sock.mu);
 }
 
-// under sock_mu
+// under sock.mu
 static void send_reply_locked(srv *s, const srv_job *j) {
   if (!j->ident || !j->reply) {
     return;
   }
-  if (zmq_send(s->router, j->ident, j->ident_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
+  if (zmq_send(s->sock.router, j->ident, j->ident_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
     return;  // the client is gone
   }
   if (j->delim) {
-    zmq_send(s->router, "", 0, ZMQ_SNDMORE | ZMQ_DONTWAIT);
+    zmq_send(s->sock.router, "", 0, ZMQ_SNDMORE | ZMQ_DONTWAIT);
   }
-  zmq_send(s->router, j->reply, j->reply_len, ZMQ_DONTWAIT);
+  zmq_send(s->sock.router, j->reply, j->reply_len, ZMQ_DONTWAIT);
 }
 
-uint64_t srv_stream_published(srv *s) {
-  return atomic_load(&s->published);
-}
-
-int srv_stream_watched(srv *s, const char *id) {
-  if (!s->pub) {
-    return 0;
-  }
-  pthread_mutex_lock(&s->subs_mu);
-  int hit = s->subs_more > 0;
-  for (int i = 0; i < s->nsubs && !hit; i++) {
-    hit = memcmp(s->subs[i].p, id, s->subs[i].len) == 0;
-  }
-  pthread_mutex_unlock(&s->subs_mu);
-  return hit;
-}
-
-// under sock_mu: take the XPUB's (un)subscriptions until none is left (which also re-arms
-// pub_fd). A topic longer than an id matches no session and is not kept.
-static void drain_subs_locked(srv *s) {
-  unsigned char m[2 + SRV_ID_LEN];
-  int n;
-  while ((n = zmq_recv(s->pub, m, sizeof m, ZMQ_DONTWAIT)) >= 0) {
-    int len = n - 1;
-    if (n < 1 || m[0] > 1 || len > SRV_ID_LEN) {
-      continue;  // not a subscription, or a topic no id has
-    }
-    pthread_mutex_lock(&s->subs_mu);
-    if (m[0] == 1 && s->nsubs < SRV_SUBS_MAX) {
-      s->subs[s->nsubs].len = (unsigned char)len;
-      memcpy(s->subs[s->nsubs].p, m + 1, (size_t)len);
-      s->nsubs++;
-    } else if (m[0] == 1) {
-      s->subs_more++;
-    } else {
-      int i = 0;
-      while (i < s->nsubs && !(s->subs[i].len == len && !memcmp(s->subs[i].p, m + 1, len))) {
-        i++;
-      }
-      if (i < s->nsubs) {
-        s->subs[i] = s->subs[--s->nsubs];
-      } else if (s->subs_more > 0) {
-        s->subs_more--;  // one that did not fit in the table
-      }
-    }
-    pthread_mutex_unlock(&s->subs_mu);
-  }
-}
-
-// the leader's drain: takes sock_mu (no-op without a stream)
+// the leader's drain: takes sock.mu (no-op without a stream)
 static void drain_subs(srv *s) {
-  if (s->pub) {
+  if (s->sock.pub) {
     sock_lock(s);
-    drain_subs_locked(s);
-    pthread_mutex_unlock(&s->sock_mu);
-  }
-}
-
-// under sock_mu
-static void publish_locked(srv *s, const char *topic, const uint8_t *msg, size_t len) {
-  if (!s->pub) {
-    return;
-  }
-  if (zmq_send(s->pub, topic, strlen(topic), ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0 &&
-      zmq_send(s->pub, msg, len, ZMQ_DONTWAIT) >= 0) {
-    atomic_fetch_add(&s->published, 1);
-  }
-  // a send may take the XPUB's commands (ZeroMQ looks about once a millisecond), and with
-  // them the signal on pub_fd the leader waits for: take what came in as often. Draining
-  // after every send would cost two system calls a step; the housekeeping drains too, for
-  // a signal taken by the last send before publishing stopped
-  double now = srv_now();
-  if (now >= s->subs_drain_at) {
-    s->subs_drain_at = now + 1e-3;
-    drain_subs_locked(s);
+    srv_stream_drain_locked(s);
+    pthread_mutex_unlock(&s->sock.mu);
   }
 }
 
 void *srv_wake_open(srv *s) {
-  void *push = s->zctx ? zmq_socket(s->zctx, ZMQ_PUSH) : NULL;
+  void *push = s->sock.zctx ? zmq_socket(s->sock.zctx, ZMQ_PUSH) : NULL;
   if (!push) {
     return NULL;
   }
   int one = 1, zero = 0;
   zmq_setsockopt(push, ZMQ_SNDHWM, &one, sizeof one);  // one pending wake-up is enough
   zmq_setsockopt(push, ZMQ_LINGER, &zero, sizeof zero);
-  if (zmq_connect(push, s->wake_ep) != 0) {
+  if (zmq_connect(push, s->sock.wake_ep) != 0) {
     zmq_close(push);
     return NULL;
   }
@@ -467,17 +412,17 @@ void srv_send_job(srv *s, srv_job *j, void *wake) {
   sock_lock(s);
   send_reply_locked(s, j);
   if (j->pub) {
-    publish_locked(s, j->pub_topic, j->pub, j->pub_len);
+    srv_stream_publish_locked(s, j->pub_topic, j->pub, j->pub_len);
   }
   // our calls may have processed the ROUTER's commands, and with them the signal on
   // router_fd the sleeping leader waits for: wake it when a request is waiting
   int wake_io = 0;
-  if (wake && s->io_sleeping) {
+  if (wake && s->sock.io_sleeping) {
     int ev = 0;
     size_t evl = sizeof ev;
-    wake_io = zmq_getsockopt(s->router, ZMQ_EVENTS, &ev, &evl) == 0 && (ev & ZMQ_POLLIN);
+    wake_io = zmq_getsockopt(s->sock.router, ZMQ_EVENTS, &ev, &evl) == 0 && (ev & ZMQ_POLLIN);
   }
-  pthread_mutex_unlock(&s->sock_mu);
+  pthread_mutex_unlock(&s->sock.mu);
   if (wake_io) {
     zmq_send(wake, "", 0, ZMQ_DONTWAIT);  // a full pipe means a wake-up is pending already
   }
@@ -488,7 +433,7 @@ void srv_send_job(srv *s, srv_job *j, void *wake) {
 // re-arms wake_fd
 static void drain_wake(srv *s) {
   char b;
-  while (zmq_recv(s->wake, &b, sizeof b, ZMQ_DONTWAIT) >= 0) {
+  while (zmq_recv(s->sock.wake, &b, sizeof b, ZMQ_DONTWAIT) >= 0) {
   }
 }
 
@@ -524,9 +469,9 @@ static int serve_one(srv *s) {
   zmq_msg_t fr[4];
   int n = 0;
   sock_lock(s);
-  int got = recv_multipart(s->router, fr, 4, &n) == 0;
-  s->io_sleeping = !got;
-  pthread_mutex_unlock(&s->sock_mu);
+  int got = recv_multipart(s->sock.router, fr, 4, &n) == 0;
+  s->sock.io_sleeping = !got;
+  pthread_mutex_unlock(&s->sock.mu);
   if (!got) {
     return 0;
   }
@@ -538,7 +483,7 @@ static int serve_one(srv *s) {
     int payload = j->delim ? 2 : 1;
     j->ident_len = zmq_msg_size(&fr[0]);
     j->ident = malloc(j->ident_len ? j->ident_len : 1);
-    ccsim_arena_reset(&s->io_arena);
+    ccsim_arena_reset(&s->io.arena);
     if (!j->ident) {
       srv_job_free(j);  // out of memory: the client times out
     } else {
@@ -546,7 +491,7 @@ static int serve_one(srv *s) {
       int done = 1;
       // a client admitted at its handshake whose key was removed from the allow directory
       const char *refusal =
-          s->zap ? srv_curve_refusal(s, zmq_msg_gets(&fr[kept - 1], "User-Id")) : NULL;
+          s->sock.zap ? srv_curve_refusal(s, zmq_msg_gets(&fr[kept - 1], "User-Id")) : NULL;
       if (refusal) {
         srv_refuse(s, j, zmq_msg_data(&fr[kept - 1]), zmq_msg_size(&fr[kept - 1]), CCSIM_EPERM,
                    refusal);
@@ -576,16 +521,16 @@ static void publish_closed(srv *s, srv_session *ss) {
   ccsim__stream_state__init(&m);
   m.session_id = ss->id;
   m.has_stream_seq = m.has_time = 1;
-  m.stream_seq = ++ss->steps;
-  m.time = ss->view_time;
+  m.stream_seq = ++ss->view.steps;
+  m.time = ss->view.time;
   m.has_closed = 1;
   m.closed = 1;
   uint8_t buf[128];
   size_t n = ccsim_pb_pack_tail(&m.base, buf, sizeof buf);
   if (n != SIZE_MAX) {
-    pthread_mutex_lock(&s->sock_mu);
-    publish_locked(s, ss->id, buf + sizeof buf - n, n);
-    pthread_mutex_unlock(&s->sock_mu);
+    pthread_mutex_lock(&s->sock.mu);
+    srv_stream_publish_locked(s, ss->id, buf + sizeof buf - n, n);
+    pthread_mutex_unlock(&s->sock.mu);
   }
 }
 
@@ -609,13 +554,13 @@ static void expire_idle(srv *s, double now) {
   int ngone = 0;
   pthread_mutex_lock(&s->mu);
   for (int i = 0; i < s->cfg.max_sessions && ngone < 64; i++) {
-    srv_session *ss = s->tab[i];
-    if (ss && !ss->busy && now - ss->last_active > s->cfg.idle_timeout) {
+    srv_session *ss = s->store.tab[i];
+    if (ss && !ss->sched.busy && now - ss->sched.last_active > s->cfg.idle_timeout) {
       char why[96];
       snprintf(why, sizeof why, "expired after %g s without a request (idle timeout)",
                s->cfg.idle_timeout);
       srv_remove(s, ss, why);
-      s->expired++;
+      s->store.expired++;
       gone[ngone++] = ss;
     }
   }
@@ -634,13 +579,14 @@ static void queue_saves(srv *s) {
   int nwake = 0;
   pthread_mutex_lock(&s->mu);
   for (int i = 0; i < s->cfg.max_sessions; i++) {
-    srv_session *ss = s->tab[i];
-    if (ss && ss->steps != ss->saved_steps && !ss->save_queued) {
+    srv_session *ss = s->store.tab[i];
+    if (ss && ss->view.steps != ss->view.saved_steps && !ss->sched.save_queued) {
       srv_job *j = calloc(1, sizeof *j);
       if (j) {
         j->kind = SRV_JOB_SAVE;
+        j->run = srv_run_save;
         j->ss = ss;
-        ss->save_queued = 1;
+        ss->sched.save_queued = 1;
         nwake += srv_enqueue_locked(s, j);
       }
     }
@@ -655,22 +601,23 @@ static void queue_saves(srv *s) {
 // waiting, failed handshakes, the CURVE allow list, idle sessions, periodic saves
 static void housekeeping(srv *s) {
   double now = srv_now();
-  if (now < s->next_housekeeping) {
+  if (now < s->io.next_housekeeping) {
     return;
   }
-  s->next_housekeeping = now + 0.05;
-  double gap = s->last_housekeeping > 0 ? now - s->last_housekeeping : 0, cpu = process_cpu_s();
-  double used = cpu - s->last_housekeeping_cpu;
-  s->last_housekeeping = now;
-  s->last_housekeeping_cpu = cpu;
+  s->io.next_housekeeping = now + 0.05;
+  double gap = s->io.last_housekeeping > 0 ? now - s->io.last_housekeeping : 0,
+         cpu = process_cpu_s();
+  double used = cpu - s->io.last_housekeeping_cpu;
+  s->io.last_housekeeping = now;
+  s->io.last_housekeeping_cpu = cpu;
   if (gap > SRV_STALL && used < 0.1 * gap) {
     // Time the server was not running is nobody's idleness: a controller's request may
     // have waited in the socket all along, unread, and this round comes before the
     // reader. Every session's idle clock skips the gap.
     pthread_mutex_lock(&s->mu);
     for (int i = 0; i < s->cfg.max_sessions; i++) {
-      if (s->tab[i]) {
-        s->tab[i]->last_active += gap;
+      if (s->store.tab[i]) {
+        s->store.tab[i]->sched.last_active += gap;
       }
     }
     pthread_mutex_unlock(&s->mu);
@@ -680,14 +627,14 @@ static void housekeeping(srv *s) {
   }
   drain_subs(s);
   srv_handshake_drain(s);
-  if (s->zap) {
+  if (s->sock.zap) {
     srv_curve_refresh(s);
   }
   if (s->cfg.idle_timeout > 0) {
     expire_idle(s, now);
   }
-  if (s->cfg.state_dir && s->cfg.checkpoint_interval > 0 && now >= s->next_save) {
-    s->next_save = now + s->cfg.checkpoint_interval;
+  if (s->cfg.state_dir && s->cfg.checkpoint_interval > 0 && now >= s->io.next_save) {
+    s->io.next_save = now + s->cfg.checkpoint_interval;
     queue_saves(s);
   }
 }
@@ -700,7 +647,7 @@ srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
       // take what waits on the ROUTER, looking at the stop flag in between; then a job
       // ready while a pool thread idles is ours to run, and the duty passes to that thread.
       // Receiving until the ROUTER is empty first means the next leader starts by waiting:
-      // a receive of its own would meet our reply's send on sock_mu.
+      // a receive of its own would meet our reply's send on sock.mu.
       for (int k = 0; k < 64 && !atomic_load(&s->stop); k++) {
         int got = serve_one(s);
         if (!got) {
@@ -714,19 +661,20 @@ srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
     }
     // jobs left ready by our earlier turns count too: short ones wait for us, and so do
     // paced ones when every thread is busy; a leader that starts by waiting looks as well
-    srv_job *j = queued || atomic_load(&s->nready) > 0 ? srv_pool_take_over(s, idle, duty) : NULL;
+    srv_job *j =
+        queued || atomic_load(&s->pool.nready) > 0 ? srv_pool_take_over(s, idle, duty) : NULL;
     if (j) {
       if (duty->kept) {
         // we receive again before we wait, so senders need not wake us meanwhile; but
         // only while the duty is ours: the watchdog may have passed it (while we waited
-        // for sock_mu) to a leader asleep now, whose flag must stand. A leader given the
-        // duty after the bump sets its flag under sock_mu: either after us, or before us
+        // for sock.mu) to a leader asleep now, whose flag must stand. A leader given the
+        // duty after the bump sets its flag under sock.mu: either after us, or before us
         // and then its unlock shows us the bump.
         sock_lock(s);
-        if (atomic_load(&s->duty_gen) == duty->gen) {
-          s->io_sleeping = 0;
+        if (atomic_load(&s->pool.duty_gen) == duty->gen) {
+          s->sock.io_sleeping = 0;
         }
-        pthread_mutex_unlock(&s->sock_mu);
+        pthread_mutex_unlock(&s->sock.mu);
       }
       return j;
     }
@@ -735,12 +683,12 @@ srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
     // Each descriptor signals only what arrived after that socket last took its commands:
     // serve_one, drain_wake and srv_zap_serve each receive until none is left.
     struct pollfd it[4] = {
-        {.fd = s->router_fd, .events = POLLIN},
-        {.fd = s->wake_fd, .events = POLLIN},
-        {.fd = s->pub_fd, .events = POLLIN},  // -1 (ignored by poll) without a stream
-        {.fd = s->zap_fd, .events = POLLIN},
+        {.fd = s->sock.router_fd, .events = POLLIN},
+        {.fd = s->sock.wake_fd, .events = POLLIN},
+        {.fd = s->sock.pub_fd, .events = POLLIN},  // -1 (ignored by poll) without a stream
+        {.fd = s->sock.zap_fd, .events = POLLIN},
     };
-    nfds_t nit = s->zap ? 4 : 3;
+    nfds_t nit = s->sock.zap ? 4 : 3;
     int r = 0;
     if (idle && s->cfg.spin_us > 0) {
       // the next request often follows soon: poll without sleeping for a moment first
@@ -753,13 +701,13 @@ srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
     }
     if (idle) {
       sock_lock(s);
-      s->io_sleeping = 0;
-      pthread_mutex_unlock(&s->sock_mu);
+      s->sock.io_sleeping = 0;
+      pthread_mutex_unlock(&s->sock.mu);
     }
     idle = 0;
     if (r < 0 && errno != EINTR) {
       fprintf(stderr, "ccsimd: poll failed: %s; stopping\n", strerror(errno));
-      s->io_failed = 1;
+      s->io.failed = 1;
       atomic_store(&s->stop, 1);
       break;
     }
@@ -769,34 +717,34 @@ srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty) {
     if (r > 0 && (it[2].revents & POLLIN)) {
       drain_subs(s);
     }
-    if (r > 0 && s->zap && (it[3].revents & POLLIN)) {
+    if (r > 0 && s->sock.zap && (it[3].revents & POLLIN)) {
       while (srv_zap_serve(s)) {
       }
     }
     housekeeping(s);
   }
   pthread_mutex_lock(&s->mu);
-  s->leader = 0;
+  s->pool.leader = 0;
   pthread_mutex_unlock(&s->mu);
   srv_pool_quit(s);
   return NULL;
 }
 
 int srv_run(srv *s) {
-  if (!s->router) {
+  if (!s->sock.router) {
     return -1;
   }
   char err[256] = "";
-  s->zap_fd = -1;
-  size_t zfl = sizeof s->zap_fd;
-  if (s->zap && zmq_getsockopt(s->zap, ZMQ_FD, &s->zap_fd, &zfl) != 0) {
+  s->sock.zap_fd = -1;
+  size_t zfl = sizeof s->sock.zap_fd;
+  if (s->sock.zap && zmq_getsockopt(s->sock.zap, ZMQ_FD, &s->sock.zap_fd, &zfl) != 0) {
     fprintf(stderr, "ccsimd: cannot poll the ZAP handler: %s\n", zmq_strerror(zmq_errno()));
     return -1;
   }
-  s->next_housekeeping = 0;
-  s->last_housekeeping = 0;
-  s->io_failed = 0;
-  s->next_save = srv_now() + s->cfg.checkpoint_interval;
+  s->io.next_housekeeping = 0;
+  s->io.last_housekeeping = 0;
+  s->io.failed = 0;
+  s->io.next_save = srv_now() + s->cfg.checkpoint_interval;
   int old_policy = 0;
   struct sched_param old_param;
   pthread_getschedparam(pthread_self(), &old_policy, &old_param);
@@ -816,11 +764,11 @@ int srv_run(srv *s) {
   prctl(PR_SET_NAME, "ccsim-io", 0, 0, 0);  // the caller's thread: its name comes back below
   // the caller's thread is a pool member like the workers: it leads or runs jobs
   srv_pool_serve(s);
-  int rc = s->io_failed ? -1 : 0;
+  int rc = s->io.failed ? -1 : 0;
   int busy = 0;
   pthread_mutex_lock(&s->mu);
   for (int i = 0; i < s->cfg.max_sessions; i++) {
-    busy += s->tab[i] && s->tab[i]->busy;
+    busy += s->store.tab[i] && s->store.tab[i]->sched.busy;
   }
   pthread_mutex_unlock(&s->mu);
   if (busy > 0) {
@@ -862,8 +810,8 @@ int srv_save_all(srv *s) {
   }
   int saved = 0, bad = 0;
   for (int i = 0; i < s->cfg.max_sessions; i++) {
-    if (s->tab[i]) {
-      if (srv_save_session(s, s->tab[i]) == 0) {
+    if (s->store.tab[i]) {
+      if (srv_save_session(s, s->store.tab[i]) == 0) {
         saved++;
       } else {
         bad = 1;
@@ -878,39 +826,40 @@ void srv_destroy(srv **ps) {
     return;
   }
   srv *s = *ps;
-  if (s->tab) {
+  if (s->store.tab) {
     srv_pool_drain(s);
     for (int i = 0; i < s->cfg.max_sessions; i++) {
-      srv_session_free(&s->tab[i]);
+      srv_session_free(&s->store.tab[i]);
     }
   }
-  free(s->tab);
+  free(s->store.tab);
   srv_models_destroy(&s->models);  // after the sessions: they held its models
-  if (s->router) {
+  if (s->sock.router) {
     // the last replies (a step cut by the stop, held lockstep replies) may still be on
     // their way out: a moment for them, bounded for a peer that is gone
     int linger = SRV_STOP_LINGER_MS;
-    zmq_setsockopt(s->router, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(s->sock.router, ZMQ_LINGER, &linger, sizeof linger);
   }
-  void *socks[] = {s->hs_mon[0], s->hs_mon[1], s->router, s->pub, s->wake, s->zap};
+  void *socks[] = {s->sock.hs_mon[0], s->sock.hs_mon[1], s->sock.router,
+                   s->sock.pub,       s->sock.wake,      s->sock.zap};
   for (size_t i = 0; i < sizeof socks / sizeof socks[0]; i++) {
     if (socks[i]) {
       zmq_close(socks[i]);
     }
   }
-  if (s->zctx) {
-    zmq_ctx_term(s->zctx);
+  if (s->sock.zctx) {
+    zmq_ctx_term(s->sock.zctx);
   }
-  free(s->allow);
-  free(s->allow_dir);
+  free(s->curve.allow);
+  free(s->curve.allow_dir);
   if (s->state_lock_fd >= 0) {
     close(s->state_lock_fd);  // the state dir is free for the next server from here on
   }
-  ccsim_arena_fini(&s->io_arena);
+  ccsim_arena_fini(&s->io.arena);
   pthread_mutex_destroy(&s->mu);
-  pthread_mutex_destroy(&s->sock_mu);
-  pthread_mutex_destroy(&s->subs_mu);
-  pthread_cond_destroy(&s->pace_cv);
+  pthread_mutex_destroy(&s->sock.mu);
+  pthread_mutex_destroy(&s->stream.mu);
+  pthread_cond_destroy(&s->pool.pace_cv);
   free(s);
   *ps = NULL;
 }

@@ -15,7 +15,8 @@
 #include <zmq.h>
 
 #include "ccsim_key.h"
-#include "srv_internal.h"
+#include "srv_clock.h"
+#include "srv_curve.h"
 
 // -1 with the reason in err when every user of the machine may write path (the allow
 // directory or a key in it): anyone could then admit a key of their own, so the list is
@@ -100,7 +101,7 @@ static int read_allowed(const char *dir, int start, unsigned char (**keys)[32], 
   return rc;
 }
 
-// (Re)read the allow directory into s->allow when it may have changed: its ctime moved
+// (Re)read the allow directory into s->curve.allow when it may have changed: its ctime moved
 // (a file added, removed or renamed, or the directory's mode changed), it changed so
 // recently that a second change could share that ctime (the kernel's file times are
 // coarse), the last reading failed or left out a file being written, or a second has
@@ -114,39 +115,41 @@ static int refresh_allowed(srv *s, int start, char *err, size_t err_sz) {
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   int have = stat(dir, &st) == 0;
-  if (!start && have && !s->allow_failed && st.st_ctim.tv_sec == s->allow_ctime.tv_sec &&
-      st.st_ctim.tv_nsec == s->allow_ctime.tv_nsec && now.tv_sec - st.st_ctim.tv_sec >= 2 &&
-      !s->allow_pending && srv_now() - s->allow_read_at < 1.0) {
+  if (!start && have && !s->curve.allow_failed &&
+      st.st_ctim.tv_sec == s->curve.allow_ctime.tv_sec &&
+      st.st_ctim.tv_nsec == s->curve.allow_ctime.tv_nsec && now.tv_sec - st.st_ctim.tv_sec >= 2 &&
+      !s->curve.allow_pending && srv_now() - s->curve.allow_read_at < 1.0) {
     return 0;
   }
-  s->allow_read_at = srv_now();
+  s->curve.allow_read_at = srv_now();
   unsigned char(*keys)[32] = NULL;
   int n = 0;
   char why[512] = "";
-  if (read_allowed(dir, start, &keys, &n, &s->allow_pending, why, sizeof why) != 0) {
+  if (read_allowed(dir, start, &keys, &n, &s->curve.allow_pending, why, sizeof why) != 0) {
     ccsim_set_err(err, err_sz, "%s", why);
-    free(s->allow);
-    s->allow = NULL;
-    s->nallow = 0;
-    s->allow_failed = 1;
-    if (!start && strcmp(why, s->allow_said) != 0) {
+    free(s->curve.allow);
+    s->curve.allow = NULL;
+    s->curve.nallow = 0;
+    s->curve.allow_failed = 1;
+    if (!start && strcmp(why, s->curve.allow_said) != 0) {
       fprintf(stderr,
               "ccsimd: the allow list cannot be read, so no client is admitted until it "
               "can: %s\n",
               why);
-      snprintf(s->allow_said, sizeof s->allow_said, "%s", why);
+      snprintf(s->curve.allow_said, sizeof s->curve.allow_said, "%s", why);
     }
     return -1;
   }
-  int changed = n != s->nallow || (n && memcmp(keys, s->allow, (size_t)n * sizeof *keys) != 0);
-  free(s->allow);
-  s->allow = keys;
-  s->nallow = n;
-  s->allow_failed = 0;
+  int changed =
+      n != s->curve.nallow || (n && memcmp(keys, s->curve.allow, (size_t)n * sizeof *keys) != 0);
+  free(s->curve.allow);
+  s->curve.allow = keys;
+  s->curve.nallow = n;
+  s->curve.allow_failed = 0;
   if (have) {
-    s->allow_ctime = st.st_ctim;
+    s->curve.allow_ctime = st.st_ctim;
   }
-  s->allow_said[0] = 0;  // a next failure is reported again
+  s->curve.allow_said[0] = 0;  // a next failure is reported again
   if (!start && changed) {
     fprintf(stderr, "ccsimd: the allow list changed: %d key%s in %s\n", n, n == 1 ? "" : "s", dir);
   }
@@ -161,7 +164,7 @@ int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz) {
   if (ccsim_read_key(s->cfg.curve_secret_file, secret, err, err_sz) != 0) {
     return -1;
   }
-  if (!s->zap) {
+  if (!s->sock.zap) {
     struct stat st;
     if (stat(s->cfg.curve_secret_file, &st) == 0 && (st.st_mode & 077)) {
       // a warning, not a refusal: a shared group may be intended (a container's mount)
@@ -183,10 +186,10 @@ int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz) {
               pub);
     }
     // the handler must be bound before any CURVE socket accepts a connection
-    s->zap = zmq_socket(s->zctx, ZMQ_REP);
+    s->sock.zap = zmq_socket(s->sock.zctx, ZMQ_REP);
     int linger = 0;
-    if (!s->zap || zmq_setsockopt(s->zap, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
-        zmq_bind(s->zap, SRV_ZAP_EP) != 0) {
+    if (!s->sock.zap || zmq_setsockopt(s->sock.zap, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
+        zmq_bind(s->sock.zap, SRV_ZAP_EP) != 0) {
       ccsim_set_err(err, err_sz, "cannot bind the ZAP handler: %s", zmq_strerror(zmq_errno()));
       return -1;
     }
@@ -225,7 +228,7 @@ static void log_limit_end(srv_log_limit *l) {
 
 // Say on stderr that a client was refused, which key from where
 static void log_refusal(srv *s, int kept, zmq_msg_t *f) {
-  if (!log_limit_due(s, &s->zap_log)) {
+  if (!log_limit_due(s, &s->io.zap_log)) {
     return;
   }
   char key[41] = "(not CURVE)", addr[64] = "?";
@@ -241,7 +244,7 @@ static void log_refusal(srv *s, int kept, zmq_msg_t *f) {
     }
   }
   fprintf(stderr, "ccsimd: refused a client from %s: key %s is not in --curve-allow", addr, key);
-  log_limit_end(&s->zap_log);
+  log_limit_end(&s->io.zap_log);
 }
 
 int srv_zap_serve(srv *s) {
@@ -252,7 +255,7 @@ int srv_zap_serve(srv *s) {
     zmq_msg_t tmp;
     zmq_msg_t *m = n < 8 ? &f[n] : &tmp;
     zmq_msg_init(m);
-    if (zmq_msg_recv(m, s->zap, ZMQ_DONTWAIT) < 0) {
+    if (zmq_msg_recv(m, s->sock.zap, ZMQ_DONTWAIT) < 0) {
       zmq_msg_close(m);
       for (int i = 0; i < n && i < 8; i++) zmq_msg_close(&f[i]);
       return 0;
@@ -267,32 +270,32 @@ int srv_zap_serve(srv *s) {
   refresh_allowed(s, 0, err, sizeof err);  // a key removed is refused from now on
   if (kept >= 7 && zmq_msg_size(&f[5]) == 5 && memcmp(zmq_msg_data(&f[5]), "CURVE", 5) == 0 &&
       zmq_msg_size(&f[6]) == 32) {
-    for (int k = 0; k < s->nallow && !ok; k++) {
-      ok = memcmp(s->allow[k], zmq_msg_data(&f[6]), 32) == 0;
+    for (int k = 0; k < s->curve.nallow && !ok; k++) {
+      ok = memcmp(s->curve.allow[k], zmq_msg_data(&f[6]), 32) == 0;
     }
   }
   // 500 (the server's own failure, ZAP's RFC 27) when the list cannot be read: the key
   // may well be listed, and the client says which it is from this code alone
-  const char *status = ok ? "200" : s->allow_failed ? "500" : "400";
-  const char *text = ok                ? "OK"
-                     : s->allow_failed ? "the allow list cannot be read"
-                                       : "client key not in the allow list";
-  zmq_send(s->zap, "1.0", 3, ZMQ_SNDMORE);
+  const char *status = ok ? "200" : s->curve.allow_failed ? "500" : "400";
+  const char *text = ok                      ? "OK"
+                     : s->curve.allow_failed ? "the allow list cannot be read"
+                                             : "client key not in the allow list";
+  zmq_send(s->sock.zap, "1.0", 3, ZMQ_SNDMORE);
   if (kept >= 2) {
-    zmq_send(s->zap, zmq_msg_data(&f[1]), zmq_msg_size(&f[1]), ZMQ_SNDMORE);
+    zmq_send(s->sock.zap, zmq_msg_data(&f[1]), zmq_msg_size(&f[1]), ZMQ_SNDMORE);
   } else {
-    zmq_send(s->zap, "", 0, ZMQ_SNDMORE);
+    zmq_send(s->sock.zap, "", 0, ZMQ_SNDMORE);
   }
-  zmq_send(s->zap, status, 3, ZMQ_SNDMORE);
-  zmq_send(s->zap, text, strlen(text), ZMQ_SNDMORE);
+  zmq_send(s->sock.zap, status, 3, ZMQ_SNDMORE);
+  zmq_send(s->sock.zap, text, strlen(text), ZMQ_SNDMORE);
   // the user id travels with every message of the connection: each request is checked
   // against the allow list again, so a key revoked while connected is not served on
   char user[41] = "";
   if (ok) {
     zmq_z85_encode(user, zmq_msg_data(&f[6]), 32);
   }
-  zmq_send(s->zap, user, strlen(user), ZMQ_SNDMORE);
-  zmq_send(s->zap, "", 0, 0);  // metadata
+  zmq_send(s->sock.zap, user, strlen(user), ZMQ_SNDMORE);
+  zmq_send(s->sock.zap, "", 0, 0);  // metadata
   if (s->cfg.verbose && ok) {
     fprintf(stderr, "ccsimd: ZAP: admitted a listed client key\n");
   }
@@ -306,14 +309,14 @@ int srv_zap_serve(srv *s) {
 }
 
 const char *srv_curve_refusal(const srv *s, const char *user_id) {
-  if (s->allow_failed) {
+  if (s->curve.allow_failed) {
     return "the server's --curve-allow directory cannot be read now (ccsimd says why): no "
            "client is served until it can";
   }
   unsigned char key[32];
   if (user_id && strlen(user_id) == 40 && zmq_z85_decode(key, user_id)) {
-    for (int k = 0; k < s->nallow; k++) {
-      if (memcmp(s->allow[k], key, 32) == 0) {
+    for (int k = 0; k < s->curve.nallow; k++) {
+      if (memcmp(s->curve.allow[k], key, 32) == 0) {
         return NULL;
       }
     }
@@ -335,7 +338,7 @@ int srv_handshake_monitor(srv *s, void *sock, int which, char *err, size_t err_s
   // housekeeping passes must not fill it
   int events = ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                (s->cfg.verbose ? ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL : 0);
-  if (!(s->hs_mon[which] = ccsim_monitor_open(s->zctx, sock, ep, events))) {
+  if (!(s->sock.hs_mon[which] = ccsim_monitor_open(s->sock.zctx, sock, ep, events))) {
     ccsim_set_err(err, err_sz, "cannot watch handshakes: %s", zmq_strerror(zmq_errno()));
     return -1;
   }
@@ -350,8 +353,9 @@ static const char *handshake_why(const srv *s, uint16_t id, uint32_t value) {
   }
   switch (value) {
     case ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH:
-      return s->zap ? "it does not use CURVE (clients set CCSIM_SERVER_KEY and CCSIM_CLIENT_KEY)"
-                    : "it uses CURVE and this server does not (ccsimd --curve-secret)";
+      return s->sock.zap
+                 ? "it does not use CURVE (clients set CCSIM_SERVER_KEY and CCSIM_CLIENT_KEY)"
+                 : "it uses CURVE and this server does not (ccsimd --curve-secret)";
     case ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC:
       return "its CURVE server key is not this server's public key (printed at start)";
     default:
@@ -364,11 +368,11 @@ void srv_handshake_drain(srv *s) {
   for (int w = 0; w < 2; w++) {
     uint16_t id;
     uint32_t value;
-    while (ccsim_monitor_next(s->hs_mon[w], &id, &value)) {
+    while (ccsim_monitor_next(s->sock.hs_mon[w], &id, &value)) {
       const char *why = handshake_why(s, id, value);
-      if (why && log_limit_due(s, &s->hs_log)) {
+      if (why && log_limit_due(s, &s->io.hs_log)) {
         fprintf(stderr, "ccsimd: a client's handshake on the %s socket failed: %s", what[w], why);
-        log_limit_end(&s->hs_log);
+        log_limit_end(&s->io.hs_log);
       }
     }
   }

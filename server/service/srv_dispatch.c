@@ -1,7 +1,8 @@
-// Requests to replies. srv_accept (the leader) decodes, checks roles and answers what
-// needs no physics; srv_execute (a pool thread) runs the rest: CreateSession, Step,
-// SetState, CloseSession, checkpoints, free-running ticks and saves. Every rejected
-// request leaves the session unchanged.
+// Requests to replies, through one request table (below). srv_accept (the leader) decodes,
+// looks the request's row up, checks the role and answers what needs no physics; the rest
+// is queued with a run function the pool calls (job->run): CreateSession, Step, SetState,
+// CloseSession, checkpoints, QueryContacts, and free-running ticks and saves. Every
+// rejected request leaves the session unchanged.
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,17 +10,91 @@
 #include <string.h>
 
 #include "ccsim_pb.h"
-#include "srv_internal.h"
+#include "srv_clock.h"
+#include "srv_dispatch.h"
+#include "srv_job.h"
+#include "srv_pool.h"
+#include "srv_store.h"
+#include "srv_stream.h"
 #include "sim_rigid.h"
 #include "wire.h"
 
-typedef struct rctx {
+typedef srv_rctx rctx;
+
+struct srv_rctx {
   srv *s;
   ccsim_arena *a;
   Ccsim__Reply reply;
   Ccsim__Error error;
   char msg[512];
-} rctx;
+  srv_blob *bytes;  // an answer stored already (one reference), sent instead of reply
+};
+
+// ---- the request table ----------------------------------------------------------------
+//
+// One row per request type (Redis' command table): what srv_accept, the pool and the
+// replies ask of a request's kind, they read here. A session's request is looked up and its
+// role known before its answer runs; a row on the pool is queued behind the session's
+// running job and runs there. Answers run on the I/O thread under srv.mu (session rows) or
+// without it (the others); runs on the session's worker, the lock not held.
+
+static int answer_hello(rctx *rc, srv_job *j, srv_session *ss);
+static int answer_server_info(rctx *rc, srv_job *j, srv_session *ss);
+static int answer_list(rctx *rc, srv_job *j, srv_session *ss);
+static int answer_create(rctx *rc, srv_job *j, srv_session *ss);
+static int answer_get_state(rctx *rc, srv_job *j, srv_session *ss);
+static int answer_attach(rctx *rc, srv_job *j, srv_session *ss);
+static int answer_query_contacts(rctx *rc, srv_job *j, srv_session *ss);
+static void run_create(rctx *rc, srv_job *j, srv_session *ss);
+static void run_step(rctx *rc, srv_job *j, srv_session *ss);
+static void run_set_state(rctx *rc, srv_job *j, srv_session *ss);
+static void run_checkpoint(rctx *rc, srv_job *j, srv_session *ss);
+static void run_close(rctx *rc, srv_job *j, srv_session *ss);
+static void run_query_contacts(rctx *rc, srv_job *j, srv_session *ss);
+static void run_request(srv *s, srv_job *j, ccsim_arena *a);
+
+enum { ANY = SRV_ROLE_ANY, CTL = SRV_ROLE_CONTROLLER };
+enum { IO = SRV_ON_IO, POOL = SRV_ON_POOL, EITHER = SRV_ON_EITHER };
+
+// clang-format off
+static const srv_request requests[] = {
+  // body                               name              session role seq where  steps
+  // answer                 run
+  {CCSIM__REQUEST__BODY_HELLO,          "hello",          0,      ANY, 0,  IO,     0,
+   answer_hello,            NULL},
+  {CCSIM__REQUEST__BODY_SERVER_INFO,    "server_info",    0,      ANY, 0,  IO,     0,
+   answer_server_info,      NULL},
+  {CCSIM__REQUEST__BODY_LIST_SESSIONS,  "list_sessions",  0,      ANY, 0,  IO,     0,
+   answer_list,             NULL},
+  // checked on the I/O thread, built on the pool (or answered from the session its key made)
+  {CCSIM__REQUEST__BODY_CREATE_SESSION, "create_session", 0,      ANY, 0,  EITHER, 0,
+   answer_create,           run_create},
+  {CCSIM__REQUEST__BODY_ATTACH_SESSION, "attach_session", 1,      ANY, 0,  IO,     0,
+   answer_attach,           NULL},
+  {CCSIM__REQUEST__BODY_STEP,           "step",           1,      CTL, 1,  POOL,   1,
+   NULL,                    run_step},
+  {CCSIM__REQUEST__BODY_SET_STATE,      "set_state",      1,      CTL, 0,  POOL,   0,
+   NULL,                    run_set_state},
+  // the published view on the I/O thread; a checkpoint (the controller's) on the pool
+  {CCSIM__REQUEST__BODY_GET_STATE,      "get_state",      1,      ANY, 0,  EITHER, 0,
+   answer_get_state,        run_checkpoint},
+  {CCSIM__REQUEST__BODY_CLOSE_SESSION,  "close_session",  1,      CTL, 0,  POOL,   0,
+   NULL,                    run_close},
+  // at the current state from the last answer kept, else computed on the pool
+  {CCSIM__REQUEST__BODY_QUERY_CONTACTS, "query_contacts", 1,      ANY, 0,  EITHER, 0,
+   answer_query_contacts,   run_query_contacts},
+};
+// clang-format on
+
+// the row of a request's body, or NULL (none set, or one this server does not know)
+static const srv_request *request_row(Ccsim__Request__BodyCase body) {
+  for (size_t i = 0; i < sizeof requests / sizeof requests[0]; i++) {
+    if (requests[i].body == body) {
+      return &requests[i];
+    }
+  }
+  return NULL;
+}
 
 static void rctx_init(rctx *rc, srv *s, ccsim_arena *a) {
   memset(rc, 0, sizeof *rc);
@@ -35,7 +110,7 @@ static void rctx_init(rctx *rc, srv *s, ccsim_arena *a) {
 static int fail(rctx *rc, int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(rc->msg, sizeof rc->msg, fmt, ap);
+  ccsim_vset_err(rc->msg, sizeof rc->msg, fmt, ap);
   va_end(ap);
   rc->error.code = (Ccsim__Code)code;
   rc->error.message = rc->msg;
@@ -109,36 +184,6 @@ static void finish(rctx *rc, srv_job *j) {
   log_reply(rc, j);
 }
 
-// b (NULL: out of memory) holding n bytes, with its one reference
-static srv_blob *blob_init(srv_blob *b, size_t n) {
-  if (b) {
-    atomic_init(&b->refs, 1);
-    b->len = n;
-  }
-  return b;
-}
-
-srv_blob *srv_blob_pack(const Ccsim__Reply *r) {
-  size_t n = 0;
-  srv_blob *b = ccsim_pb_pack_new(&r->base, offsetof(srv_blob, data), &n);
-  return blob_init(b, n);
-}
-
-srv_blob *srv_blob_copy(const uint8_t *data, size_t n) {
-  srv_blob *b = blob_init(malloc(sizeof(srv_blob) + (n ? n : 1)), n);
-  if (b) {
-    memcpy(b->data, data, n);
-  }
-  return b;
-}
-
-void srv_blob_release(srv_blob **b) {
-  if (*b && atomic_fetch_sub(&(*b)->refs, 1) == 1) {
-    free(*b);
-  }
-  *b = NULL;
-}
-
 // j's reply: a stored reply (serialized without request_id) with the request's id
 static void finish_bytes(rctx *rc, srv_job *j, const uint8_t *bare, size_t n) {
   free(j->reply);
@@ -148,18 +193,7 @@ static void finish_bytes(rctx *rc, srv_job *j, const uint8_t *bare, size_t n) {
 
 // j's reply: the session's stored reply with the request's id
 static void finish_stored(rctx *rc, srv_job *j, const srv_session *ss) {
-  finish_bytes(rc, j, ss->last_reply->data, ss->last_reply->len);
-}
-
-void srv_job_free(srv_job *j) {
-  if (!j) {
-    return;
-  }
-  ccsim_arena_fini(&j->rq_arena);
-  free(j->ident);
-  free(j->reply);
-  free(j->pub);
-  free(j);
+  finish_bytes(rc, j, ss->once.last_reply->data, ss->once.last_reply->len);
 }
 
 // ---- message builders ---------------------------------------------------------------
@@ -196,11 +230,11 @@ static int session_deadline(ccsim_arena *a, int pacing, const srv_deadline *dl,
 // readers share dl); left out when out of memory
 static void reply_deadline(rctx *rc, const srv_session *ss, Ccsim__DeadlineStats **out) {
   *out = NULL;
-  if (ss->pacing == CCSIM__PACING_MODE__PACING_NONE) {
+  if (ss->pace.mode == CCSIM__PACING_MODE__PACING_NONE) {
     return;  // nothing to report: no server-wide lock on the unpaced step path
   }
   pthread_mutex_lock(&rc->s->mu);
-  session_deadline(rc->a, ss->pacing, &ss->dl, out);
+  session_deadline(rc->a, ss->pace.mode, &ss->view.dl, out);
   pthread_mutex_unlock(&rc->s->mu);
 }
 
@@ -338,25 +372,25 @@ static int do_list(rctx *rc) {
   }
   pthread_mutex_lock(&s->mu);
   double now = srv_now();
-  sl->sessions = ccsim_arena_alloc(rc->a, sizeof *sl->sessions * (size_t)(s->nsessions + 1));
+  sl->sessions = ccsim_arena_alloc(rc->a, sizeof *sl->sessions * (size_t)(s->store.nsessions + 1));
   int ok = sl->sessions != NULL;
   for (int i = 0; ok && i < s->cfg.max_sessions; i++) {
-    const srv_session *ss = s->tab[i];
+    const srv_session *ss = s->store.tab[i];
     if (!ss) {
       continue;
     }
     Ccsim__SessionSummary *m = NEW(rc, Ccsim__SessionSummary, ccsim__session_summary__init);
     if (!m || !(m->session_id = ccsim_arena_strdup(rc->a, ss->id)) ||
-        !(m->pacing = pacing_msg(rc->a, ss->pacing, ss->period)) ||
-        !(m->deadline = deadline_msg(rc->a, &ss->dl))) {
+        !(m->pacing = pacing_msg(rc->a, ss->pace.mode, ss->pace.period)) ||
+        !(m->deadline = deadline_msg(rc->a, &ss->view.dl))) {
       ok = 0;
       break;
     }
     m->has_time = m->has_bodies = m->has_steps = m->has_idle = 1;
-    m->time = ss->view_time;
+    m->time = ss->view.time;
     m->bodies = (uint32_t)ss->m->nbody;
-    m->steps = ss->steps;
-    m->idle = now > ss->last_active ? now - ss->last_active : 0;  // a held reply: ahead
+    m->steps = ss->view.steps;
+    m->idle = now > ss->sched.last_active ? now - ss->sched.last_active : 0;  // a held reply: ahead
     sl->sessions[sl->n_sessions++] = m;
   }
   pthread_mutex_unlock(&s->mu);
@@ -375,7 +409,7 @@ static Ccsim__CreateSessionReply *session_reply(rctx *rc, const srv_session *ss,
   int nb = ss->m->nbody;
   char **names = ccsim_arena_alloc(rc->a, sizeof(char *) * (size_t)(nb ? nb : 1));
   if (!cr || !names || !(cr->session_id = ccsim_arena_strdup(rc->a, ss->id)) ||
-      !(cr->pacing = pacing_msg(rc->a, ss->pacing, ss->period))) {
+      !(cr->pacing = pacing_msg(rc->a, ss->pace.mode, ss->pace.period))) {
     return NULL;
   }
   for (int b = 0; b < nb; b++) {
@@ -389,33 +423,24 @@ static Ccsim__CreateSessionReply *session_reply(rctx *rc, const srv_session *ss,
   cr->n_body_names = (size_t)nb;
   cr->body_names = names;
   cr->has_time = cr->has_last_seq = 1;
-  cr->time = ss->view_time;
-  cr->last_seq = ss->last_seq;
+  cr->time = ss->view.time;
+  cr->last_seq = ss->once.last_seq;
   return cr;
 }
 
 // under mu: GetState from the view the last job published (never waits for physics)
 static int state_from_view(rctx *rc, const srv_session *ss) {
   Ccsim__StateReply *sr = NEW(rc, Ccsim__StateReply, ccsim__state_reply__init);
-  if (!sr || bodies_from_view(rc->a, ss->m->nbody, ss->view, &sr->bodies, &sr->n_bodies) != 0 ||
-      session_deadline(rc->a, ss->pacing, &ss->dl, &sr->deadline) != 0) {
+  if (!sr ||
+      bodies_from_view(rc->a, ss->m->nbody, ss->view.bodies, &sr->bodies, &sr->n_bodies) != 0 ||
+      session_deadline(rc->a, ss->pace.mode, &ss->view.dl, &sr->deadline) != 0) {
     return fail(rc, CCSIM_ENOMEM, "get_state: out of memory for the reply");
   }
   sr->has_time = 1;
-  sr->time = ss->view_time;
+  sr->time = ss->view.time;
   rc->reply.body_case = CCSIM__REPLY__BODY_STATE;
   rc->reply.state = sr;
   return CCSIM_OK;
-}
-
-static const char *body_name(Ccsim__Request__BodyCase c) {
-  switch (c) {
-  case CCSIM__REQUEST__BODY_STEP: return "step";
-  case CCSIM__REQUEST__BODY_SET_STATE: return "set_state";
-  case CCSIM__REQUEST__BODY_CLOSE_SESSION: return "close_session";
-  case CCSIM__REQUEST__BODY_GET_STATE: return "get_state";
-  default: return "request";
-  }
 }
 
 // ---- admitting creates ----------------------------------------------------------------
@@ -447,29 +472,29 @@ static int admit_create_locked(srv *s, srv_job *j) {
   j->slot = 0;
   if (cs->has_create_key && !srv_find_key(s, cs->create_key.data, cs->create_key.len) &&
       srv_tomb_key(s, cs->create_key.data, cs->create_key.len) < 0) {
-    for (srv_job *b = s->building; b; b = b->building_next) {
+    for (srv_job *b = s->store.building; b; b = b->building_next) {
       if (same_key(&b->rq->create_session->create_key, &cs->create_key)) {
         j->next = b->waiting;
         b->waiting = j;
         return 0;
       }
     }
-    if (s->nsessions + s->pending_creates >= s->cfg.max_sessions) {
+    if (s->store.nsessions + s->store.pending_creates >= s->cfg.max_sessions) {
       return 1;
     }
     if (s->threaded) {
       // srv_handle runs each create to its end before the next: nothing can wait there
-      j->building_next = s->building;
-      s->building = j;
+      j->building_next = s->store.building;
+      s->store.building = j;
     }
     j->slot = 1;
   } else if (!cs->has_create_key) {
-    if (s->nsessions + s->pending_creates >= s->cfg.max_sessions) {
+    if (s->store.nsessions + s->store.pending_creates >= s->cfg.max_sessions) {
       return 1;
     }
     j->slot = 1;
   }
-  s->pending_creates += j->slot;
+  s->store.pending_creates += j->slot;
   if (s->threaded) {
     srv_enqueue_locked(s, j);
   }
@@ -480,10 +505,10 @@ static int admit_create_locked(srv *s, srv_job *j) {
 // from its session if it made one; otherwise the first builds and the rest wait again).
 static void create_done_locked(srv *s, srv_job *j) {
   if (j->slot) {
-    s->pending_creates--;
+    s->store.pending_creates--;
     j->slot = 0;
   }
-  for (srv_job **p = &s->building; *p; p = &(*p)->building_next) {
+  for (srv_job **p = &s->store.building; *p; p = &(*p)->building_next) {
     if (*p == j) {
       *p = j->building_next;
       break;
@@ -501,10 +526,98 @@ static void create_done_locked(srv *s, srv_job *j) {
   }
 }
 
+// ---- answers on the I/O thread (request table's answer column) ----------------------
+
+static int answer_hello(rctx *rc, srv_job *j, srv_session *ss) {
+  (void)ss;
+  do_hello(rc, j->rq->hello);
+  return SRV_ANSWERED;
+}
+
+static int answer_server_info(rctx *rc, srv_job *j, srv_session *ss) {
+  (void)j, (void)ss;
+  do_server_info(rc);
+  return SRV_ANSWERED;
+}
+
+static int answer_list(rctx *rc, srv_job *j, srv_session *ss) {
+  (void)j, (void)ss;
+  do_list(rc);
+  return SRV_ANSWERED;
+}
+
+// CreateSession: checked here, then queued (takes mu) unless the sessions fill the limit
+static int answer_create(rctx *rc, srv_job *j, srv_session *ss) {
+  (void)ss;
+  srv *s = rc->s;
+  const Ccsim__CreateSession *cs = j->rq->create_session;
+  if (!cs->scene == !cs->has_checkpoint) {
+    fail(rc, CCSIM_EINVAL, "create_session: give either a scene or a checkpoint");
+    return SRV_ANSWERED;
+  }
+  if (cs->has_create_key &&
+      (cs->create_key.len < SRV_CREATE_KEY_MIN || cs->create_key.len > SRV_CREATE_KEY_MAX)) {
+    fail(rc, CCSIM_EINVAL, "create_session: create_key of %zu bytes: give %d to %d random bytes",
+         cs->create_key.len, SRV_CREATE_KEY_MIN, SRV_CREATE_KEY_MAX);
+    return SRV_ANSWERED;
+  }
+  // the run function is set before the job may reach a pool thread
+  j->run = run_request;
+  pthread_mutex_lock(&s->mu);
+  int full = admit_create_locked(s, j);
+  pthread_mutex_unlock(&s->mu);
+  if (full) {
+    fail_session_limit(rc);
+    return SRV_ANSWERED;
+  }
+  return SRV_QUEUE;
+}
+
+// under mu: GetState from the published view; a checkpoint is the controller's, on the pool
+static int answer_get_state(rctx *rc, srv_job *j, srv_session *ss) {
+  const Ccsim__GetState *g = j->rq->get_state;
+  if (!(g->has_checkpoint && g->checkpoint)) {
+    state_from_view(rc, ss);
+    return SRV_ANSWERED;
+  }
+  if (!j->controller) {
+    fail(rc, CCSIM_EPERM, "get_state.checkpoint: only the controller of session %s may "
+         "take checkpoints (a checkpoint restarts the integrator)", ss->id);
+    return SRV_ANSWERED;
+  }
+  return SRV_QUEUE;
+}
+
+// under mu
+static int answer_attach(rctx *rc, srv_job *j, srv_session *ss) {
+  (void)j;
+  Ccsim__CreateSessionReply *cr = session_reply(rc, ss, 0);
+  if (!cr) {
+    fail(rc, CCSIM_ENOMEM, "attach_session: out of memory");
+  } else {
+    rc->reply.body_case = CCSIM__REPLY__BODY_ATTACH_SESSION;
+    rc->reply.attach_session = cr;
+  }
+  return SRV_ANSWERED;
+}
+
+// under mu: any role may ask. At the current state: answered here when the contacts of the
+// published state were computed already, so observers asking again never wait behind the
+// controller's steps; else computed on the session's worker, like given poses
+static int answer_query_contacts(rctx *rc, srv_job *j, srv_session *ss) {
+  if (j->rq->query_contacts->n_poses == 0 && ss->view.contacts &&
+      ss->view.contacts_steps == ss->view.steps) {
+    rc->bytes = ss->view.contacts;
+    atomic_fetch_add(&rc->bytes->refs, 1);
+    return SRV_ANSWERED;
+  }
+  return SRV_QUEUE;
+}
+
 void srv_refuse(srv *s, srv_job *j, const uint8_t *req, size_t len, int code, const char *msg) {
   atomic_fetch_add(&s->requests, 1);
   rctx rc;
-  rctx_init(&rc, s, &s->io_arena);
+  rctx_init(&rc, s, &s->io.arena);
   j->arrived = srv_now();
   fail(&rc, code, "%s", msg);
   echo_request_id(&rc, req, len);
@@ -514,7 +627,7 @@ void srv_refuse(srv *s, srv_job *j, const uint8_t *req, size_t len, int code, co
 int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
   atomic_fetch_add(&s->requests, 1);
   rctx rc;
-  rctx_init(&rc, s, &s->io_arena);
+  rctx_init(&rc, s, &s->io.arena);
   j->arrived = srv_now();
   if (len > s->cfg.max_msg_bytes) {
     fail(&rc, CCSIM_ELIMIT, "request of %zu bytes exceeds the limit of %zu bytes", len,
@@ -541,49 +654,25 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     return 1;
   }
   j->rq = rq;
-  switch (rq->body_case) {
-  case CCSIM__REQUEST__BODY_HELLO:
-    do_hello(&rc, rq->hello);
-    finish(&rc, j);
-    return 1;
-  case CCSIM__REQUEST__BODY_SERVER_INFO:
-    do_server_info(&rc);
-    finish(&rc, j);
-    return 1;
-  case CCSIM__REQUEST__BODY_LIST_SESSIONS:
-    do_list(&rc);
-    finish(&rc, j);
-    return 1;
-  case CCSIM__REQUEST__BODY__NOT_SET:
-    fail(&rc, CCSIM_EPROTO, "request has no body (hello, step, ...)");
-    finish(&rc, j);
-    return 1;
-  case CCSIM__REQUEST__BODY_CREATE_SESSION: {
-    const Ccsim__CreateSession *cs = rq->create_session;
-    if (!cs->scene == !cs->has_checkpoint) {
-      fail(&rc, CCSIM_EINVAL, "create_session: give either a scene or a checkpoint");
-      finish(&rc, j);
-      return 1;
+  const srv_request *row = request_row(rq->body_case);
+  if (!row) {
+    if (rq->body_case == CCSIM__REQUEST__BODY__NOT_SET) {
+      fail(&rc, CCSIM_EPROTO, "request has no body (hello, step, ...)");
+    } else {
+      fail(&rc, CCSIM_EPROTO, "unknown request body %d", (int)rq->body_case);
     }
-    if (cs->has_create_key &&
-        (cs->create_key.len < SRV_CREATE_KEY_MIN || cs->create_key.len > SRV_CREATE_KEY_MAX)) {
-      fail(&rc, CCSIM_EINVAL, "create_session: create_key of %zu bytes: give %d to %d random bytes",
-           cs->create_key.len, SRV_CREATE_KEY_MIN, SRV_CREATE_KEY_MAX);
-      finish(&rc, j);
-      return 1;
-    }
-    pthread_mutex_lock(&s->mu);
-    int full = admit_create_locked(s, j);
-    pthread_mutex_unlock(&s->mu);
-    if (full) {
-      fail_session_limit(&rc);
-      finish(&rc, j);
-      return 1;
-    }
-    return 0;
+    finish(&rc, j);
+    return 1;
   }
-  default:
-    break;
+  j->req = row;
+  if (!row->session) {
+    // no session to look up: the answer decides, and queues a create itself (the job may
+    // run, and be gone, as soon as it is queued)
+    if (row->answer(&rc, j, NULL) == SRV_QUEUE) {
+      return 0;
+    }
+    finish(&rc, j);
+    return 1;
   }
   pthread_mutex_lock(&s->mu);
   srv_session *ss = srv_find(s, rq->session_id);
@@ -599,71 +688,26 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     finish(&rc, j);
     return 1;
   }
-  int controller = token_ok(ss, rq->token);
-  if (controller) {
+  if (token_ok(ss, rq->token)) {
     // idle means: nothing from the controller; an observer's requests, refused or not, or
     // a stranger's, must not keep a session its controller left from the idle timeout
     // never back: a lockstep reply held past now has set it to its send time
-    if (j->arrived > ss->last_active) {
-      ss->last_active = j->arrived;
+    if (j->arrived > ss->sched.last_active) {
+      ss->sched.last_active = j->arrived;
     }
     j->controller = 1;  // and when its reply leaves, for a request that takes long
   }
   int queue = 0;
-  switch (rq->body_case) {
-  case CCSIM__REQUEST__BODY_STEP:
-  case CCSIM__REQUEST__BODY_SET_STATE:
-  case CCSIM__REQUEST__BODY_CLOSE_SESSION:
-    if (!controller) {
-      fail(&rc, CCSIM_EPERM, "%s: only the controller of session %s may do this (send the "
-           "controller_token CreateSession returned; observers may get_state and "
-           "query_contacts)", body_name(rq->body_case), ss->id);
-    } else {
-      queue = 1;
-    }
-    break;
-  case CCSIM__REQUEST__BODY_GET_STATE:
-    if (rq->get_state->has_checkpoint && rq->get_state->checkpoint) {
-      if (!controller) {
-        fail(&rc, CCSIM_EPERM, "get_state.checkpoint: only the controller of session %s may "
-             "take checkpoints (a checkpoint restarts the integrator)", ss->id);
-      } else {
-        queue = 1;
-      }
-    } else {
-      state_from_view(&rc, ss);
-    }
-    break;
-  case CCSIM__REQUEST__BODY_ATTACH_SESSION: {
-    Ccsim__CreateSessionReply *cr = session_reply(&rc, ss, 0);
-    if (!cr) {
-      fail(&rc, CCSIM_ENOMEM, "attach_session: out of memory");
-    } else {
-      rc.reply.body_case = CCSIM__REPLY__BODY_ATTACH_SESSION;
-      rc.reply.attach_session = cr;
-    }
-    break;
-  }
-  case CCSIM__REQUEST__BODY_QUERY_CONTACTS:
-    // any role may ask. At the current state: answered here when the contacts of the
-    // published state were computed already, so observers asking again never wait behind
-    // the controller's steps; else computed on the session's worker, like given poses
-    if (rq->query_contacts->n_poses == 0 && ss->contacts_view && ss->contacts_steps == ss->steps) {
-      srv_blob *b = ss->contacts_view;
-      atomic_fetch_add(&b->refs, 1);
-      pthread_mutex_unlock(&s->mu);
-      finish_bytes(&rc, j, b->data, b->len);  // a large reply is copied outside the lock
-      srv_blob_release(&b);
-      return 1;
-    }
-    queue = 1;
-    break;
-  default:
-    fail(&rc, CCSIM_EPROTO, "unknown request body %d", (int)rq->body_case);
-    break;
+  if (row->role == SRV_ROLE_CONTROLLER && !j->controller) {
+    fail(&rc, CCSIM_EPERM, "%s: only the controller of session %s may do this (send the "
+         "controller_token CreateSession returned; observers may get_state and "
+         "query_contacts)", row->name, ss->id);
+  } else {
+    queue = row->where == SRV_ON_POOL || row->answer(&rc, j, ss) == SRV_QUEUE;
   }
   if (queue) {
     j->ss = ss;
+    j->run = run_request;
     if (s->threaded) {
       srv_enqueue_locked(s, j);
     }
@@ -671,6 +715,12 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
     return 0;
   }
   pthread_mutex_unlock(&s->mu);
+  if (rc.bytes) {
+    // a large reply is copied outside the lock
+    finish_bytes(&rc, j, rc.bytes->data, rc.bytes->len);
+    srv_blob_release(&rc.bytes);
+    return 1;
+  }
   finish(&rc, j);
   return 1;
 }
@@ -679,17 +729,17 @@ void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a) {
   si->server_version = SRV_VERSION;
   si->has_protocol_version = si->has_sessions = si->has_uptime = si->has_requests = 1;
   si->protocol_version = CCSIM__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT;
-  si->sessions = (uint32_t)s->nsessions;
+  si->sessions = (uint32_t)s->store.nsessions;
   si->uptime = srv_now() - s->started;
   si->requests = atomic_load(&s->requests);
-  if (s->stream_endpoint[0]) {
-    si->stream_endpoint = ccsim_arena_strdup(a, s->stream_endpoint);
+  if (s->sock.stream_endpoint[0]) {
+    si->stream_endpoint = ccsim_arena_strdup(a, s->sock.stream_endpoint);
   }
-  si->deadline = deadline_msg(a, &s->dl);
+  si->deadline = deadline_msg(a, &s->store.dl);
   si->has_max_sessions = si->has_workers = si->has_idle_timeout = si->has_max_bodies = 1;
   si->has_max_triangles = si->has_max_substeps = si->has_max_msg_bytes = si->has_expired = 1;
   si->max_sessions = (uint32_t)s->cfg.max_sessions;
-  si->workers = (uint32_t)s->nworkers;
+  si->workers = (uint32_t)s->threads.nworkers;
   si->idle_timeout = s->cfg.idle_timeout;
   si->max_bodies = (uint32_t)s->cfg.max_bodies;
   si->max_triangles = (uint64_t)s->cfg.max_triangles;
@@ -699,7 +749,7 @@ void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a) {
   si->max_contacts = (uint32_t)s->cfg.max_contacts;
   si->has_max_step_seconds = 1;
   si->max_step_seconds = s->cfg.max_step_seconds;
-  si->expired = s->expired;
+  si->expired = s->store.expired;
 }
 
 // ---- run by a pool thread -----------------------------------------------------------
@@ -728,7 +778,7 @@ static void state_changed(rctx *rc, srv_job *j, srv_session *ss, Ccsim__BodyStat
   m.stats = stats;
   m.contacts = contacts;
   m.n_contacts = ncontacts;
-  session_deadline(rc->a, ss->pacing, &dl, &m.deadline);  // out of memory: left out
+  session_deadline(rc->a, ss->pace.mode, &dl, &m.deadline);  // out of memory: left out
   if (closed) {
     m.has_closed = 1;
     m.closed = 1;
@@ -743,7 +793,7 @@ static void state_changed(rctx *rc, srv_job *j, srv_session *ss, Ccsim__BodyStat
 // late_request: the request came in after the deadline (the miss is not the server's)
 static void record_lateness(srv *s, srv_session *ss, double lateness, int late_request) {
   pthread_mutex_lock(&s->mu);
-  srv_deadline *d[2] = {&ss->dl, &s->dl};
+  srv_deadline *d[2] = {&ss->view.dl, &s->store.dl};
   for (int k = 0; k < 2; k++) {
     d[k]->paced++;
     d[k]->last = lateness;
@@ -761,7 +811,7 @@ static void record_lateness(srv *s, srv_session *ss, double lateness, int late_r
 // under mu: the answer to a create whose key names the session made already (a retry of
 // a create whose reply was lost): that session again, or a refusal of other bytes
 static int create_again(rctx *rc, srv_job *j, srv_session *made, uint64_t digest) {
-  if (made->create_digest && made->create_digest != digest) {
+  if (made->create.digest && made->create.digest != digest) {
     return fail(rc, CCSIM_EINVAL,
                 "create_session: create_key already made session %s from a different "
                 "request; pick a new key for each session",
@@ -769,8 +819,8 @@ static int create_again(rctx *rc, srv_job *j, srv_session *made, uint64_t digest
   }
   // its controller just came back for the token (a create queued behind a step may have
   // arrived before that step ended)
-  if (j->arrived > made->last_active) {
-    made->last_active = j->arrived;
+  if (j->arrived > made->sched.last_active) {
+    made->sched.last_active = j->arrived;
   }
   Ccsim__CreateSessionReply *cr = session_reply(rc, made, 1);
   if (!cr) {
@@ -794,7 +844,7 @@ static int known_key_locked(rctx *rc, srv_job *j, uint64_t digest, int *code) {
   int t = srv_tomb_key(rc->s, key->data, key->len);
   if (t >= 0) {
     *code = fail(rc, CCSIM_EEXPIRED, "create_session: create_key made session %s, which %s",
-                 rc->s->tombs[t].id, rc->s->tombs[t].why);
+                 rc->s->store.tombs[t].id, rc->s->store.tombs[t].why);
     return 1;
   }
   return 0;
@@ -815,10 +865,10 @@ static int create_session(rctx *rc, srv_job *j) {
     if (!known && !j->slot) {
       // admitted as a retry of a session closed since and forgotten (more than SRV_TOMBS
       // closed meanwhile): it builds, so it needs a place
-      if (s->nsessions + s->pending_creates >= s->cfg.max_sessions) {
+      if (s->store.nsessions + s->store.pending_creates >= s->cfg.max_sessions) {
         code = fail_session_limit(rc);
       } else {
-        s->pending_creates++;
+        s->store.pending_creates++;
         j->slot = 1;
       }
     }
@@ -840,10 +890,10 @@ static int create_session(rctx *rc, srv_job *j) {
     if (!cp || !cp->scene) {  // its format is checked where saved sessions' are
       const ccsim_arena *a = &j->rq_arena;
       code = a->over_limit ? CCSIM_ELIMIT : a->out_of_memory ? CCSIM_ENOMEM : CCSIM_EINVAL;
-      snprintf(err, sizeof err, "checkpoint: %s",
-               a->over_limit      ? "past the request's decoded-size limit"
-               : a->out_of_memory ? "out of memory decoding it"
-                                  : "not a ccsim.Checkpoint with a scene");
+      ccsim_set_err(err, sizeof err, "checkpoint: %s",
+                    a->over_limit      ? "past the request's decoded-size limit"
+                    : a->out_of_memory ? "out of memory decoding it"
+                                       : "not a ccsim.Checkpoint with a scene");
     }
     given = cp ? cp->scene : NULL;
   }
@@ -855,12 +905,12 @@ static int create_session(rctx *rc, srv_job *j) {
   if (ss && (srv_new_id(s, ss->id) != 0 || srv_new_id(s, ss->token) != 0)) {
     srv_session_free(&ss);
     code = CCSIM_ENOMEM;
-    snprintf(err, sizeof err, "no randomness for a session id");
+    ccsim_set_err(err, sizeof err, "no randomness for a session id");
   }
   if (ss && klen) {
-    memcpy(ss->create_key, cs->create_key.data, klen);
-    ss->create_key_len = klen;
-    ss->create_digest = digest;
+    memcpy(ss->create.key, cs->create_key.data, klen);
+    ss->create.key_len = klen;
+    ss->create.digest = digest;
   }
   pthread_mutex_lock(&s->mu);
   Ccsim__CreateSessionReply *cr = NULL;
@@ -873,11 +923,11 @@ static int create_session(rctx *rc, srv_job *j) {
   }
   if (ss) {
     srv_insert(s, ss);  // the place j held
-    s->pending_creates--;
+    s->store.pending_creates--;
     j->slot = 0;
     cr = session_reply(rc, ss, 1);
-    if (ss->pacing == CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
-      pthread_cond_signal(&s->pace_cv);  // its first tick is due now
+    if (ss->pace.mode == CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
+      pthread_cond_signal(&s->pool.pace_cv);  // its first tick is due now
     }
   }
   pthread_mutex_unlock(&s->mu);
@@ -970,11 +1020,11 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   *record = 1;  // from here on the plant may change: the seq is spent
   sim_stats before = *sim_data_stats(ss->d);
   int status = CCSIM_OK;
-  if (ss->pacing != CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
-    if (ss->pacing == CCSIM__PACING_MODE__PACING_LOCKSTEP && !ss->paced_started) {
-      ss->paced_started = 1;
-      ss->wall_origin = j->arrived;
-      ss->sim_origin = t0;
+  if (ss->pace.mode != CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
+    if (ss->pace.mode == CCSIM__PACING_MODE__PACING_LOCKSTEP && !ss->pace.started) {
+      ss->pace.started = 1;
+      ss->pace.wall_origin = j->arrived;
+      ss->pace.sim_origin = t0;
     }
     // sub-steps end where n single steps of dt would: the same bits either way
     for (uint32_t k = 0; k < n && status == CCSIM_OK; k++) {
@@ -990,8 +1040,8 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
         sr->substates[sr->n_substates++] = sub;
       }
     }
-    if (ss->pacing == CCSIM__PACING_MODE__PACING_LOCKSTEP) {
-      double deadline = ss->wall_origin + (sim_data_time(ss->d) - ss->sim_origin);
+    if (ss->pace.mode == CCSIM__PACING_MODE__PACING_LOCKSTEP) {
+      double deadline = ss->pace.wall_origin + (sim_data_time(ss->d) - ss->pace.sim_origin);
       record_lateness(s, ss, srv_now() - deadline, j->arrived > deadline);
       j->send_at = status == CCSIM_OK ? deadline : 0;  // errors are not held back
     }
@@ -1092,12 +1142,12 @@ static int do_free_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
 // under a spent seq is refused. A late copy of an older Step cannot bring back its inputs.
 static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
   const Ccsim__Request *rq = j->rq;
-  uint64_t seq = rq->has_seq ? rq->seq : 0, last = ss->last_seq;
+  uint64_t seq = rq->has_seq ? rq->seq : 0, last = ss->once.last_seq;
   // a retry sends the same Step, so the same digest; a different Step under it differs
   uint64_t digest = seq != 0 ? ccsim_pb_digest(&rq->step->base) : 0;
   if (seq != 0 && seq == last) {
-    int same = !ss->last_digest || digest == ss->last_digest;
-    if (same && ss->last_reply) {
+    int same = !ss->once.last_digest || digest == ss->once.last_digest;
+    if (same && ss->once.last_reply) {
       finish_stored(rc, j, ss);
       return;
     }
@@ -1108,8 +1158,8 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
            "send %llu next",
            (unsigned long long)seq,
            // no digest: the seq came with a checkpoint, which keeps no reply
-           !ss->last_digest ? "is not in the checkpoint this session was resumed from"
-                            : "could not be kept (the server ran out of memory)",
+           !ss->once.last_digest ? "is not in the checkpoint this session was resumed from"
+                                 : "could not be kept (the server ran out of memory)",
            (unsigned long long)seq + 1);
     } else {
       fail(rc, CCSIM_ESEQ,
@@ -1129,7 +1179,7 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
     return;
   }
   int record = 0;
-  if (ss->pacing == CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
+  if (ss->pace.mode == CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
     do_free_step(rc, j, ss, &record);
   } else {
     do_step(rc, j, ss, &record);
@@ -1138,17 +1188,17 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
     // a failure that spent the seq must say so, or the client would send it again and be
     // answered this error for ever
     rc->error.has_last_seq = 1;
-    rc->error.last_seq = record ? seq : ss->last_seq;
+    rc->error.last_seq = record ? seq : ss->once.last_seq;
   }
   if (record && seq != 0) {
     // packed once without the id for retries; this request's reply is a prefixed copy.
     // The seq is spent even when no memory is left to keep the reply: a retry is then
     // refused as out of sequence rather than stepped a second time
     srv_blob *b = srv_blob_pack(&rc->reply);
-    srv_blob_release(&ss->last_reply);
-    ss->last_reply = b;
-    ss->last_seq = seq;
-    ss->last_digest = digest;
+    srv_blob_release(&ss->once.last_reply);
+    ss->once.last_reply = b;
+    ss->once.last_seq = seq;
+    ss->once.last_digest = digest;
     if (b) {
       finish_stored(rc, j, ss);
       return;
@@ -1160,20 +1210,20 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
 static void do_tick(rctx *rc, srv_job *j, srv_session *ss) {
   srv *s = rc->s;
   double due = j->arrived;
-  if (!ss->paced_started) {
-    ss->paced_started = 1;
-    ss->wall_origin = due;
-    ss->sim_origin = sim_data_time(ss->d);
+  if (!ss->pace.started) {
+    ss->pace.started = 1;
+    ss->pace.wall_origin = due;
+    ss->pace.sim_origin = sim_data_time(ss->d);
   }
   // advance to where the wall clock will be one period from now
-  double target = ss->sim_origin + (due - ss->wall_origin) + ss->period;
+  double target = ss->pace.sim_origin + (due - ss->pace.wall_origin) + ss->pace.period;
   double t = sim_data_time(ss->d);
   if (!(target > t)) {
     return;
   }
   sim_stats before = *sim_data_stats(ss->d);
   int status = sim_step(ss->m, ss->d, target);
-  record_lateness(s, ss, srv_now() - (due + ss->period), 0);
+  record_lateness(s, ss, srv_now() - (due + ss->pace.period), 0);
   Ccsim__BodyState **bodies = NULL;
   size_t nb = 0;
   Ccsim__StepStats *stats = stats_delta(rc->a, &before, sim_data_stats(ss->d));
@@ -1277,7 +1327,7 @@ static int do_set_state(rctx *rc, srv_job *j, srv_session *ss, const Ccsim__SetS
     // pacing pairs a wall-clock time with a simulated one: the next step pairs them anew
     // (else a lockstep reply is held for the jump forward, or every step is late by the
     // jump back; a free-running plant freezes or catches up at once)
-    ss->paced_started = 0;
+    ss->pace.started = 0;
   }
   Ccsim__StateReply *sr = NEW(rc, Ccsim__StateReply, ccsim__state_reply__init);
   if (!sr || wire_bodies_new(rc->a, m, ss->d, &sr->bodies, &sr->n_bodies) != 0) {
@@ -1339,79 +1389,87 @@ static int do_close(rctx *rc, srv_job *j, srv_session *ss) {
   return CCSIM_OK;
 }
 
-void srv_execute(srv *s, srv_job *j, ccsim_arena *a) {
+// ---- run functions of the pool's jobs (job->run) ------------------------------------
+
+static void run_create(rctx *rc, srv_job *j, srv_session *ss) {
+  (void)ss;
+  do_create(rc, j);
+  finish(rc, j);
+}
+
+static void run_set_state(rctx *rc, srv_job *j, srv_session *ss) {
+  do_set_state(rc, j, ss, j->rq->set_state);
+  finish(rc, j);
+}
+
+static void run_checkpoint(rctx *rc, srv_job *j, srv_session *ss) {
+  do_checkpoint(rc, ss);
+  finish(rc, j);
+}
+
+static void run_close(rctx *rc, srv_job *j, srv_session *ss) {
+  do_close(rc, j, ss);
+  finish(rc, j);
+}
+
+static void run_query_contacts(rctx *rc, srv_job *j, srv_session *ss) {
+  const Ccsim__QueryContacts *q = j->rq->query_contacts;
+  if (do_query_contacts(rc, ss, q) == CCSIM_OK && q->n_poses == 0) {
+    // kept for the same question at this state (the session is ours: steps is its)
+    srv_blob *b = srv_blob_pack(&rc->reply);
+    if (b) {
+      finish_bytes(rc, j, b->data, b->len);
+      pthread_mutex_lock(&rc->s->mu);
+      srv_blob *old = ss->view.contacts;
+      ss->view.contacts = b;
+      ss->view.contacts_steps = ss->view.steps;
+      pthread_mutex_unlock(&rc->s->mu);
+      srv_blob_release(&old);
+      return;
+    }
+  }
+  finish(rc, j);
+}
+
+// a queued request: its row's run, on the session's worker (a pool thread or srv_handle)
+static void run_request(srv *s, srv_job *j, ccsim_arena *a) {
   rctx rc;
   rctx_init(&rc, s, a);
   srv_session *ss = j->ss;
-  if (j->kind == SRV_JOB_TICK) {
-    if (!ss->dead) {
-      do_tick(&rc, j, ss);
-    }
-    pthread_mutex_lock(&s->mu);
-    ss->tick_queued = 0;
-    pthread_mutex_unlock(&s->mu);
-    return;
-  }
-  if (j->kind == SRV_JOB_SAVE) {
-    pthread_mutex_lock(&s->mu);
-    int changed = ss->steps != ss->saved_steps && !ss->dead;
-    uint64_t steps = ss->steps;
-    pthread_mutex_unlock(&s->mu);
-    int saved = changed && srv_save_session(s, ss) == 0;
-    pthread_mutex_lock(&s->mu);
-    if (saved) {
-      ss->saved_steps = steps;
-    }
-    ss->save_queued = 0;
-    pthread_mutex_unlock(&s->mu);
-    return;
-  }
-  const Ccsim__Request *rq = j->rq;
-  if (rq->body_case == CCSIM__REQUEST__BODY_CREATE_SESSION) {
-    do_create(&rc, j);
-    finish(&rc, j);
-    return;
-  }
-  if (ss->dead) {
+  if (j->req->session && ss->sched.dead) {
     pthread_mutex_lock(&s->mu);
     fail(&rc, CCSIM_EEXPIRED, "session %s %s", ss->id, srv_tomb(s, ss->id));
     pthread_mutex_unlock(&s->mu);
     finish(&rc, j);
     return;
   }
-  switch (rq->body_case) {
-  case CCSIM__REQUEST__BODY_STEP:
-    run_step(&rc, j, ss);
-    return;
-  case CCSIM__REQUEST__BODY_SET_STATE:
-    do_set_state(&rc, j, ss, rq->set_state);
-    break;
-  case CCSIM__REQUEST__BODY_GET_STATE:
-    do_checkpoint(&rc, ss);
-    break;
-  case CCSIM__REQUEST__BODY_CLOSE_SESSION:
-    do_close(&rc, j, ss);
-    break;
-  case CCSIM__REQUEST__BODY_QUERY_CONTACTS:
-    if (do_query_contacts(&rc, ss, rq->query_contacts) == CCSIM_OK &&
-        rq->query_contacts->n_poses == 0) {
-      // kept for the same question at this state (the session is ours: steps is its)
-      srv_blob *b = srv_blob_pack(&rc.reply);
-      if (b) {
-        finish_bytes(&rc, j, b->data, b->len);
-        pthread_mutex_lock(&s->mu);
-        srv_blob *old = ss->contacts_view;
-        ss->contacts_view = b;
-        ss->contacts_steps = ss->steps;
-        pthread_mutex_unlock(&s->mu);
-        srv_blob_release(&old);
-        return;
-      }
-    }
-    break;
-  default:
-    fail(&rc, CCSIM_EPROTO, "unknown request body %d", (int)rq->body_case);
-    break;
+  j->req->run(&rc, j, ss);
+}
+
+void srv_run_tick(srv *s, srv_job *j, ccsim_arena *a) {
+  rctx rc;
+  rctx_init(&rc, s, a);
+  srv_session *ss = j->ss;
+  if (!ss->sched.dead) {
+    do_tick(&rc, j, ss);
   }
-  finish(&rc, j);
+  pthread_mutex_lock(&s->mu);
+  ss->sched.tick_queued = 0;
+  pthread_mutex_unlock(&s->mu);
+}
+
+void srv_run_save(srv *s, srv_job *j, ccsim_arena *a) {
+  (void)a;
+  srv_session *ss = j->ss;
+  pthread_mutex_lock(&s->mu);
+  int changed = ss->view.steps != ss->view.saved_steps && !ss->sched.dead;
+  uint64_t steps = ss->view.steps;
+  pthread_mutex_unlock(&s->mu);
+  int saved = changed && srv_save_session(s, ss) == 0;
+  pthread_mutex_lock(&s->mu);
+  if (saved) {
+    ss->view.saved_steps = steps;
+  }
+  ss->sched.save_queued = 0;
+  pthread_mutex_unlock(&s->mu);
 }

@@ -1,7 +1,7 @@
 // Internals of the ccsim service shared by its files (not installed, not for clients).
 //
 // Threads: a pool (the workers and the thread that called srv_run) runs as leader and
-// followers. One pool thread at a time holds the I/O duty (srv.leader): it receives every
+// followers. One pool thread at a time holds the I/O duty (srv.pool.leader): it receives every
 // request on the ROUTER, decodes it, answers the cheap ones itself (Hello, ServerInfo,
 // ListSessions, AttachSession and GetState from the session's published view), queues the
 // rest as jobs, and serves the ZAP handler, the wake PULL and the housekeeping. When a job
@@ -22,7 +22,7 @@
 // until their wall-clock time, sends them, and fires free-running ticks.
 //
 // The ROUTER and the stream's XPUB are the two sockets more than one thread uses. ZeroMQ allows
-// that when every use is fenced, so every call on them is made under srv.sock_mu. The leader waits
+// that when every use is fenced, so every call on them is made under srv.sock.mu. The leader waits
 // for requests on the ROUTER's ZMQ_FD outside the lock; a sender whose call may have taken that
 // wake-up from it (the ROUTER processes its commands during any call) looks at ZMQ_EVENTS and, when
 // a request waits while the leader sleeps, wakes it over inproc. The stream socket (an XPUB)
@@ -30,11 +30,12 @@
 // right after its send, under the same lock. The wake PULL and the ZAP socket pass from leader to
 // leader under srv.mu (the fence ZeroMQ asks for when a socket changes threads).
 //
-// One mutex (srv.mu) guards the session table, every session's queue, busy/dead flags,
-// view and counters, the ready queue, the leader flag, the idle list and the pacer's list.
+// One mutex (srv.mu) guards srv.pool (the ready queue, the leader flag, the idle list, the
+// pacer's list), srv.store (the session table) and every session's sched and view; the
+// fields are grouped in struct srv and struct srv_session by the lock that guards them.
 // A session's sim_data and its exactly-once record are touched only by the thread running
-// its current job. Lock order: srv.mu before srv.sock_mu (nothing sends while holding
-// srv.mu today).
+// its current job. Lock order: srv.mu before srv.sock.mu, srv.stream.mu a leaf (nothing
+// sends while holding srv.mu today).
 #ifndef SRV_INTERNAL_H
 #define SRV_INTERNAL_H
 
@@ -79,6 +80,36 @@ enum { SRV_STOPPED_LIMIT = 1, SRV_STOPPED_SHUTDOWN = 2 };
 typedef struct srv_session srv_session;
 typedef struct srv_job srv_job;
 typedef struct srv_member srv_member;
+typedef struct srv_rctx srv_rctx;  // a reply being built (srv_dispatch.c)
+
+// A job's run function: fills j->reply / j->pub, on the thread that runs the job (a pool
+// thread, or srv_handle's caller). a is scratch, reset before each job.
+typedef void srv_job_run(srv *s, srv_job *j, ccsim_arena *a);
+
+// ---- the request table (srv_dispatch.c) ---------------------------------------------
+
+enum { SRV_ROLE_ANY = 0, SRV_ROLE_CONTROLLER = 1 };
+// where a request is answered: on the I/O thread, on the pool (queued behind its session's
+// running job), or either (its answer says SRV_QUEUE to queue it)
+enum { SRV_ON_IO = 0, SRV_ON_POOL = 1, SRV_ON_EITHER = 2 };
+enum { SRV_ANSWERED = 1, SRV_QUEUE = 0 };
+
+// One row per request type: what every part of the service asks of a request's kind.
+typedef struct srv_request {
+  Ccsim__Request__BodyCase body;
+  const char *name;  // as replies name it ("step")
+  int session;       // names a session: looked up (ENOTFOUND / EEXPIRED) before its answer
+  int role;          // SRV_ROLE_*: who may send it (SRV_ROLE_CONTROLLER: else EPERM)
+  int sequenced;     // carries a seq run exactly once, a repeat answered from the stored
+                     // reply (Step only: its run keeps the session's once record)
+  int where;         // SRV_ON_*
+  int steps;         // runs sim_step, whose progress calls watch the step's own time
+  // on the I/O thread (under srv.mu for a session's request): SRV_ANSWERED with the reply
+  // in rc, or SRV_QUEUE (NULL only for SRV_ON_POOL, whose rows name a session)
+  int (*answer)(srv_rctx *rc, srv_job *j, srv_session *ss);
+  // on the session's worker: the reply, always, in j (NULL: never queued)
+  void (*run)(srv_rctx *rc, srv_job *j, srv_session *ss);
+} srv_request;
 
 // A serialized Reply (without request_id) shared by reference: a reader takes a reference
 // under srv.mu and copies the bytes after releasing it.
@@ -107,6 +138,8 @@ struct srv_job {
   srv_job *next;         // in a session queue, the ready queue or the pacer list
   int stopped;           // its physics was stopped: SRV_STOPPED_* (0: ran to its end)
   srv_job_kind kind;
+  srv_job_run *run;      // what the pool calls to run it (set before it is queued)
+  const srv_request *req;  // its row in the request table (NULL: a tick, a save, refused)
   srv_session *ss;       // target (NULL: CreateSession)
   Ccsim__Request *rq;    // in rq_arena; NULL for ticks and saves
   ccsim_arena rq_arena;  // the decoded request's every piece (owned)
@@ -123,72 +156,87 @@ struct srv_job {
   size_t pub_len;
   char pub_topic[SRV_ID_LEN + 1];
   // CreateSession only (under srv.mu)
-  int slot;                // holds one of srv.pending_creates' places
+  int slot;                // holds one of srv.store.pending_creates' places
   int over_limit;          // let go by the create it waited for, with no place free: ELIMIT
   srv_job *waiting;        // a keyed create being built: copies of it that came meanwhile
                            // (retries), linked by next, admitted again when it ends (owned)
-  srv_job *building_next;  // in srv.building
+  srv_job *building_next;  // in srv.store.building
 };
 
-// A pool thread while it idles. Whoever gives it a task pops it from srv.idle and sets
+// A pool thread while it idles. Whoever gives it a task pops it from srv.pool.idle and sets
 // the task under srv.mu, then posts go: the thread starts on the task without taking the
 // mutex or a condition variable's wake-up path.
 struct srv_member {
-  sem_t go;          // posted once per task (or to leave at srv.quit)
-  srv_member *next;  // in srv.idle
-  int lead;          // task: the I/O duty (srv.leader stays set: it passes directly);
+  sem_t go;          // posted once per task (or to leave at srv.pool.quit)
+  srv_member *next;  // in srv.pool.idle
+  int lead;          // task: the I/O duty (srv.pool.leader stays set: it passes directly);
                      // 2: the ROUTER was just found empty, start by polling
   srv_job *job;      // task: run this job (the member owns it once posted)
 };
 
 struct srv_session {
+  // identity and physics, fixed at creation (d: only the thread running the session's job)
   char id[SRV_ID_LEN + 1];
   char token[SRV_ID_LEN + 1];
   srv_model *model;         // one reference owned: the compiled scene it shares (srv_models.h)
   const sim_model *m;       // borrowed from model: immutable, shared with its other sessions
   sim_data *d;              // owned; only the thread running the session's job uses it
   const Ccsim__Scene *scene;  // borrowed from model (decoded), for checkpoints
-  double *snap;             // (snap_cap) scratch for snapshots (srv_snapshot)
-  size_t nsnap, snap_cap;   // doubles of the last snapshot in it, and room
+
+  // snapshot scratch (the job thread)
+  struct {
+    double *snap;            // (snap_cap) scratch for snapshots (srv_snapshot)
+    size_t nsnap, snap_cap;  // doubles of the last snapshot in it, and room
+  } scratch;
 
   // exactly-once record (written by the session's job thread; last_seq is also read by
   // the thread that answers AttachSession, hence atomic)
-  _Atomic uint64_t last_seq;  // last sequenced Step executed (0: none)
-  uint64_t last_digest;       // digest of that Step (0: not known, any retry matches)
-  srv_blob *last_reply;       // its Reply serialized without request_id (one reference owned)
+  struct {
+    _Atomic uint64_t last_seq;  // last sequenced Step executed (0: none)
+    uint64_t last_digest;       // digest of that Step (0: not known, any retry matches)
+    srv_blob *last_reply;       // its Reply serialized without request_id (one reference owned)
+  } once;
 
   // the create's retry record (fixed once the session is in the table)
-  uint8_t create_key[SRV_CREATE_KEY_MAX];  // CreateSession.create_key (create_key_len 0: none)
-  size_t create_key_len;
-  uint64_t create_digest;  // of the CreateSession that made it (0: not known, any matches)
+  struct {
+    uint8_t key[SRV_CREATE_KEY_MAX];  // CreateSession.create_key (key_len 0: none)
+    size_t key_len;
+    uint64_t digest;  // of the CreateSession that made it (0: not known, any matches)
+  } create;
 
   // scheduling (under srv.mu)
-  srv_job *qhead, *qtail;   // jobs waiting behind the running one
-  int busy;                 // a job of this session is queued in ready or running
-  int dead;                 // closed or expired: out of the table, freed when idle
-  double last_active;       // monotonic time the controller's last request came or ended [s]
-  double cost;              // decaying maximum of its jobs' wall times [s]; < 0: none ran
+  struct {
+    srv_job *qhead, *qtail;  // jobs waiting behind the running one
+    int busy;                // a job of this session is queued in ready or running
+    int dead;                // closed or expired: out of the table, freed when idle
+    double last_active;      // monotonic time the controller's last request came or ended [s]
+    double cost;             // decaying maximum of its jobs' wall times [s]; < 0: none ran
+    int save_queued;         // a save job is queued or running: one at a time, or a long
+                             // step would have one queued every interval behind it
+    double next_tick;        // free-running: monotonic due time of the next tick
+    int tick_queued;         // free-running: a tick is queued or running
+  } sched;
 
   // published view (under srv.mu), written after every job
-  double view_time;         // simulated time [s]
-  double *view;             // (nbody x SRV_VIEW)
-  uint64_t steps;           // stream sequence number: Step requests, SetStates, ticks run
-  srv_blob *contacts_view;  // QueryContacts' Reply at the state after step contacts_steps
-  uint64_t contacts_steps;  // (one reference owned): the same question at that state is
-                            // answered from it by the thread that receives it
-  uint64_t saved_steps;     // steps at the last save to the state dir
-  int save_queued;          // a save job is queued or running (under srv.mu): one at a time,
-                            // or a long step would have one queued every interval behind it
+  struct {
+    double time;              // simulated time [s]
+    double *bodies;           // (nbody x SRV_VIEW)
+    uint64_t steps;           // stream sequence number: Step requests, SetStates, ticks run
+    srv_blob *contacts;       // QueryContacts' Reply at the state after step contacts_steps
+    uint64_t contacts_steps;  // (one reference owned): the same question at that state is
+                              // answered from it by the thread that receives it
+    uint64_t saved_steps;     // steps at the last save to the state dir
+    srv_deadline dl;          // pacing statistics
+  } view;
 
-  // pacing (mode/period fixed at creation; the rest job thread, copied under mu)
-  int pacing;               // CCSIM__PACING_MODE__*
-  double period;            // free-running plant step [s]
-  int paced_started;
-  double wall_origin;       // monotonic [s] matching sim_origin
-  double sim_origin;        // [s]
-  srv_deadline dl;          // under srv.mu
-  double next_tick;         // free-running: monotonic due time of the next tick (under mu)
-  int tick_queued;          // free-running: a tick is queued or running (under mu)
+  // pacing (mode and period fixed at creation; the rest the job thread's, copied under mu)
+  struct {
+    int mode;       // CCSIM__PACING_MODE__*
+    double period;  // free-running plant step [s]
+    int started;
+    double wall_origin;  // monotonic [s] matching sim_origin
+    double sim_origin;   // [s]
+  } pace;
 };
 
 // A line on stderr that a peer can make the server say again and again (a refused client
@@ -198,20 +246,61 @@ typedef struct srv_log_limit {
   double said_at;  // monotonic time of the last line [s] (0: none)
 } srv_log_limit;
 
+// A job the duty holder runs while keeping the I/O duty (srv_pool_take_over): kept is set,
+// and the duty is still the holder's after the job when srv.pool.duty_gen still equals gen.
+typedef struct srv_duty {
+  int kept;
+  unsigned gen;
+  int watched;  // kept for a Step: the stepping thread watches its own time (srv_pool.c)
+} srv_duty;
+
+// What the pool needs of the layers above it, filled by srv_new (SUNDIALS' ops shape): the
+// pool calls up only through these, and knows nothing of dispatch or the sockets.
+typedef struct srv_pool_ops {
+  // the I/O duty (srv_lead)
+  srv_job *(*lead)(srv *s, int poll_first, srv_duty *duty);
+  // send a finished job's reply and stream message, then free it (srv_send_job)
+  void (*send)(srv *s, srv_job *j, void *wake);
+  // a PUSH to wake the leader, or NULL (srv_wake_open)
+  void *(*wake_open)(srv *s);
+  // run function of the free-running ticks the pacer queues (srv_run_tick)
+  srv_job_run *tick;
+} srv_pool_ops;
+
 struct srv {
+  // fixed once srv_new returns (threaded: set by srv_pool_start before any pool thread)
   srv_config cfg;
   srv_models *models;     // compiled scenes shared by sessions (owned; thread-safe)
+  srv_pool_ops pool_ops;
+  double started;     // monotonic [s]
+  int state_lock_fd;  // the --state-dir lock, held while the server lives (-1: none)
+  int threaded;       // the pool and the pacer run (srv_run)
+
+  // read and written without a lock
   _Atomic int compiling;  // CreateSessions compiling their scene now (the stop names them)
-  char endpoint[256];
-  char stream_endpoint[256];
-  void *zctx;                 // owned ZeroMQ context (NULL without sockets)
-  void *router, *pub;         // any thread, under sock_mu; pub is an XPUB: it also tells
-                              // which topics (session id prefixes) someone subscribes to
-  void *wake, *zap;           // the leader only
-  char wake_ep[64];
-  int router_fd, wake_fd;     // the ROUTER's and the wake PULL's ZMQ_FD (the leader polls)
-  int zap_fd;                 // the ZAP socket's ZMQ_FD (-1: no CURVE)
-  int pub_fd;                 // the stream XPUB's ZMQ_FD (-1: no stream)
+  atomic_int stop;
+  atomic_ullong requests;
+
+  // the sockets: every call on router and pub under sock.mu; wake and zap the leader's
+  // (passed from leader to leader under srv.mu)
+  struct {
+    pthread_mutex_t mu;  // every call on router and pub
+    char endpoint[256];
+    char stream_endpoint[256];
+    void *zctx;          // owned ZeroMQ context (NULL without sockets)
+    void *router, *pub;  // any thread, under mu; pub is an XPUB: it also tells
+                         // which topics (session id prefixes) someone subscribes to
+    void *wake, *zap;    // the leader only
+    char wake_ep[64];
+    int router_fd, wake_fd;  // the ROUTER's and the wake PULL's ZMQ_FD (the leader polls)
+    int zap_fd;              // the ZAP socket's ZMQ_FD (-1: no CURVE)
+    int pub_fd;              // the stream XPUB's ZMQ_FD (-1: no stream)
+    int io_sleeping;         // the leader waits on router_fd (under mu)
+    double subs_drain_at;    // publishers drain the XPUB from then on (under mu)
+    void *hs_mon[2];         // PAIRs receiving the ROUTER's and the XPUB's failed
+                             // handshakes (the leader, from its housekeeping; owned)
+  } sock;
+
   // the topics subscribed on the stream, as the XPUB reports them (each once, while at
   // least one subscriber holds it): only sessions a topic is a prefix of publish. Topics
   // past the table's room are counted in subs_more and make every session publish.
@@ -220,288 +309,106 @@ struct srv {
   // until its subscribers all leave and subscribe afresh (and when it had overflowed,
   // subs_more counts one too few). Stream peers are meant to be the server's own clients
   // (loopback, or CURVE-authenticated elsewhere; the server warns when neither holds).
-  pthread_mutex_t subs_mu;  // a leaf lock: nothing else is taken while it is held
+  // Under stream.mu, a leaf lock: nothing else is taken while it is held.
   struct {
-    unsigned char len;
-    char p[SRV_ID_LEN];
-  } subs[SRV_SUBS_MAX];
-  int nsubs, subs_more;       // under subs_mu
-  double subs_drain_at;       // publishers drain the XPUB from then on (under sock_mu)
-  atomic_ullong published;    // stream messages sent
-  pthread_mutex_t sock_mu;    // every call on router and pub
-  int io_sleeping;            // the leader waits on router_fd (under sock_mu)
-  atomic_int stop;
-  int threaded;               // the pool and the pacer run (srv_run)
+    pthread_mutex_t mu;
+    struct {
+      unsigned char len;
+      char p[SRV_ID_LEN];
+    } subs[SRV_SUBS_MAX];
+    int nsubs, subs_more;
+    atomic_ullong published;  // stream messages sent (atomic, no lock)
+  } stream;
 
-  pthread_mutex_t mu;
-  pthread_cond_t pace_cv;     // the pacer waits here (CLOCK_MONOTONIC)
-  int quit;                   // threads leave (under mu)
-  int leader;                 // a pool thread holds the I/O duty (under mu)
-  srv_member *idle;           // idle pool threads, the last one to idle first (under mu)
-  double inline_since;        // monotonic start of the job the duty holder runs itself
-                              // (0: none; under mu)
-  atomic_uint duty_gen;       // bumped (under mu) when the watchdog takes the duty from such
-                              // a job; read without mu under sock_mu by the duty holder
-                              // (under mu)
-  uint64_t inline_jobs;       // jobs run by the duty holder so far (under mu)
-  uint64_t step_passes;       // duty passes made by a Step's own watch (under mu)
-  double pacer_wake;          // when the pacer wakes by itself (0: it is awake; under mu)
-  double pacer_watch;         // the pacer's watch over the duty holder's current (or last)
-                              // job: inline_watch, or ten times that for a Step, which
-                              // watches itself (under mu)
+  pthread_mutex_t mu;  // guards pool and store (and every session's sched, view)
 
-  srv_session **tab;          // (cfg.max_sessions) open sessions, NULL = free slot
-  int nsessions;
-  int pending_creates;  // CreateSession jobs queued or running that may build one
-  srv_job *building;    // keyed CreateSession jobs queued or running that build one
-                        // (by building_next; under mu): a copy waits for it
+  // the pool and the pacer (under mu unless said)
   struct {
-    char id[SRV_ID_LEN + 1];
-    char why[96];
-    uint8_t create_key[SRV_CREATE_KEY_MAX];  // the session's (create_key_len 0: none)
-    size_t create_key_len;
-  } tombs[SRV_TOMBS];
-  int tomb_next;
+    pthread_cond_t pace_cv;  // the pacer waits here (CLOCK_MONOTONIC)
+    int quit;                // threads leave
+    int leader;              // a pool thread holds the I/O duty
+    srv_member *idle;        // idle pool threads, the last one to idle first
+    double inline_since;     // monotonic start of the job the duty holder runs itself
+                             // (0: none)
+    atomic_uint duty_gen;    // bumped (under mu) when the watchdog takes the duty from such
+                             // a job; read without mu under sock.mu by the duty holder
+    uint64_t inline_jobs;    // jobs run by the duty holder so far
+    uint64_t step_passes;    // duty passes made by a Step's own watch
+    double pacer_wake;       // when the pacer wakes by itself (0: it is awake)
+    double pacer_watch;      // the pacer's watch over the duty holder's current (or last)
+                             // job: inline_watch, or ten times that for a Step, which
+                             // watches itself
+    srv_job *rhead, *rtail;  // ready queue
+    srv_job *phead, *ptail;  // ready queue of paced sessions, served first
+    atomic_int nready;       // jobs in the ready queue (read without mu by the leader)
+    srv_job *delayed;        // pacer: replies held until send_at (sorted)
+  } pool;
 
-  srv_job *rhead, *rtail;     // ready queue
-  srv_job *phead, *ptail;     // ready queue of paced sessions, served first
-  atomic_int nready;          // jobs in the ready queue (read without mu by the leader)
-  srv_job *delayed;           // pacer: replies held until send_at (sorted)
+  // the pool's threads (srv_run's thread only; nworkers is read by ServerInfo)
+  struct {
+    pthread_t *workers;
+    int nworkers;  // pool threads srv_run starts (set before the first)
+    int nworkers_started;
+    pthread_t pacer;
+    int pacer_started;
+  } threads;
 
-  pthread_t *workers;
-  int nworkers;          // pool threads srv_run starts (set before the first; ServerInfo)
-  int nworkers_started;  // srv_run's thread only
-  pthread_t pacer;
-  int pacer_started;
+  // the sessions (under mu)
+  struct {
+    srv_session **tab;  // (cfg.max_sessions) open sessions, NULL = free slot
+    int nsessions;
+    int pending_creates;  // CreateSession jobs queued or running that may build one
+    srv_job *building;    // keyed CreateSession jobs queued or running that build one
+                          // (by building_next): a copy waits for it
+    struct {
+      char id[SRV_ID_LEN + 1];
+      char why[96];
+      uint8_t create_key[SRV_CREATE_KEY_MAX];  // the session's (create_key_len 0: none)
+      size_t create_key_len;
+    } tombs[SRV_TOMBS];
+    int tomb_next;
+    uint64_t id_counter;  // deterministic ids
+    uint64_t expired;     // sessions freed by the idle timeout
+    srv_deadline dl;      // pacing totals over all sessions
+  } store;
 
-  ccsim_arena io_arena;       // replies built by the leader or srv_handle
-  atomic_ullong requests;
-  uint64_t expired;           // sessions freed by the idle timeout (under mu)
-  srv_deadline dl;            // totals over all sessions (under mu)
-  uint64_t id_counter;        // deterministic ids (under mu)
-  double started;             // monotonic [s]
-  double next_save;           // monotonic [s] (the leader)
-  double next_housekeeping;   // monotonic [s] (the leader)
-  double last_housekeeping;   // when it last ran [s] (0: not yet)
-  double last_housekeeping_cpu;  // the process's CPU time then [s]
-  int io_failed;              // the leader met a transport failure (srv_run returns -1)
-  int save_failed;            // the final save of srv_run lost a session
-  srv_log_limit zap_log;      // CURVE refusals said on stderr (leader only)
-  srv_log_limit hs_log;       // failed handshakes said on stderr (leader only)
-  void *hs_mon[2];            // PAIRs receiving the ROUTER's and the XPUB's failed
-                              // handshakes (the leader, from its housekeeping; owned)
-  int state_lock_fd;          // the --state-dir lock, held while the server lives (-1: none)
+  // the I/O duty holder's (the leader, or srv_handle's caller)
+  struct {
+    ccsim_arena arena;             // replies built by the leader or srv_handle
+    double next_save;              // monotonic [s]
+    double next_housekeeping;      // monotonic [s]
+    double last_housekeeping;      // when it last ran [s] (0: not yet)
+    double last_housekeeping_cpu;  // the process's CPU time then [s]
+    int failed;                    // met a transport failure (srv_run returns -1)
+    srv_log_limit zap_log;         // CURVE refusals said on stderr
+    srv_log_limit hs_log;          // failed handshakes said on stderr
+  } io;
+  int save_failed;  // the final save of srv_run lost a session (srv_run's thread)
 
-  char *allow_dir;             // cfg.curve_allow_dir's copy (owned)
-  unsigned char (*allow)[32];  // CURVE client keys admitted (nallow; leader only after start)
-  int nallow;
-  struct timespec allow_ctime;  // the allow directory's ctime when last read
-  double allow_read_at;         // monotonic time of the last reading [s]
-  int allow_pending;            // key files the last reading left out as being written
-  int allow_failed;             // the last read failed: nobody is admitted, read at each ask
-  char allow_said[256];         // the last failed reading's reason said on stderr (not twice)
+  // CURVE's allow list (the leader only after start)
+  struct {
+    char *allow_dir;             // cfg.curve_allow_dir's copy (owned)
+    unsigned char (*allow)[32];  // CURVE client keys admitted (nallow)
+    int nallow;
+    struct timespec allow_ctime;  // the allow directory's ctime when last read
+    double allow_read_at;         // monotonic time of the last reading [s]
+    int allow_pending;            // key files the last reading left out as being written
+    int allow_failed;             // the last read failed: nobody is admitted, read at each ask
+    char allow_said[256];         // the last failed reading's reason said on stderr (not twice)
+  } curve;
 };
 
-// ---- clock and small helpers (srv_store.c) ------------------------------------------
-
-// CLOCK_MONOTONIC [s].
-double srv_now(void);
-
-// Fill out with SRV_ID_LEN random hex characters (or a counter with cfg.deterministic_ids).
-int srv_new_id(srv *s, char out[SRV_ID_LEN + 1]);
-
-// ---- sending (srv.c) ----------------------------------------------------------------
-
-// r serialized into a new blob holding one reference; NULL when out of memory.
-srv_blob *srv_blob_pack(const Ccsim__Reply *r);
-// A copy of n bytes in a new blob holding one reference; NULL when out of memory.
-srv_blob *srv_blob_copy(const uint8_t *data, size_t n);
-// Drop a reference (the last one frees the blob) and set *b = NULL. NULL-safe.
-void srv_blob_release(srv_blob **b);
-
-// 1 when a stream subscriber's topic covers session id (takes subs_mu).
-int srv_stream_watched(srv *s, const char *id);
-
-// Send j's reply to its client and publish its stream message, then free j (any thread;
-// takes sock_mu). wake: the calling thread's PUSH to the leader's wake socket (see
-// srv_wake_open), NULL while the caller holds the I/O duty itself.
-void srv_send_job(srv *s, srv_job *j, void *wake);
-
-// Send the lockstep replies held in srv.delayed whose time has come (all: every one, at
-// the stop) and let their sessions go on (srv_session_done); wake as for srv_send_job.
-// Returns how many of those sessions' next jobs it made ready (nobody is woken for them).
-// Takes mu.
-int srv_send_held(srv *s, int all, void *wake);
-
-// A PUSH socket for the calling pool or pacer thread to wake the leader (caller closes
-// it), or NULL.
-void *srv_wake_open(srv *s);
-
-// A job the duty holder runs while keeping the I/O duty (srv_pool_take_over): kept is set,
-// and the duty is still the holder's after the job when srv.duty_gen still equals gen.
-typedef struct srv_duty {
-  int kept;
-  unsigned gen;
-  int watched;  // kept for a Step: the stepping thread watches its own time (srv_pool.c)
-} srv_duty;
-
-// The I/O duty, for the pool thread that took srv.leader: serve requests, the ZAP handler
-// and the housekeeping until srv_pool_take_over hands it a job (returned, caller owns it;
-// srv.leader passed on, or kept as *duty says) or the service stops (NULL; srv.quit set).
-// poll_first: the previous leader's last receive found the ROUTER empty (io_sleeping set),
-// so waiting comes first, not another receive.
-srv_job *srv_lead(srv *s, int poll_first, srv_duty *duty);
-
-// ---- sessions (srv_store.c) ---------------------------------------------------------
-
-// Build a session from a scene and an optional checkpoint (scene taken from the checkpoint
-// when given). The session keeps a copy of scene (a decoded one lives in the caller's
-// arena). NULL with a message and *code set on failure.
-srv_session *srv_session_build(srv *s, const Ccsim__Scene *scene, const Ccsim__Checkpoint *cp,
-                               const Ccsim__Pacing *pacing, int *code, char *err, size_t err_sz);
-
-// Free a session (not in the table, no jobs). NULL-safe.
-void srv_session_free(srv_session **ss);
-
-// Refresh ss->view from its sim_data and count the change in ss->steps, in one hold of
-// srv.mu (so a reader never pairs the new view with the old count, or the reverse); *dl
-// gets the session's pacing statistics. Returns the new count (job thread).
-uint64_t srv_session_publish_view(srv *s, srv_session *ss, srv_deadline *dl);
-
-// Under mu: the open session with this id, or NULL.
-srv_session *srv_find(srv *s, const char *id);
-
-// Under mu: insert into the table (a slot must be free: callers reserve one).
-int srv_insert(srv *s, srv_session *ss);
-
-// Under mu: take ss out of the table, mark it dead and remember why for EEXPIRED.
-void srv_remove(srv *s, srv_session *ss, const char *why);
-
-// Under mu: why a session id is gone ("" when never seen).
-const char *srv_tomb(const srv *s, const char *id);
-
-// Under mu: the session in the table made by a CreateSession with this create_key, or NULL.
-srv_session *srv_find_key(srv *s, const uint8_t *key, size_t len);
-
-// Under mu: the tombstone index of the closed session a CreateSession with this create_key
-// made (its id in s->tombs[i].id, why in .why), or -1: a late copy of that create must not
-// build it again.
-int srv_tomb_key(const srv *s, const uint8_t *key, size_t len);
-
-// A Checkpoint blob for ss (job thread): serialized into *out (malloc, caller frees).
-// Restarts ss's integrator at the checkpoint. Returns CCSIM_OK, or an error code with the
-// reason in err (out of memory; a state no restore would take).
-int srv_checkpoint(srv *s, srv_session *ss, uint8_t **out, size_t *len, char *err, size_t err_sz);
-
-// --state-dir: write ss to DIR/ID.session (job thread or after the threads stopped).
-int srv_save_session(srv *s, srv_session *ss);
-
-// --state-dir: delete ss's file (its session closed or expired).
-void srv_unlink_session(srv *s, const char *id);
-
-// --state-dir: create dir when missing and lock it for this server. Returns the lock's
-// descriptor (the caller owns it; closing it frees the dir), or -1 + message when dir is
-// not a directory this process can write into (a server that could not save its sessions
-// would lose them) or another server holds it (two would overwrite each other's files).
-int srv_state_dir_open(const char *dir, char *err, size_t err_sz);
-
-// --state-dir: load every saved session into the table (from srv_new). Returns the
-// number restored; problems go to stderr and leave the file in place.
-int srv_restore_all(srv *s);
-
-// ---- dispatch (srv_dispatch.c) ------------------------------------------------------
-
-// Decode and route one request (the leader or srv_handle). Either j->reply is filled
-// (returns 1) or the job was queued for the pool (threaded; nobody is woken: the leader
-// decides who runs it) / is ready for srv_execute (not threaded) (returns 0). Takes
-// srv.mu itself.
-int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len);
-
-// Answer the request req (len bytes, not decoded) with the error code and message in
-// j->reply, as srv_accept answers what it refuses undecoded (the request_id echoed).
-void srv_refuse(srv *s, srv_job *j, const uint8_t *req, size_t len, int code, const char *msg);
-
-// Run a queued job (a pool thread or srv_handle): fills j->reply / j->pub. a is scratch.
-void srv_execute(srv *s, srv_job *j, ccsim_arena *a);
-
-// Free a job and everything it owns. NULL-safe.
-void srv_job_free(srv_job *j);
-
-// The ServerInfo deadline/limits summary needs these (srv.c).
-void srv_fill_server_info(srv *s, Ccsim__ServerInfoReply *si, ccsim_arena *a);
-
-// ---- pool (srv_pool.c) --------------------------------------------------------------
-
-// Under mu: queue j behind its session's running job (returns 0), or in the ready queue
-// (returns 1: call srv_pool_kick once mu is released, unless the caller is the leader).
-int srv_enqueue_locked(srv *s, srv_job *j);
-
-// Hand ready jobs to idle pool threads (takes mu). Call after queueing jobs from outside
-// the pool (the pacer's ticks, the leader's saves).
-void srv_pool_kick(srv *s);
-
-// Leader: a ready job for the caller to run (caller owns it), or NULL and the caller keeps
-// leading. A short job (recent jobs of its session under cfg.inline_us) the caller runs
-// keeping the duty (duty->kept; passed on if the job runs long, see run_job); for any
-// other the duty passes to an idle pool thread, or to none for a paced job when all are
-// busy. emptied: the caller's last receive found the ROUTER empty (see srv_lead).
-srv_job *srv_pool_take_over(srv *s, int emptied, srv_duty *duty);
-
-// Start the workers and the pacer / stop and join them. Returns 0 or -1.
-int srv_pool_start(srv *s, char *err, size_t err_sz);
-void srv_pool_stop(srv *s);
-
-// Set srv.quit and tell the idle pool threads and the pacer to leave (takes mu).
-void srv_pool_quit(srv *s);
-
-// Run the calling thread as a pool member (a worker, or srv_run's own thread) until
-// srv.quit: lead when nobody does, else run ready jobs, else wait.
-void srv_pool_serve(srv *s);
-
-// After a job of ss ran (a pool thread or srv_handle): note its wall time cost [s] (< 0:
-// not a request, or not timed), restart the idle clock at active (> 0: the controller's
-// request ended then, its reply sent or held until then), put the session's next job in
-// the ready queue (the caller's pool loop picks it up; nobody is woken), or mark the
-// session idle and free it when it is dead. ss may be NULL (CreateSession). Takes mu.
-// Returns 1 when it put a job in the ready queue.
-int srv_session_done(srv *s, srv_session *ss, double cost, double active);
-// When a finished job j leaves its session active (srv_session_done's active): 0 unless
-// the controller sent it, else when its reply goes out. Read before j is delivered.
-double srv_job_active_until(const srv_job *j);
-
-// Run the calling thread SCHED_FIFO at cfg.rt_priority (no-op when 0); a refusal is
-// reported once on stderr. Returns 0 or -1.
-int srv_realtime_thread(srv *s);
-
-// Free every job still queued or held (after the threads stopped).
-void srv_pool_drain(srv *s);
-
-// ---- CURVE (srv_curve.c) ------------------------------------------------------------
-
-// Load the server secret key and the allowed client keys; set CURVE options on sock and
-// bind the ZAP handler. Returns 0 or -1 with a message.
-int srv_curve_setup(srv *s, void *sock, char *err, size_t err_sz);
-
-// Answer one pending ZAP request on s->zap (the leader). Returns 1 when one was
-// answered, 0 when none was waiting.
-int srv_zap_serve(srv *s);
-
-// Watch sock's failed handshakes (which: 0 requests, 1 stream) for srv_handshake_drain.
-// Returns 0, or -1 with a message.
-int srv_handshake_monitor(srv *s, void *sock, int which, char *err, size_t err_sz);
-
-// Say on stderr why clients' handshakes failed since the last call (the leader): a
-// client without CURVE, a wrong server key or CURVE against a server without it
-// otherwise leave no trace at the server.
-void srv_handshake_drain(srv *s);
-
-// Why the client whose ZAP User-Id (its public key in Z85, as srv_zap_serve names it) is
-// user_id is no longer served (static text), or NULL while the allow list admits it (the
-// leader). user_id NULL: refused.
-const char *srv_curve_refusal(const srv *s, const char *user_id);
-
-// Read the allow directory again if it changed, so that a key moved out stops being
-// served between connections too (the leader, from its housekeeping).
-void srv_curve_refresh(srv *s);
+// The files, lowest first; each calls only files below it (tests/arch checks it). Each
+// file's interface is its own header (srv_clock.h, srv_job.h, ...; srv.c's srv_io.h),
+// so a file's includes name what it calls; this header holds the types they share.
+//   srv_clock.c, srv_job.c        leaves: the clock; jobs and reply blobs
+//   srv_stream.c                  the stream's subscriptions and publishing
+//   wire_*.c                      protobuf <-> core
+//   srv_store.c                   sessions, the table, checkpoints, the state dir
+//   srv_pool.c                    pool threads and the pacer: run job->run, call up only
+//                                 through srv.pool_ops
+//   srv_dispatch.c                the request table: answers and run functions
+//   srv_curve.c                   CURVE keys and the ZAP handler
+//   srv.c                         lifecycle and the I/O duty (fills srv.pool_ops)
 
 #endif

@@ -1,7 +1,8 @@
 // The pool and the pacer: pool threads take turns at the I/O duty (leader and followers)
 // and run one job of a session at a time, in arrival order, in parallel across sessions;
 // the pacer holds lockstep replies until their wall-clock time and fires free-running
-// ticks.
+// ticks. It runs a job through job->run and calls up only through srv.pool_ops, so it
+// knows nothing of dispatch or the sockets.
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -12,18 +13,22 @@
 
 #include <zmq.h>
 
-#include "srv_internal.h"
+#include "srv_clock.h"
+#include "srv_job.h"
+#include "srv_pool.h"
+#include "srv_store.h"
 
 static int job_paced(const srv_job *j) {
-  return j->ss && j->ss->pacing != CCSIM__PACING_MODE__PACING_NONE;
+  return j->ss && j->ss->pace.mode != CCSIM__PACING_MODE__PACING_NONE;
 }
 
 // paced sessions have deadlines: their jobs go ahead of the others
 static void ready_push(srv *s, srv_job *j) {
-  atomic_fetch_add(&s->nready, 1);
+  atomic_fetch_add(&s->pool.nready, 1);
   j->next = NULL;
   int paced = job_paced(j);
-  srv_job **head = paced ? &s->phead : &s->rhead, **tail = paced ? &s->ptail : &s->rtail;
+  srv_job **head = paced ? &s->pool.phead : &s->pool.rhead,
+          **tail = paced ? &s->pool.ptail : &s->pool.rtail;
   if (*tail) {
     (*tail)->next = j;
   } else {
@@ -37,8 +42,8 @@ static void ready_push(srv *s, srv_job *j) {
 // thread would cost (a futex wake and a context switch, about 10-20 us of CPU here); the
 // first request of a session (cost unknown), creations, ticks and saves are handed off.
 static int job_inline(const srv *s, const srv_job *j) {
-  return s->cfg.inline_us > 0 && j->kind == SRV_JOB_REQUEST && j->ss && j->ss->cost >= 0 &&
-         j->ss->cost < 1e-6 * s->cfg.inline_us;
+  return s->cfg.inline_us > 0 && j->kind == SRV_JOB_REQUEST && j->ss && j->ss->sched.cost >= 0 &&
+         j->ss->sched.cost < 1e-6 * s->cfg.inline_us;
 }
 
 // How long the duty holder may run a job itself before the duty is passed on: a job
@@ -56,16 +61,16 @@ static double inline_watch(const srv *s) {
 // runs long by itself.
 #define SRV_PACER_WATCH_STEP 10.0
 
-static int job_is_step(const srv_job *j) {
-  return j->kind == SRV_JOB_REQUEST && j->rq && j->rq->body_case == CCSIM__REQUEST__BODY_STEP;
+static int job_steps(const srv_job *j) {
+  return j->req && j->req->steps;
 }
 
 static srv_job *ready_pop(srv *s) {
-  srv_job **head = s->phead ? &s->phead : &s->rhead;
-  srv_job **tail = s->phead ? &s->ptail : &s->rtail;
+  srv_job **head = s->pool.phead ? &s->pool.phead : &s->pool.rhead;
+  srv_job **tail = s->pool.phead ? &s->pool.ptail : &s->pool.rtail;
   srv_job *j = *head;
   if (j) {
-    atomic_fetch_sub(&s->nready, 1);
+    atomic_fetch_sub(&s->pool.nready, 1);
     *head = j->next;
     if (!*head) {
       *tail = NULL;
@@ -77,17 +82,17 @@ static srv_job *ready_pop(srv *s) {
 int srv_enqueue_locked(srv *s, srv_job *j) {
   srv_session *ss = j->ss;
   j->next = NULL;
-  if (ss && ss->busy) {
-    if (ss->qtail) {
-      ss->qtail->next = j;
+  if (ss && ss->sched.busy) {
+    if (ss->sched.qtail) {
+      ss->sched.qtail->next = j;
     } else {
-      ss->qhead = j;
+      ss->sched.qhead = j;
     }
-    ss->qtail = j;
+    ss->sched.qtail = j;
     return 0;
   }
   if (ss) {
-    ss->busy = 1;
+    ss->sched.busy = 1;
   }
   ready_push(s, j);
   return 1;
@@ -97,9 +102,9 @@ int srv_enqueue_locked(srv *s, srv_job *j) {
 // got one (in post, at most max), to be posted once mu is released
 static int assign_locked(srv *s, srv_member **post, int max) {
   int n = 0;
-  while (n < max && s->idle && (s->phead || s->rhead)) {
-    srv_member *m = s->idle;
-    s->idle = m->next;
+  while (n < max && s->pool.idle && (s->pool.phead || s->pool.rhead)) {
+    srv_member *m = s->pool.idle;
+    s->pool.idle = m->next;
     m->job = ready_pop(s);
     post[n++] = m;
   }
@@ -125,10 +130,10 @@ void srv_pool_kick(srv *s) {
 
 void srv_pool_quit(srv *s) {
   pthread_mutex_lock(&s->mu);
-  s->quit = 1;
-  srv_member *m = s->idle;
-  s->idle = NULL;
-  pthread_cond_broadcast(&s->pace_cv);
+  s->pool.quit = 1;
+  srv_member *m = s->pool.idle;
+  s->pool.idle = NULL;
+  pthread_cond_broadcast(&s->pool.pace_cv);
   pthread_mutex_unlock(&s->mu);
   // a posted member with no task looks at quit; the list is unlinked first because a
   // member may return (and its struct go away) as soon as it is posted
@@ -151,27 +156,27 @@ int srv_session_done(srv *s, srv_session *ss, double cost, double active) {
   }
   int free_it = 0, pushed = 0;
   pthread_mutex_lock(&s->mu);
-  if (active > ss->last_active) {
+  if (active > ss->sched.last_active) {
     // a request that ran longer than the idle timeout (or a reply held that long) must
     // not leave its session expired the moment it is done
-    ss->last_active = active;
+    ss->sched.last_active = active;
   }
   if (cost >= 0) {
     // a decaying maximum: one long job keeps the session off the duty holder for a few
     // jobs, so a session alternating short and long jobs is not run inline
-    ss->cost = cost > 0.5 * ss->cost ? cost : 0.5 * ss->cost;
+    ss->sched.cost = cost > 0.5 * ss->sched.cost ? cost : 0.5 * ss->sched.cost;
   }
-  if (ss->qhead) {
-    srv_job *j = ss->qhead;
-    ss->qhead = j->next;
-    if (!ss->qhead) {
-      ss->qtail = NULL;
+  if (ss->sched.qhead) {
+    srv_job *j = ss->sched.qhead;
+    ss->sched.qhead = j->next;
+    if (!ss->sched.qhead) {
+      ss->sched.qtail = NULL;
     }
     ready_push(s, j);
     pushed = 1;
   } else {
-    ss->busy = 0;
-    free_it = ss->dead;
+    ss->sched.busy = 0;
+    free_it = ss->sched.dead;
   }
   pthread_mutex_unlock(&s->mu);
   if (free_it) {
@@ -186,37 +191,37 @@ srv_job *srv_pool_take_over(srv *s, int emptied, srv_duty *duty) {
   int n = 0, wake_pacer = 0;
   duty->kept = 0;
   pthread_mutex_lock(&s->mu);
-  srv_job *head = s->phead ? s->phead : s->rhead;
-  if (head && !s->quit && job_inline(s, head)) {
+  srv_job *head = s->pool.phead ? s->pool.phead : s->pool.rhead;
+  if (head && !s->pool.quit && job_inline(s, head)) {
     // a short job: run it ourselves and keep the duty; the jobs behind it wait for our
     // next turn (or for a thread that finishes its job) instead of costing a wake-up each
     j = ready_pop(s);
     double now = srv_now();
-    s->inline_since = now;
-    s->inline_jobs++;
+    s->pool.inline_since = now;
+    s->pool.inline_jobs++;
     duty->kept = 1;
-    duty->gen = s->duty_gen;
-    duty->watched = job_is_step(j);
-    s->pacer_watch = inline_watch(s) * (duty->watched ? SRV_PACER_WATCH_STEP : 1.0);
+    duty->gen = s->pool.duty_gen;
+    duty->watched = job_steps(j);
+    s->pool.pacer_watch = inline_watch(s) * (duty->watched ? SRV_PACER_WATCH_STEP : 1.0);
     // the pacer is the watchdog: when it sleeps past the watch, it must look sooner
-    wake_pacer = s->pacer_wake > now + s->pacer_watch;
-  } else if (s->idle && head) {
+    wake_pacer = s->pool.pacer_wake > now + s->pool.pacer_watch;
+  } else if (s->pool.idle && head) {
     j = ready_pop(s);
-    srv_member *m = s->idle;
-    s->idle = m->next;
+    srv_member *m = s->pool.idle;
+    s->pool.idle = m->next;
     m->lead = emptied ? 2 : 1;
     post[n++] = m;
     n += assign_locked(s, post + 1, 15);  // jobs still waiting go to the other idle ones
-  } else if (s->phead) {
+  } else if (s->pool.phead) {
     // a paced step has a deadline and every other thread is busy: we run it, and the
     // first thread to finish its job takes the I/O duty (the pool loop leads first), so
     // other requests wait at most one paced step, never for an unpaced one to end
     j = ready_pop(s);
-    s->leader = 0;
+    s->pool.leader = 0;
   }
   pthread_mutex_unlock(&s->mu);
   if (wake_pacer) {
-    pthread_cond_signal(&s->pace_cv);
+    pthread_cond_signal(&s->pool.pace_cv);
   }
   post_all(post, n);
   return j;
@@ -226,15 +231,15 @@ srv_job *srv_pool_take_over(srv *s, int emptied, srv_duty *duty) {
 // longer than the watch; give the duty to an idle thread (returned, to be posted once mu
 // is released), or let the first thread to finish its job take it
 static srv_member *take_duty_locked(srv *s) {
-  s->duty_gen++;
-  s->inline_since = 0;
-  srv_member *m = s->idle;
+  s->pool.duty_gen++;
+  s->pool.inline_since = 0;
+  srv_member *m = s->pool.idle;
   if (m) {
-    s->idle = m->next;
+    s->pool.idle = m->next;
     m->lead = 1;
     m->job = NULL;
   } else {
-    s->leader = 0;
+    s->pool.leader = 0;
   }
   return m;
 }
@@ -287,9 +292,9 @@ static int step_watch(void *arg) {
   srv *s = w->s;
   srv_member *m = NULL;
   pthread_mutex_lock(&s->mu);
-  if (s->inline_since > 0 && s->duty_gen == w->gen) {
+  if (s->pool.inline_since > 0 && s->pool.duty_gen == w->gen) {
     m = take_duty_locked(s);
-    s->step_passes++;
+    s->pool.step_passes++;
   }
   pthread_mutex_unlock(&s->mu);
   if (m) {
@@ -314,7 +319,7 @@ static void run_job(srv *s, srv_job *j, void *wake, ccsim_arena *a, const srv_du
     watched = j->ss->d;  // always: a stopping server must not wait out a long step
     sim_set_progress(watched, step_watch, &w);
   }
-  srv_execute(s, j, a);
+  j->run(s, j, a);
   if (watched) {
     sim_set_progress(watched, NULL, NULL);
   }
@@ -327,51 +332,51 @@ static void run_job(srv *s, srv_job *j, void *wake, ccsim_arena *a, const srv_du
     j->cost = cost;
     double until = srv_job_active_until(j);
     pthread_mutex_lock(&s->mu);
-    if (ss && until > ss->last_active) {
-      ss->last_active = until;  // its controller is waiting, not idle, until then
+    if (ss && until > ss->sched.last_active) {
+      ss->sched.last_active = until;  // its controller is waiting, not idle, until then
     }
-    srv_job **p = &s->delayed;
+    srv_job **p = &s->pool.delayed;
     while (*p && (*p)->send_at <= j->send_at) {
       p = &(*p)->next;
     }
     j->next = *p;
     *p = j;
-    pthread_cond_signal(&s->pace_cv);
+    pthread_cond_signal(&s->pool.pace_cv);
     pthread_mutex_unlock(&s->mu);
     return;
   }
   double active = srv_job_active_until(j);
-  srv_send_job(s, j, wake);
+  s->pool_ops.send(s, j, wake);
   srv_session_done(s, ss, cost, active);
 }
 
 void srv_pool_serve(srv *s) {
-  void *wake = srv_wake_open(s);
+  void *wake = s->pool_ops.wake_open(s);
   ccsim_arena a;
   ccsim_arena_init(&a, 64 * 1024, 0);
   srv_member me;
   sem_init(&me.go, 0, 0);
   srv_duty duty = {0, 0, 0};
   pthread_mutex_lock(&s->mu);
-  while (!s->quit) {
+  while (!s->pool.quit) {
     srv_job *j = NULL;
     int lead = 0;
     if (duty.kept) {
       // we ran a job while holding the I/O duty: it is still ours unless the watchdog
       // passed it on meanwhile
-      lead = duty.gen == s->duty_gen;
+      lead = duty.gen == s->pool.duty_gen;
       if (lead) {
-        s->inline_since = 0;
+        s->pool.inline_since = 0;
       }
       duty.kept = 0;
     }
     if (lead) {
       pthread_mutex_unlock(&s->mu);
-    } else if (!s->leader) {
+    } else if (!s->pool.leader) {
       // the I/O duty first: a request must never wait while a thread could take it
-      s->leader = lead = 1;
+      s->pool.leader = lead = 1;
       pthread_mutex_unlock(&s->mu);
-    } else if (s->phead || s->rhead) {
+    } else if (s->pool.phead || s->pool.rhead) {
       j = ready_pop(s);
       pthread_mutex_unlock(&s->mu);
     } else {
@@ -380,8 +385,8 @@ void srv_pool_serve(srv *s) {
       // giver no futex wake-up and us no context switch
       me.lead = 0;
       me.job = NULL;
-      me.next = s->idle;
-      s->idle = &me;
+      me.next = s->pool.idle;
+      s->pool.idle = &me;
       pthread_mutex_unlock(&s->mu);
       int got = 0;
       if (s->cfg.spin_us > 0) {
@@ -399,7 +404,7 @@ void srv_pool_serve(srv *s) {
       j = me.job;
     }
     if (lead) {
-      j = srv_lead(s, lead == 2, &duty);
+      j = s->pool_ops.lead(s, lead == 2, &duty);
     }
     if (j) {
       run_job(s, j, wake, &a, &duty);
@@ -433,7 +438,7 @@ static void *worker_main(void *arg) {
 // running, or the server fell behind): paced steps whose states are never published, so
 // misses. Their lateness is not known; the next tick covers their time and shows its own.
 static void skip_ticks_locked(srv *s, srv_session *ss, uint64_t n) {
-  srv_deadline *d[2] = {&ss->dl, &s->dl};
+  srv_deadline *d[2] = {&ss->view.dl, &s->store.dl};
   for (int k = 0; k < 2; k++) {
     d[k]->paced += n;
     d[k]->misses += n;
@@ -444,37 +449,38 @@ static void skip_ticks_locked(srv *s, srv_session *ss, uint64_t n) {
 // counts the ticks that went to the ready queue
 static double fire_ticks_locked(srv *s, double now, double next, int *nwake) {
   for (int i = 0; i < s->cfg.max_sessions; i++) {
-    srv_session *ss = s->tab[i];
-    if (!ss || ss->dead || ss->pacing != CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
+    srv_session *ss = s->store.tab[i];
+    if (!ss || ss->sched.dead || ss->pace.mode != CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
       continue;
     }
-    if (ss->next_tick == 0) {
-      ss->next_tick = now;
+    if (ss->sched.next_tick == 0) {
+      ss->sched.next_tick = now;
     }
-    if (ss->next_tick <= now) {
-      double due = ss->next_tick;
+    if (ss->sched.next_tick <= now) {
+      double due = ss->sched.next_tick;
       // a tick waits behind the session's running job (a Step setting inputs, a save);
       // while the tick before is still queued or running, this one is skipped
-      srv_job *j = ss->tick_queued ? NULL : calloc(1, sizeof *j);
+      srv_job *j = ss->sched.tick_queued ? NULL : calloc(1, sizeof *j);
       if (j) {
         j->kind = SRV_JOB_TICK;
+        j->run = s->pool_ops.tick;
         j->ss = ss;
         j->arrived = due;
-        ss->tick_queued = 1;
+        ss->sched.tick_queued = 1;
         *nwake += srv_enqueue_locked(s, j);
       } else {
         skip_ticks_locked(s, ss, 1);  // the next tick catches up with the wall clock
       }
-      ss->next_tick += ss->period;
-      if (ss->next_tick < now - ss->period) {
+      ss->sched.next_tick += ss->pace.period;
+      if (ss->sched.next_tick < now - ss->pace.period) {
         // far behind: do not queue a burst; the ticks jumped over are skipped
-        double resume = now + ss->period;
-        skip_ticks_locked(s, ss, (uint64_t)((resume - ss->next_tick) / ss->period));
-        ss->next_tick = resume;
+        double resume = now + ss->pace.period;
+        skip_ticks_locked(s, ss, (uint64_t)((resume - ss->sched.next_tick) / ss->pace.period));
+        ss->sched.next_tick = resume;
       }
     }
-    if (ss->next_tick < next) {
-      next = ss->next_tick;
+    if (ss->sched.next_tick < next) {
+      next = ss->sched.next_tick;
     }
   }
   return next;
@@ -483,20 +489,20 @@ static double fire_ticks_locked(srv *s, double now, double next, int *nwake) {
 int srv_send_held(srv *s, int all, void *wake) {
   int pushed = 0;
   pthread_mutex_lock(&s->mu);
-  while (s->delayed && (all || s->delayed->send_at <= srv_now())) {
-    srv_job *j = s->delayed;
-    s->delayed = j->next;
+  while (s->pool.delayed && (all || s->pool.delayed->send_at <= srv_now())) {
+    srv_job *j = s->pool.delayed;
+    s->pool.delayed = j->next;
     pthread_mutex_unlock(&s->mu);
     srv_session *ss = j->ss;
     double cost = j->cost, active = srv_job_active_until(j), due = j->send_at;
-    srv_send_job(s, j, wake);
+    s->pool_ops.send(s, j, wake);
     // how late the reply went out: the step was on time, its release may not be (the
     // pacer's wake-up, the socket's lock); not a miss, but the client sees it
     double delay = srv_now() - due;
     if (!all) {
       pthread_mutex_lock(&s->mu);
-      if (delay > ss->dl.worst_release) ss->dl.worst_release = delay;
-      if (delay > s->dl.worst_release) s->dl.worst_release = delay;
+      if (delay > ss->view.dl.worst_release) ss->view.dl.worst_release = delay;
+      if (delay > s->store.dl.worst_release) s->store.dl.worst_release = delay;
       pthread_mutex_unlock(&s->mu);
     }
     pushed += srv_session_done(s, ss, cost, active);
@@ -513,12 +519,12 @@ static void *pacer_main(void *arg) {
   // held replies are due at an exact time: the default timer slack lets the kernel wake
   // a normal-priority thread up to 50 us late
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  void *wake = srv_wake_open(s);
+  void *wake = s->pool_ops.wake_open(s);
   uint64_t seen_inline = 0;
   pthread_mutex_lock(&s->mu);
-  while (!s->quit) {
+  while (!s->pool.quit) {
     int nwake = 0;
-    if (s->delayed && s->delayed->send_at <= srv_now()) {
+    if (s->pool.delayed && s->pool.delayed->send_at <= srv_now()) {
       pthread_mutex_unlock(&s->mu);
       nwake = srv_send_held(s, 0, wake);  // their sessions' next jobs, queued meanwhile
       pthread_mutex_lock(&s->mu);
@@ -529,7 +535,7 @@ static void *pacer_main(void *arg) {
       pthread_mutex_unlock(&s->mu);
       srv_pool_kick(s);
       pthread_mutex_lock(&s->mu);
-      if (s->phead && s->leader) {
+      if (s->pool.phead && s->pool.leader) {
         // no thread was idle: the duty holder runs paced jobs itself
         // (srv_pool_take_over), but a sleeping one looks only at its poll's timeout
         pthread_mutex_unlock(&s->mu);
@@ -538,13 +544,13 @@ static void *pacer_main(void *arg) {
       }
       now = srv_now();
     }
-    if (s->delayed && s->delayed->send_at < next) {
-      next = s->delayed->send_at;
+    if (s->pool.delayed && s->pool.delayed->send_at < next) {
+      next = s->pool.delayed->send_at;
     }
     // the watchdog: while the duty holder runs jobs itself, look at least once a watch
     // whether one of them runs past it (then requests wait behind it: pass the duty on)
-    double watch = s->pacer_watch > 0 ? s->pacer_watch : inline_watch(s);
-    if (s->inline_since > 0 && s->inline_since + watch <= now) {
+    double watch = s->pool.pacer_watch > 0 ? s->pool.pacer_watch : inline_watch(s);
+    if (s->pool.inline_since > 0 && s->pool.inline_since + watch <= now) {
       srv_member *m = take_duty_locked(s);
       if (m) {
         pthread_mutex_unlock(&s->mu);
@@ -553,15 +559,15 @@ static void *pacer_main(void *arg) {
       }
       continue;
     }
-    if (s->inline_since > 0 || s->inline_jobs != seen_inline) {
-      seen_inline = s->inline_jobs;
-      double due = (s->inline_since > 0 ? s->inline_since : now) + watch;
+    if (s->pool.inline_since > 0 || s->pool.inline_jobs != seen_inline) {
+      seen_inline = s->pool.inline_jobs;
+      double due = (s->pool.inline_since > 0 ? s->pool.inline_since : now) + watch;
       if (due < next) {
         next = due;
       }
     }
     if (next > now) {
-      s->pacer_wake = next;
+      s->pool.pacer_wake = next;
       struct timespec ts;
       ts.tv_sec = (time_t)next;
       ts.tv_nsec = (long)((next - (double)ts.tv_sec) * 1e9);
@@ -569,8 +575,8 @@ static void *pacer_main(void *arg) {
         ts.tv_sec++;
         ts.tv_nsec -= 1000000000L;
       }
-      pthread_cond_timedwait(&s->pace_cv, &s->mu, &ts);
-      s->pacer_wake = 0;
+      pthread_cond_timedwait(&s->pool.pace_cv, &s->mu, &ts);
+      s->pool.pacer_wake = 0;
     }
   }
   pthread_mutex_unlock(&s->mu);
@@ -588,80 +594,80 @@ int srv_pool_start(srv *s, char *err, size_t err_sz) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     n = cores > 2 ? 2 * (int)cores : 4;
   }
-  s->nworkers = n;
-  s->workers = calloc((size_t)n, sizeof *s->workers);
-  if (!s->workers) {
-    snprintf(err, err_sz, "out of memory");
+  s->threads.nworkers = n;
+  s->threads.workers = calloc((size_t)n, sizeof *s->threads.workers);
+  if (!s->threads.workers) {
+    ccsim_set_err(err, err_sz, "out of memory");
     return -1;
   }
   pthread_mutex_lock(&s->mu);
-  s->quit = 0;
-  s->leader = 0;
-  s->idle = NULL;
+  s->pool.quit = 0;
+  s->pool.leader = 0;
+  s->pool.idle = NULL;
   pthread_mutex_unlock(&s->mu);
   s->threaded = 1;  // before any pool thread leads: srv_accept queues jobs from then on
   for (int i = 0; i < n; i++) {
-    if (pthread_create(&s->workers[i], NULL, worker_main, s) != 0) {
-      snprintf(err, err_sz, "cannot start worker thread %d", i);
+    if (pthread_create(&s->threads.workers[i], NULL, worker_main, s) != 0) {
+      ccsim_set_err(err, err_sz, "cannot start worker thread %d", i);
       srv_pool_stop(s);
       return -1;
     }
-    s->nworkers_started++;
+    s->threads.nworkers_started++;
   }
-  if (pthread_create(&s->pacer, NULL, pacer_main, s) != 0) {
-    snprintf(err, err_sz, "cannot start the pacer thread");
+  if (pthread_create(&s->threads.pacer, NULL, pacer_main, s) != 0) {
+    ccsim_set_err(err, err_sz, "cannot start the pacer thread");
     srv_pool_stop(s);
     return -1;
   }
-  s->pacer_started = 1;
+  s->threads.pacer_started = 1;
   return 0;
 }
 
 void srv_pool_stop(srv *s) {
   atomic_store(&s->stop, 1);  // a worker holding the I/O duty leaves it
   srv_pool_quit(s);
-  for (int i = 0; i < s->nworkers_started; i++) {
-    pthread_join(s->workers[i], NULL);
+  for (int i = 0; i < s->threads.nworkers_started; i++) {
+    pthread_join(s->threads.workers[i], NULL);
   }
-  if (s->pacer_started) {
-    pthread_join(s->pacer, NULL);
+  if (s->threads.pacer_started) {
+    pthread_join(s->threads.pacer, NULL);
   }
-  s->nworkers_started = 0;
-  s->pacer_started = 0;
-  free(s->workers);
-  s->workers = NULL;
+  s->threads.nworkers_started = 0;
+  s->threads.pacer_started = 0;
+  free(s->threads.workers);
+  s->threads.workers = NULL;
   s->threaded = 0;
 }
 
 void srv_pool_drain(srv *s) {
   pthread_mutex_lock(&s->mu);
   // one list of everything ready: paced first, then the rest
-  if (s->ptail) {
-    s->ptail->next = s->rhead;
-    s->rhead = s->phead;
-    if (!s->rtail) {
-      s->rtail = s->ptail;
+  if (s->pool.ptail) {
+    s->pool.ptail->next = s->pool.rhead;
+    s->pool.rhead = s->pool.phead;
+    if (!s->pool.rtail) {
+      s->pool.rtail = s->pool.ptail;
     }
   }
-  srv_job *lists[2] = {s->rhead, s->delayed};
-  s->phead = s->ptail = NULL;
-  s->rhead = s->rtail = s->delayed = NULL;
-  atomic_store(&s->nready, 0);
+  srv_job *lists[2] = {s->pool.rhead, s->pool.delayed};
+  s->pool.phead = s->pool.ptail = NULL;
+  s->pool.rhead = s->pool.rtail = s->pool.delayed = NULL;
+  atomic_store(&s->pool.nready, 0);
   for (int i = 0; i < s->cfg.max_sessions; i++) {
-    srv_session *ss = s->tab[i];
+    srv_session *ss = s->store.tab[i];
     if (ss) {
-      srv_job *j = ss->qhead;
+      srv_job *j = ss->sched.qhead;
       while (j) {
         srv_job *nx = j->next;
         srv_job_free(j);
         j = nx;
       }
-      ss->qhead = ss->qtail = NULL;
-      ss->busy = 0;
+      ss->sched.qhead = ss->sched.qtail = NULL;
+      ss->sched.busy = 0;
     }
   }
   // creates waiting for a copy of theirs are in no list but that copy's
-  for (srv_job *b = s->building; b; b = b->building_next) {
+  for (srv_job *b = s->store.building; b; b = b->building_next) {
     for (srv_job *w = b->waiting; w;) {
       srv_job *nx = w->next;
       srv_job_free(w);
@@ -669,17 +675,17 @@ void srv_pool_drain(srv *s) {
     }
     b->waiting = NULL;
   }
-  s->building = NULL;
-  s->pending_creates = 0;
+  s->store.building = NULL;
+  s->store.pending_creates = 0;
   pthread_mutex_unlock(&s->mu);
   for (int k = 0; k < 2; k++) {
     srv_job *j = lists[k];
     while (j) {
       srv_job *nx = j->next;
       srv_session *ss = k == 0 ? j->ss : NULL;
-      if (ss && ss->dead) {
+      if (ss && ss->sched.dead) {
         // closed, out of the table, waiting only for this job: nobody else frees it
-        for (srv_job *q = ss->qhead; q;) {
+        for (srv_job *q = ss->sched.qhead; q;) {
           srv_job *qn = q->next;
           srv_job_free(q);
           q = qn;

@@ -15,21 +15,17 @@
 #include "ccsim_file.h"
 #include "ccsim_random.h"
 #include "ccsim_pb.h"
-#include "srv_internal.h"
+#include "srv_clock.h"
+#include "srv_job.h"
+#include "srv_store.h"
 #include "wire.h"
 
-
-double srv_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 int srv_new_id(srv *s, char out[SRV_ID_LEN + 1]) {
   unsigned char raw[SRV_ID_LEN / 2];
   if (s->cfg.deterministic_ids) {
     pthread_mutex_lock(&s->mu);
-    uint64_t n = ++s->id_counter;
+    uint64_t n = ++s->store.id_counter;
     pthread_mutex_unlock(&s->mu);
     snprintf(out, SRV_ID_LEN + 1, "%032llx", (unsigned long long)n);
     return 0;
@@ -102,7 +98,7 @@ srv_session *srv_session_build(srv *s, const Ccsim__Scene *scene, const Ccsim__C
     ccsim_set_err(err, err_sz, "out of memory");
     return NULL;
   }
-  ss->cost = -1;  // unknown until a job ran: its first request goes to another thread
+  ss->sched.cost = -1;  // unknown until a job ran: its first request goes to another thread
   // a client's checkpoint and a saved session alike: another format is not guessed at
   if (cp && (!cp->has_format || cp->format != 1)) {
     if (cp->has_format) {
@@ -118,7 +114,7 @@ srv_session *srv_session_build(srv *s, const Ccsim__Scene *scene, const Ccsim__C
     goto fail;
   }
   const Ccsim__Pacing *pc = pacing ? pacing : (cp ? cp->pacing : NULL);
-  if (pacing_read(pc, &ss->pacing, &ss->period, err, err_sz) != 0) {
+  if (pacing_read(pc, &ss->pace.mode, &ss->pace.period, err, err_sz) != 0) {
     goto fail;
   }
   // the compiled model and the scene's copy for checkpoints, shared with every session of
@@ -138,10 +134,11 @@ srv_session *srv_session_build(srv *s, const Ccsim__Scene *scene, const Ccsim__C
     ccsim_set_err(err, err_sz, "%s", e);
     goto fail;
   }
-  ss->nsnap = ss->snap_cap = sim_snapshot_size(ss->m, ss->d);
-  ss->snap = calloc(ss->nsnap, sizeof *ss->snap);
-  ss->view = calloc((size_t)(ss->m->nbody ? ss->m->nbody : 1) * SRV_VIEW, sizeof *ss->view);
-  if (!ss->snap || !ss->view) {
+  ss->scratch.nsnap = ss->scratch.snap_cap = sim_snapshot_size(ss->m, ss->d);
+  ss->scratch.snap = calloc(ss->scratch.nsnap, sizeof *ss->scratch.snap);
+  ss->view.bodies =
+      calloc((size_t)(ss->m->nbody ? ss->m->nbody : 1) * SRV_VIEW, sizeof *ss->view.bodies);
+  if (!ss->scratch.snap || !ss->view.bodies) {
     *code = CCSIM_ENOMEM;
     ccsim_set_err(err, err_sz, "out of memory");
     goto fail;
@@ -151,15 +148,15 @@ srv_session *srv_session_build(srv *s, const Ccsim__Scene *scene, const Ccsim__C
       ccsim_set_err(err, err_sz, "checkpoint.snapshot: %s", sim_data_errmsg(ss->d));
       goto fail;
     }
-    ss->last_seq = cp->has_last_seq ? cp->last_seq : 0;
+    ss->once.last_seq = cp->has_last_seq ? cp->last_seq : 0;
   }
   // the view as of now, without the lock: nobody else sees ss yet
-  ss->view_time = sim_data_time(ss->d);
+  ss->view.time = sim_data_time(ss->d);
   for (int b = 0; b < ss->m->nbody; b++) {
-    double *v = ss->view + (size_t)b * SRV_VIEW;
+    double *v = ss->view.bodies + (size_t)b * SRV_VIEW;
     sim_get_body(ss->m, ss->d, b, v, v + 3, v + 7, v + 10);
   }
-  ss->last_active = srv_now();
+  ss->sched.last_active = srv_now();
   *code = CCSIM_OK;
   return ss;
 fail:
@@ -174,10 +171,10 @@ void srv_session_free(srv_session **pss) {
   srv_session *ss = *pss;
   sim_data_destroy(&ss->d);
   srv_model_release(&ss->model);
-  free(ss->snap);
-  free(ss->view);
-  srv_blob_release(&ss->last_reply);
-  srv_blob_release(&ss->contacts_view);
+  free(ss->scratch.snap);
+  free(ss->view.bodies);
+  srv_blob_release(&ss->once.last_reply);
+  srv_blob_release(&ss->view.contacts);
   free(ss);
   *pss = NULL;
 }
@@ -186,13 +183,13 @@ uint64_t srv_session_publish_view(srv *s, srv_session *ss, srv_deadline *dl) {
   // the core is ours (job thread); the lock orders the copy against the leader
   const int nb = ss->m->nbody;
   pthread_mutex_lock(&s->mu);
-  ss->view_time = sim_data_time(ss->d);
+  ss->view.time = sim_data_time(ss->d);
   for (int b = 0; b < nb; b++) {
-    double *v = ss->view + (size_t)b * SRV_VIEW;
+    double *v = ss->view.bodies + (size_t)b * SRV_VIEW;
     sim_get_body(ss->m, ss->d, b, v, v + 3, v + 7, v + 10);
   }
-  uint64_t seq = ++ss->steps;
-  *dl = ss->dl;
+  uint64_t seq = ++ss->view.steps;
+  *dl = ss->view.dl;
   pthread_mutex_unlock(&s->mu);
   return seq;
 }
@@ -204,8 +201,8 @@ srv_session *srv_find(srv *s, const char *id) {
     return NULL;
   }
   for (int i = 0; i < s->cfg.max_sessions; i++) {
-    if (s->tab[i] && memcmp(s->tab[i]->id, id, SRV_ID_LEN) == 0) {
-      return s->tab[i];
+    if (s->store.tab[i] && memcmp(s->store.tab[i]->id, id, SRV_ID_LEN) == 0) {
+      return s->store.tab[i];
     }
   }
   return NULL;
@@ -227,9 +224,9 @@ static int same_create_key(const uint8_t *a, size_t alen, const uint8_t *b, size
 srv_session *srv_find_key(srv *s, const uint8_t *key, size_t len) {
   // creates are rare and the table small: a scan, like srv_find's
   for (int i = 0; i < s->cfg.max_sessions; i++) {
-    const srv_session *ss = s->tab[i];
-    if (ss && same_create_key(ss->create_key, ss->create_key_len, key, len)) {
-      return s->tab[i];
+    const srv_session *ss = s->store.tab[i];
+    if (ss && same_create_key(ss->create.key, ss->create.key_len, key, len)) {
+      return s->store.tab[i];
     }
   }
   return NULL;
@@ -237,7 +234,7 @@ srv_session *srv_find_key(srv *s, const uint8_t *key, size_t len) {
 
 int srv_tomb_key(const srv *s, const uint8_t *key, size_t len) {
   for (int k = 0; k < SRV_TOMBS; k++) {
-    if (same_create_key(s->tombs[k].create_key, s->tombs[k].create_key_len, key, len)) {
+    if (same_create_key(s->store.tombs[k].create_key, s->store.tombs[k].create_key_len, key, len)) {
       return k;
     }
   }
@@ -246,9 +243,9 @@ int srv_tomb_key(const srv *s, const uint8_t *key, size_t len) {
 
 int srv_insert(srv *s, srv_session *ss) {
   for (int i = 0; i < s->cfg.max_sessions; i++) {
-    if (!s->tab[i]) {
-      s->tab[i] = ss;
-      s->nsessions++;
+    if (!s->store.tab[i]) {
+      s->store.tab[i] = ss;
+      s->store.nsessions++;
       return 0;
     }
   }
@@ -257,19 +254,19 @@ int srv_insert(srv *s, srv_session *ss) {
 
 void srv_remove(srv *s, srv_session *ss, const char *why) {
   for (int i = 0; i < s->cfg.max_sessions; i++) {
-    if (s->tab[i] == ss) {
-      s->tab[i] = NULL;
-      s->nsessions--;
+    if (s->store.tab[i] == ss) {
+      s->store.tab[i] = NULL;
+      s->store.nsessions--;
       break;
     }
   }
-  ss->dead = 1;
-  int k = s->tomb_next;
-  s->tomb_next = (k + 1) % SRV_TOMBS;
-  memcpy(s->tombs[k].id, ss->id, sizeof ss->id);
-  snprintf(s->tombs[k].why, sizeof s->tombs[k].why, "%s", why);
-  memcpy(s->tombs[k].create_key, ss->create_key, ss->create_key_len);
-  s->tombs[k].create_key_len = ss->create_key_len;
+  ss->sched.dead = 1;
+  int k = s->store.tomb_next;
+  s->store.tomb_next = (k + 1) % SRV_TOMBS;
+  memcpy(s->store.tombs[k].id, ss->id, sizeof ss->id);
+  snprintf(s->store.tombs[k].why, sizeof s->store.tombs[k].why, "%s", why);
+  memcpy(s->store.tombs[k].create_key, ss->create.key, ss->create.key_len);
+  s->store.tombs[k].create_key_len = ss->create.key_len;
 }
 
 const char *srv_tomb(const srv *s, const char *id) {
@@ -277,8 +274,8 @@ const char *srv_tomb(const srv *s, const char *id) {
     return "";
   }
   for (int k = 0; k < SRV_TOMBS; k++) {
-    if (s->tombs[k].id[0] && memcmp(s->tombs[k].id, id, SRV_ID_LEN) == 0) {
-      return s->tombs[k].why;
+    if (s->store.tombs[k].id[0] && memcmp(s->store.tombs[k].id, id, SRV_ID_LEN) == 0) {
+      return s->store.tombs[k].why;
     }
   }
   return "";
@@ -286,19 +283,19 @@ const char *srv_tomb(const srv *s, const char *id) {
 
 // ---- checkpoints ----------------------------------------------------------------------
 
-// Job thread: ss's full state into ss->snap (grown as the friction anchors need; nsnap
+// Job thread: ss's full state into ss->scratch.snap (grown as the friction anchors need; nsnap
 // set). CCSIM_OK or CCSIM_ENOMEM.
 static int srv_snapshot(srv_session *ss) {
   size_t n = sim_snapshot_size(ss->m, ss->d);
-  if (n > ss->snap_cap) {
+  if (n > ss->scratch.snap_cap) {
     // the friction anchors make the size vary: grow, never on the plain step path
-    double *p = realloc(ss->snap, n * sizeof *p);
+    double *p = realloc(ss->scratch.snap, n * sizeof *p);
     if (!p) return CCSIM_ENOMEM;
-    ss->snap = p;
-    ss->snap_cap = n;
+    ss->scratch.snap = p;
+    ss->scratch.snap_cap = n;
   }
-  sim_snapshot_get(ss->m, ss->d, ss->snap);
-  ss->nsnap = n;
+  sim_snapshot_get(ss->m, ss->d, ss->scratch.snap);
+  ss->scratch.nsnap = n;
   return CCSIM_OK;
 }
 
@@ -313,21 +310,21 @@ static int checkpoint_msg(srv_session *ss, Ccsim__Checkpoint *cp, Ccsim__Pacing 
     return CCSIM_ENOMEM;
   }
   char why[200];
-  if (sim_snapshot_check(ss->m, ss->snap, ss->nsnap, why, sizeof why) != CCSIM_OK) {
+  if (sim_snapshot_check(ss->m, ss->scratch.snap, ss->scratch.nsnap, why, sizeof why) != CCSIM_OK) {
     ccsim_set_err(err, err_sz, "the session's state could not be restored (%s)", why);
     return CCSIM_ESOLVER;
   }
   cp->has_format = 1;
   cp->format = 1;
   cp->scene = (Ccsim__Scene *)ss->scene;  // packed only, never written
-  cp->n_snapshot = ss->nsnap;
-  cp->snapshot = ss->snap;
+  cp->n_snapshot = ss->scratch.nsnap;
+  cp->snapshot = ss->scratch.snap;
   pc->has_mode = pc->has_period = 1;
-  pc->mode = (Ccsim__PacingMode)ss->pacing;
-  pc->period = ss->period;
+  pc->mode = (Ccsim__PacingMode)ss->pace.mode;
+  pc->period = ss->pace.period;
   cp->pacing = pc;
   cp->has_last_seq = 1;
-  cp->last_seq = ss->last_seq;
+  cp->last_seq = ss->once.last_seq;
   return CCSIM_OK;
 }
 
@@ -370,20 +367,20 @@ int srv_save_session(srv *s, srv_session *ss) {
   sv.controller_token = ss->token;
   sv.checkpoint = &cp;
   sv.has_steps = 1;
-  sv.steps = ss->steps;  // written by the session's job thread only: this one, or none
-  if (ss->last_reply) {
+  sv.steps = ss->view.steps;  // written by the session's job thread only: this one, or none
+  if (ss->once.last_reply) {
     sv.has_last_reply = 1;
-    sv.last_reply.data = ss->last_reply->data;
-    sv.last_reply.len = ss->last_reply->len;
-    sv.has_last_step_digest = ss->last_digest != 0;
-    sv.last_step_digest = ss->last_digest;
+    sv.last_reply.data = ss->once.last_reply->data;
+    sv.last_reply.len = ss->once.last_reply->len;
+    sv.has_last_step_digest = ss->once.last_digest != 0;
+    sv.last_step_digest = ss->once.last_digest;
   }
-  if (ss->create_key_len) {
+  if (ss->create.key_len) {
     // a create retried across the restart still finds its session
     sv.has_create_key = sv.has_create_digest = 1;
-    sv.create_key.data = ss->create_key;
-    sv.create_key.len = ss->create_key_len;
-    sv.create_digest = ss->create_digest;
+    sv.create_key.data = ss->create.key;
+    sv.create_key.len = ss->create.key_len;
+    sv.create_digest = ss->create.digest;
   }
   size_t n = 0;
   uint8_t *buf = ccsim_pb_pack_new(&sv.base, 0, &n);
@@ -604,7 +601,7 @@ int srv_restore_all(srv *s) {
     } else if (!hex_id(sv->session_id) || !hex_id(sv->controller_token) || !sv->checkpoint ||
                !sv->checkpoint->scene || strncmp(e->d_name, sv->session_id, SRV_ID_LEN) != 0) {
       problem = "incomplete (id, token or checkpoint)";
-    } else if (s->nsessions >= s->cfg.max_sessions) {
+    } else if (s->store.nsessions >= s->cfg.max_sessions) {
       problem = "over the session limit";
     }
     srv_session *ss = NULL;
@@ -617,17 +614,17 @@ int srv_restore_all(srv *s) {
       }
     }
     if (ss) {
-      ss->steps = ss->saved_steps = sv->steps;
+      ss->view.steps = ss->view.saved_steps = sv->steps;
     }
     if (ss && sv->has_last_reply && sv->last_reply.len > 0) {
-      ss->last_reply = srv_blob_copy(sv->last_reply.data, sv->last_reply.len);
-      ss->last_digest = sv->has_last_step_digest ? sv->last_step_digest : 0;
+      ss->once.last_reply = srv_blob_copy(sv->last_reply.data, sv->last_reply.len);
+      ss->once.last_digest = sv->has_last_step_digest ? sv->last_step_digest : 0;
     }
     if (ss && sv->has_create_key) {
       if (sv->create_key.len >= SRV_CREATE_KEY_MIN && sv->create_key.len <= SRV_CREATE_KEY_MAX) {
-        memcpy(ss->create_key, sv->create_key.data, sv->create_key.len);
-        ss->create_key_len = sv->create_key.len;
-        ss->create_digest = sv->has_create_digest ? sv->create_digest : 0;
+        memcpy(ss->create.key, sv->create_key.data, sv->create_key.len);
+        ss->create.key_len = sv->create_key.len;
+        ss->create.digest = sv->has_create_digest ? sv->create_digest : 0;
       } else {
         // only a damaged file has one: the session is whole, a retry of its create is not
         fprintf(stderr, "ccsimd: %s: restored without its create_key (%zu bytes)\n", path,

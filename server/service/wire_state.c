@@ -87,57 +87,62 @@ int wire_inputs_check(const sim_model *m, const Ccsim__Step *st, char *err, size
   for (size_t i = 0; i < st->n_inputs; i++) {
     const Ccsim__BodyInput *in = st->inputs[i];
     if (!in->has_body || in->body >= (uint32_t)m->nbody) {
-      snprintf(err, err_sz, "step.inputs[%zu].body: %s (the scene has %d bodies)", i,
-               in->has_body ? "out of range" : "missing", m->nbody);
+      ccsim_set_err(err, err_sz, "step.inputs[%zu].body: %s (the scene has %d bodies)", i,
+                    in->has_body ? "out of range" : "missing", m->nbody);
       return -1;
     }
     const char *name = m->name[in->body];
     sim_body_type type = m->type[in->body];
     if ((in->force || in->torque) && type != SIM_BODY_FREE) {
-      snprintf(err, err_sz, "step.inputs[%zu]: body %u (\"%s\") is not free: forces and torques "
-               "act on free bodies only", i, in->body, name);
+      ccsim_set_err(err, err_sz,
+                    "step.inputs[%zu]: body %u (\"%s\") is not free: forces and torques "
+                    "act on free bodies only",
+                    i, in->body, name);
       return -1;
     }
     if ((in->pose || in->twist) && type != SIM_BODY_KINEMATIC) {
-      snprintf(err, err_sz, "step.inputs[%zu]: body %u (\"%s\") is not kinematic: only "
-               "kinematic bodies take a pose or twist", i, in->body, name);
+      ccsim_set_err(err, err_sz,
+                    "step.inputs[%zu]: body %u (\"%s\") is not kinematic: only "
+                    "kinematic bodies take a pose or twist",
+                    i, in->body, name);
       return -1;
     }
     if ((in->pose || in->twist) && m->path_n[in->body] > 0) {
-      snprintf(err, err_sz,
-               "step.inputs[%zu]: body %u (\"%s\") follows the path its scene "
-               "gives it and takes no pose or twist",
-               i, in->body, name);
+      ccsim_set_err(err, err_sz,
+                    "step.inputs[%zu]: body %u (\"%s\") follows the path its scene "
+                    "gives it and takes no pose or twist",
+                    i, in->body, name);
       return -1;
     }
     double f[3], t[3], q[4];
     if (wire_vec3_get(in->force, f, zero) != 0 || wire_vec3_get(in->torque, t, zero) != 0) {
-      snprintf(err, err_sz, "step.inputs[%zu]: force and torque must be finite", i);
+      ccsim_set_err(err, err_sz, "step.inputs[%zu]: force and torque must be finite", i);
       return -1;
     }
     const char *big = sim_input_out_of_range(f, t);
     if (big) {
-      snprintf(err, err_sz, "step.inputs[%zu]: %s", i, big);
+      ccsim_set_err(err, err_sz, "step.inputs[%zu]: %s", i, big);
       return -1;
     }
     if (in->pose && (wire_vec3_get(in->pose->p, f, zero) != 0 ||
                      wire_quat_get(in->pose->q, q) != 0 ||
                      (in->pose->q && q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] == 0))) {
-      snprintf(err, err_sz, "step.inputs[%zu].pose: must be finite with a non-zero quaternion", i);
+      ccsim_set_err(err, err_sz, "step.inputs[%zu].pose: must be finite with a non-zero quaternion",
+                    i);
       return -1;
     }
     const char *range = in->pose ? sim_motion_out_of_range(f, NULL, NULL) : NULL;
     if (range) {
-      snprintf(err, err_sz, "step.inputs[%zu].pose: %s", i, range);
+      ccsim_set_err(err, err_sz, "step.inputs[%zu].pose: %s", i, range);
       return -1;
     }
     if (in->twist && (wire_vec3_get(in->twist->v, f, zero) != 0 ||
                       wire_vec3_get(in->twist->w, t, zero) != 0)) {
-      snprintf(err, err_sz, "step.inputs[%zu].twist: must be finite", i);
+      ccsim_set_err(err, err_sz, "step.inputs[%zu].twist: must be finite", i);
       return -1;
     }
     if (in->twist && (range = sim_motion_out_of_range(NULL, f, t))) {
-      snprintf(err, err_sz, "step.inputs[%zu].twist: %s", i, range);
+      ccsim_set_err(err, err_sz, "step.inputs[%zu].twist: %s", i, range);
       return -1;
     }
   }
