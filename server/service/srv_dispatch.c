@@ -991,15 +991,11 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
     return fail(rc, CCSIM_ELIMIT, "step.want_substates: %u sub-steps x %d bodies exceed the "
                 "limit of %d body states per reply", n, m->nbody, SRV_MAX_SUBSTATES);
   }
+  // a step the core would refuse is refused here, before the request spends its seq
   double t0 = sim_data_time(ss->d);
-  double dt_min = SRV_MIN_DT * (fabs(t0) > 1 ? fabs(t0) : 1);
-  if (!(st->dt >= dt_min)) {
-    // below it CVODE cannot tell the step's end from its start: refused here, before the
-    // request spends its seq, instead of failing inside the integrator
-    return fail(rc, CCSIM_EINVAL,
-                "step.dt = %g is too small to advance time %.17g (the smallest step there is "
-                "%g s)",
-                st->dt, t0, dt_min);
+  char why[256];
+  if (sim_step_check(m, ss->d, t0 + st->dt, why, sizeof why) != CCSIM_OK) {
+    return fail(rc, CCSIM_EINVAL, "%s", why);
   }
   if (check_inputs(rc, m, st) != CCSIM_OK) {
     return rc->error.code;

@@ -60,8 +60,6 @@
 #define SRV_CREATE_KEY_MAX 64
 #define SRV_SUBS_MAX 256     // distinct stream topics tracked one by one
 #define SRV_MAX_DT 3600.0    // longest simulated span of one Step request [s]
-// shortest Step dt, relative to max(1 s, |t|): CVODE's round-off on times is ~1e-14 of them
-#define SRV_MIN_DT 1e-12
 #define SRV_TOMBS 1024       // closed/expired session ids remembered for EEXPIRED replies
 #define SRV_VIEW 13          // doubles per body in a view: p(3) q(4) v(3) w(3)
 #define SRV_MAX_SUBSTATES 1000000  // body states in one reply's substates
