@@ -12,11 +12,11 @@
 
 #include "ccsim_arena.h"
 #include "ccsim_file.h"
+#include "ccsim_limits.h"
 #include "ccsim_status.h"
 #include "geo_mesh.h"
 #include "geo_prim.h"
 
-#define SCENE_MAX_FILE (256u << 20)  // largest scene file read [bytes]
 
 struct ccsim_scene {
   ccsim_arena arena;    // every piece of msg lives here
@@ -581,7 +581,7 @@ ccsim_scene *ccsim_scene_load(const char *path, char *err, size_t err_sz) {
   for (;;) {
     if (len == cap) {
       cap = cap ? 2 * cap : 65536;
-      char *nb = cap <= SCENE_MAX_FILE ? realloc(buf, cap) : NULL;
+      char *nb = cap <= CCSIM_SCENE_MAX_FILE ? realloc(buf, cap) : NULL;
       if (!nb) {
         free(buf);
         fclose(f);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "ccsim_arena.h"
+#include "ccsim_limits.h"
 
 // m serialized into the end of buf[0, cap): returns its size n, the bytes being
 // buf[cap - n, cap), or SIZE_MAX when they do not fit (buf's contents are then undefined).
@@ -50,9 +51,6 @@ ProtobufCMessage *ccsim_pb_copy(const ProtobufCMessage *m, int *unparsable);
 // before the first malformed field, else 0.
 int ccsim_pb_peek_varint(size_t len, const uint8_t *data, uint32_t field, uint64_t *value);
 
-// Nesting ccsim_pb_unpack follows at most (protobuf-c has no limit: a hostile message of a
-// recursive type could exhaust the stack).
-#define CCSIM_PB_MAX_DEPTH 100
 
 // ccsim_pb_unpack with another nesting limit (for comparing with protobuf-c on nesting it
 // follows further).

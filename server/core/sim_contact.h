@@ -117,10 +117,6 @@ typedef struct sim_kinematics {
 
 typedef struct sim_collider sim_collider;
 
-// Contacts a scene can have at once, at most: the limit of one collider. Its arrays cost
-// about 0.7 kB per contact (12 MB at the limit, which a torus on a cone reaches; a box on a
-// floor's bound is 864 contacts). Untrusted scenes cannot ask for more.
-#define SIM_CONTACTS_MAX 16384
 
 // Contacts model m's bodies a and b (any order) can have at once, and all its collidable
 // pairs together: distinct witness feature pairs, at most six per pair of triangles;

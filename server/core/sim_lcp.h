@@ -15,10 +15,9 @@
 
 #include <stddef.h>
 
+#include "ccsim_limits.h"
 #include "ccsim_status.h"
 
-// Largest n any LCP workspace accepts (a 4096^2 dense matrix is 128 MiB).
-#define SIM_LCP_N_MAX 4096
 
 // Default tolerance of the verification: see sim_lcp_verify.
 #define SIM_LCP_VERIFY_TOL 1e-10

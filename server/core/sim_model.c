@@ -10,6 +10,9 @@
 #include "geo_prim.h"
 #include "geo_vec.h"
 
+// the limits of ccsim_limits.h fit inside what the geometry library reads and builds
+_Static_assert(SIM_MAX_MESH_TRIS <= GEO_MESH_MAX_TRI, "a model mesh the geometry cannot read");
+
 void sim_contact_defaults(sim_contact_params *cp) {
   // defaults chosen for centimetre-scale parts of a few hundred grams (README, "Contact")
   if (!(cp->set & SIM_CP_K)) cp->k = 1e4;

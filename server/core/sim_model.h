@@ -6,30 +6,12 @@
 
 #include <stddef.h>
 
+#include "ccsim_limits.h"
 #include "ccsim_status.h"
 #include "geo_bvh.h"
 #include "geo_mesh.h"
 
-#define SIM_NAME_MAX 64          // body names, including the terminating NUL
-#define SIM_MAX_BODIES 4096      // bodies per scene
-#define SIM_MAX_MESH_TRIS 2000000  // triangles per body mesh
-#define SIM_MAX_PATH 100000        // waypoints per kinematic body's path
-#define SIM_MIN_RIGID_DT 1e-6      // [s] rigid mode's smallest step: finer would only stall
-// shortest step to t_out, relative to max(1 s, |t|): CVODE's round-off on times is ~1e-14
-// of them, so below it the integrator cannot tell a step's end from its start
-#define SIM_MIN_STEP_DT 1e-12
 #define SIM_PATH_STRIDE 8          // doubles per waypoint: t, position (3), quaternion (4)
-// Bounds of a body's motion, far beyond any plant but inside what double precision and
-// CVODE's tolerances handle: past them a step would fail with an integrator message that
-// names nothing the user gave.
-#define SIM_MAX_COORD 1e6  // |position| [m]
-#define SIM_MAX_SPEED 1e6  // |velocity| [m/s]
-#define SIM_MAX_SPIN 1e6   // |angular velocity| [rad/s]
-// Bounds of a held input: a larger one drives any body past the bounds above within a
-// step, or (1e308 N) past what doubles hold, and a state that is not finite cannot be
-// saved or restored.
-#define SIM_MAX_FORCE 1e12   // |force| [N]
-#define SIM_MAX_TORQUE 1e12  // |torque| [N m]
 
 typedef enum sim_body_type {
   SIM_BODY_FREE = 0,       // integrated

@@ -51,12 +51,6 @@ enum { SIM_LCP_SOLVER_NONE = 0, SIM_LCP_SOLVER_DANTZIG = 1, SIM_LCP_SOLVER_LEMKE
 #define SIM_RIGID_EPS 1e-6         // relative diagonal regularisation (Tan et al. section 5)
 #define SIM_RIGID_TARGET 0.5       // rest distance as a fraction of the pair's standoff
 #define SIM_RIGID_PAIR_MAX 16      // frictional pairs with more contacts are reduced
-#define SIM_RIGID_ROWS_MAX 4096    // largest LCP a step may build (SIM_LCP_N_MAX)
-// LCP rows reserved at sim_rigid_new when the model's pairs could ask for more (a torus
-// on a cone without friction asks for 334): the room costs 3 n^2 doubles (the matrix and
-// Dantzig's factors; 5 n^2 with friction, for Lemke's), 6 MB here and 400 MB at
-// SIM_RIGID_ROWS_MAX, so a session pays for a larger LCP only once it meets one
-#define SIM_RIGID_ROWS_FIRST 512
 // Verification tolerance of the contact LCPs (sim_lcp_verify, scales floored at 1): w in
 // m/s for Dantzig's steps, in equilibrated units (m/s times about 1 / sqrt(h / m)) for
 // Lemke's, m/s^2 for the instantaneous forces; z in N. A step's velocities may thus violate

@@ -20,6 +20,8 @@ static void on_signal(int sig) {
 }
 
 static void usage(FILE *f) {
+  srv_config d;  // the defaults, from ccsim_limits.h
+  srv_config_defaults(&d);
   fprintf(f,
           "usage: ccsimd [options]\n"
           "\n"
@@ -40,19 +42,19 @@ static void usage(FILE *f) {
           "                           bits of a trajectory depend on when saves fell\n"
           "  --curve-secret FILE      turn CURVE encryption on with this server secret key\n"
           "  --curve-allow DIR        admit only clients whose public key is a *.pub in DIR\n"
-          "  --max-sessions N         open sessions at once (default 64)\n"
-          "  --max-bodies N           bodies per session (default 1024)\n"
+          "  --max-sessions N         open sessions at once (default %d)\n"
+          "  --max-bodies N           bodies per session (default %d)\n"
           "  --max-triangles N        triangles per session, meshes and tessellated primitives\n"
-          "                           (default 2000000)\n"
-          "  --max-substeps N         sub-steps per Step (default 10000)\n"
-          "  --max-contacts N         contacts in one reply (default 100000)\n"
+          "                           (default %ld)\n"
+          "  --max-substeps N         sub-steps per Step (default %d)\n"
+          "  --max-contacts N         contacts in one reply (default %d)\n"
           "  --max-step-seconds S     wall time one request may spend in the physics; a step\n"
           "                           stopped there keeps the state it reached (default\n"
-          "                           600; 0: no limit)\n"
-          "  --max-msg-bytes N        largest request (default 67108864)\n"
+          "                           %g; 0: no limit)\n"
+          "  --max-msg-bytes N        largest request (default %zu)\n"
           "  --model-cache-mb N       compiled scenes kept for later sessions of the same scene\n"
           "                           once no session uses them, least recently used evicted\n"
-          "                           first (default 1024; 0: none kept); sessions of one scene\n"
+          "                           first (default %zu; 0: none kept); sessions of one scene\n"
           "                           always share one compiled model\n"
           "  --heartbeat-ms N         ZeroMQ heartbeat interval (default 1000; 0: off)\n"
           "  --realtime PRIO          SCHED_FIFO priority 1..99 for the server's threads (HIL;\n"
@@ -67,7 +69,8 @@ static void usage(FILE *f) {
           "  --version                print ccsimd's version\n"
           "Keys: `ccsim keygen NAME` writes NAME.pub and NAME.secret.\n"
           "Stops cleanly on SIGINT or SIGTERM.\n",
-          SRV_DEFAULT_BIND);
+          SRV_DEFAULT_BIND, d.max_sessions, d.max_bodies, d.max_triangles, d.max_substeps,
+          d.max_contacts, d.max_step_seconds, d.max_msg_bytes, d.model_cache_mb);
 }
 
 static int num(const char *opt, const char *s, double lo, double hi, double *out) {

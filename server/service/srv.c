@@ -31,17 +31,17 @@
 void srv_config_defaults(srv_config *c) {
   memset(c, 0, sizeof *c);
   c->bind = SRV_DEFAULT_BIND;
-  c->max_sessions = 64;
-  c->max_msg_bytes = 64u << 20;
-  c->max_bodies = 1024;
-  c->max_triangles = 2000000;
-  c->max_substeps = 10000;
-  c->max_contacts = 100000;
-  c->max_step_seconds = 600;
+  c->max_sessions = SRV_DEFAULT_MAX_SESSIONS;
+  c->max_msg_bytes = SRV_DEFAULT_MAX_MSG_BYTES;
+  c->max_bodies = SRV_DEFAULT_MAX_BODIES;
+  c->max_triangles = SRV_DEFAULT_MAX_TRIANGLES;
+  c->max_substeps = SRV_DEFAULT_MAX_SUBSTEPS;
+  c->max_contacts = SRV_DEFAULT_MAX_CONTACTS;
+  c->max_step_seconds = SRV_DEFAULT_MAX_STEP_SECONDS;
   c->heartbeat_ms = 1000;
   c->spin_us = 0;
   c->inline_us = 50;
-  c->model_cache_mb = SRV_MODEL_CACHE_MB_DEFAULT;
+  c->model_cache_mb = SRV_DEFAULT_MODEL_CACHE_MB;
 }
 
 int srv_endpoint_is_local(const char *ep) {

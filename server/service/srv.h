@@ -12,20 +12,20 @@
 #define SRV_DEFAULT_BIND "tcp://127.0.0.1:5555"
 #define SRV_VERSION CCSIM_VERSION
 
+// The server's settings; srv_config_defaults fills the defaults of ccsim_limits.h.
 typedef struct srv_config {
   const char *bind;          // endpoint to bind (borrowed); NULL: no sockets (srv_handle only)
   const char *stream_bind;   // PUB endpoint (borrowed); NULL: none. "auto": the bind host
                              // on a free port (tcp) or BIND-stream (ipc)
-  int max_sessions;          // open sessions at once (default 64)
-  size_t max_msg_bytes;      // largest request accepted [bytes] (default 64 MiB)
-  int max_bodies;            // bodies per session (default 1024)
+  int max_sessions;          // open sessions at once
+  size_t max_msg_bytes;      // largest request accepted [bytes]
+  int max_bodies;            // bodies per session
   long max_triangles;        // triangles per session, meshes and tessellated primitives
-                             // (default 2 000 000)
-  int max_substeps;          // sub-steps per Step (default 10 000)
-  int max_contacts;          // contacts in one reply (default 100 000)
+  int max_substeps;          // sub-steps per Step
+  int max_contacts;          // contacts in one reply
   double max_step_seconds;   // wall time one request may spend in the physics before it is
-                             // stopped (CCSIM_ELIMIT, the state reached kept) [s] (default
-                             // 600; 0: no limit)
+                             // stopped (CCSIM_ELIMIT, the state reached kept) [s] (0: no
+                             // limit)
   int workers;               // pool threads besides srv_run's own (0: twice the cores, at
                              // least 4)
   double idle_timeout;       // free sessions without a request for this long [s] (0: never)

@@ -48,27 +48,16 @@
 
 #include "ccsim.pb-c.h"
 #include "ccsim_arena.h"
+#include "ccsim_limits.h"
 #include "sim_data.h"
 #include "sim_model.h"
 #include "srv.h"
 #include "srv_models.h"
 
 #define SRV_ID_LEN 32        // hex characters of a session id and of a controller token
-// bytes of a CreateSession.create_key: as hard to guess as the token it answers with,
-// and small to keep
-#define SRV_CREATE_KEY_MIN 16
-#define SRV_CREATE_KEY_MAX 64
-#define SRV_SUBS_MAX 256     // distinct stream topics tracked one by one
-#define SRV_MAX_DT 3600.0    // longest simulated span of one Step request [s]
-#define SRV_TOMBS 1024       // closed/expired session ids remembered for EEXPIRED replies
 #define SRV_VIEW 13          // doubles per body in a view: p(3) q(4) v(3) w(3)
-#define SRV_MAX_SUBSTATES 1000000  // body states in one reply's substates
 #define SRV_STOP_GRACE 1.0         // wall time a running request gets once the server stops [s]
 #define SRV_STOP_LINGER_MS 500     // wall time the last replies get to leave at destroy [ms]
-// Largest saved session [bytes], for saving and restoring alike, so every save is read back
-// whatever the limits the server restarts with: a scene under --max-msg-bytes (at most
-// 2 GiB) plus a stored Step reply (1e6 sub-states, 1e5 contacts: a few hundred MB)
-#define SRV_SAVED_MAX ((uint64_t)4 << 30)
 #define SRV_WAKE_EP_FMT "inproc://ccsim-srv-wake-%p"
 
 // why a request's physics was stopped before its end (srv_job.stopped)

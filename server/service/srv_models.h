@@ -15,7 +15,6 @@
 #include "ccsim.pb-c.h"
 #include "sim_model.h"
 
-#define SRV_MODEL_CACHE_MB_DEFAULT 1024  // default budget of unused models kept [MiB]
 
 typedef struct srv_models srv_models;
 typedef struct srv_model srv_model;  // one shared compiled scene; a session holds a reference

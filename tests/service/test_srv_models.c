@@ -140,7 +140,7 @@ static ccsim_client *client(const fixture *f) {
 
 static void test_sessions_of_one_scene_share(void **state) {
   fixture *f = *state;
-  start(f, SRV_MODEL_CACHE_MB_DEFAULT, NULL);
+  start(f, SRV_DEFAULT_MODEL_CACHE_MB, NULL);
   ccsim_scene *sc = scene_of(f, "a.obj");
   ccsim_client *c = client(f);
   ccsim_session *a = ccsim_session_create(c, sc);
@@ -172,7 +172,7 @@ static void test_sessions_of_one_scene_share(void **state) {
 
 static void test_other_mesh_contents_do_not_share(void **state) {
   fixture *f = *state;
-  start(f, SRV_MODEL_CACHE_MB_DEFAULT, NULL);
+  start(f, SRV_DEFAULT_MODEL_CACHE_MB, NULL);
   ccsim_scene *sa = scene_of(f, "a.obj"), *sb = scene_of(f, "b.obj");
   ccsim_client *c = client(f);
   ccsim_session *a = ccsim_session_create(c, sa);
@@ -293,7 +293,7 @@ static void test_shared_model_steps_like_a_fresh_one(void **state) {
   ccsim_session_close(&fresh);
   ccsim_client_destroy(&c);
   stop(f);
-  start(f, SRV_MODEL_CACHE_MB_DEFAULT, NULL);
+  start(f, SRV_DEFAULT_MODEL_CACHE_MB, NULL);
   c = client(f);
   ccsim_session *a = ccsim_session_create(c, sc), *b = ccsim_session_create(c, sc);
   assert_non_null(a);
@@ -316,7 +316,7 @@ static void test_restores_go_through_the_cache(void **state) {
   fixture *f = *state;
   char state_dir[128];
   snprintf(state_dir, sizeof state_dir, "%s/state", f->dir);
-  start(f, SRV_MODEL_CACHE_MB_DEFAULT, state_dir);
+  start(f, SRV_DEFAULT_MODEL_CACHE_MB, state_dir);
   ccsim_scene *sc = scene_of(f, "a.obj");
   ccsim_client *c = client(f);
   ccsim_session *a = ccsim_session_create(c, sc);
@@ -337,7 +337,7 @@ static void test_restores_go_through_the_cache(void **state) {
   ccsim_client_destroy(&c);
   stop(f);  // saves both sessions
   // restored at start: the two sessions compile their scene once
-  start(f, SRV_MODEL_CACHE_MB_DEFAULT, state_dir);
+  start(f, SRV_DEFAULT_MODEL_CACHE_MB, state_dir);
   assert_int_equal(srv_session_count(f->s), 2);
   st = stats(f);
   assert_int_equal(st.misses, 1);
@@ -374,7 +374,7 @@ static void *race_create(void *arg) {
 // creates of one scene at once on every worker: one compile, the others wait for it
 static void test_concurrent_creates_compile_once(void **state) {
   fixture *f = *state;
-  start(f, SRV_MODEL_CACHE_MB_DEFAULT, NULL);
+  start(f, SRV_DEFAULT_MODEL_CACHE_MB, NULL);
   ccsim_scene *sc = scene_of(f, "a.obj");
   enum { N = 6 };
   racer r[N];
@@ -406,7 +406,7 @@ static void test_mesh_files_are_read_by_the_server(void **state) {
   const Ccsim__Mesh *mesh = ccsim_scene_message(good)->bodies[1]->shape->mesh;
   assert_true(mesh->has_file);
   assert_int_equal(mesh->n_vertices, 0);
-  start(f, SRV_MODEL_CACHE_MB_DEFAULT, NULL);
+  start(f, SRV_DEFAULT_MODEL_CACHE_MB, NULL);
   ccsim_client *c = client(f);
   assert_null(ccsim_session_create(c, bad));
   const char *msg = ccsim_client_errmsg(c);
