@@ -391,6 +391,7 @@ struct srv {
 //   srv_clock.c, srv_job.c        leaves: the clock; jobs and reply blobs
 //   srv_stream.c                  the stream's subscriptions and publishing
 //   wire_*.c                      protobuf <-> core
+//   srv_models.c                  compiled scenes shared by sessions (the model cache)
 //   srv_store.c                   sessions, the table, checkpoints, the state dir
 //   srv_pool.c                    pool threads and the pacer: run job->run, call up only
 //                                 through srv.pool_ops

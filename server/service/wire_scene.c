@@ -1,3 +1,5 @@
+// Scene messages into the core: a decoded Scene compiled into a sim_model, every number
+// checked with its field path in the error, and the triangle counts the limits compare.
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,5 @@
+// The core's state out to messages and a Step's inputs in: body states, contacts (at the
+// current state or at given poses), and the Step inputs checked and applied.
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
