@@ -1,4 +1,5 @@
 // Sweep and prune along x with a persistent order repaired by insertion sort.
+#include "geo_err.h"
 #include "geo_broad.h"
 
 #include <math.h>
@@ -17,19 +18,9 @@ struct geo_broad {
   int *order;      // (nbody) body ids sorted by lo[x] (kept between calls)
 };
 
-static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (err == NULL || err_sz == 0) {
-    return;
-  }
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_sz, fmt, ap);
-  va_end(ap);
-}
-
 geo_broad *geo_broad_new(int nbody, char *err, size_t err_sz) {
   if (nbody < 0 || nbody > (1 << 26)) {
-    set_err(err, err_sz, "geo_broad_new: body count %d out of range", nbody);
+    geo_set_err(err, err_sz, "geo_broad_new: body count %d out of range", nbody);
     return NULL;
   }
   geo_broad *bp = calloc(1, sizeof *bp);
@@ -44,7 +35,7 @@ geo_broad *geo_broad_new(int nbody, char *err, size_t err_sz) {
   }
   if (bp == NULL || !bp->lo || !bp->hi || !bp->set || !bp->fixed || !bp->order) {
     geo_broad_destroy(&bp);
-    set_err(err, err_sz, "geo_broad_new: out of memory");
+    geo_set_err(err, err_sz, "geo_broad_new: out of memory");
     return NULL;
   }
   for (int i = 0; i < nbody; i++) {

@@ -1,5 +1,6 @@
 // Hierarchy build: top-down split of triangles, oriented boxes from the area-weighted
 // covariance, spheres about the box centres, hull vertex sets per node.
+#include "geo_err.h"
 #include "geo_bvh.h"
 
 #include <math.h>
@@ -12,16 +13,6 @@
 #include "geo_vec.h"
 
 #define BVH_MAX_DEPTH 60  // beyond this depth the split falls back to the median count
-
-static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (err == NULL || err_sz == 0) {
-    return;
-  }
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_sz, fmt, ap);
-  va_end(ap);
-}
 
 static double now_seconds(void) {
   struct timespec ts;
@@ -428,7 +419,7 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
   double t0 = now_seconds();
   if (m == NULL || m->ntri < 1 || m->nvert < 3 || m->vert == NULL || m->tri == NULL ||
       m->tri_normal == NULL || m->tri_edge == NULL) {
-    set_err(err, err_sz, "geo_bvh_new: empty or incomplete mesh");
+    geo_set_err(err, err_sz, "geo_bvh_new: empty or incomplete mesh");
     return NULL;
   }
   geo_bvh *b = calloc(1, sizeof *b);
@@ -470,7 +461,7 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
     const int *tv = b->tri + 3 * t;
     for (int k = 0; k < 3; k++) {
       if (tv[k] < 0 || tv[k] >= m->nvert) {
-        set_err(err, err_sz, "geo_bvh_new: triangle %d: vertex index out of range", t);
+        geo_set_err(err, err_sz, "geo_bvh_new: triangle %d: vertex index out of range", t);
         goto fail;
       }
     }
@@ -497,7 +488,7 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
   cx.area = area;
   build_node(&cx, 0, m->ntri, 1);
   if (b->depth > GEO_BVH_DEPTH_MAX) {
-    set_err(err, err_sz, "geo_bvh_new: hierarchy deeper than %d", GEO_BVH_DEPTH_MAX);
+    geo_set_err(err, err_sz, "geo_bvh_new: hierarchy deeper than %d", GEO_BVH_DEPTH_MAX);
     goto fail;
   }
   if (build_hulls(&cx) != 0) {
@@ -512,7 +503,7 @@ geo_bvh *geo_bvh_new(const geo_mesh *m, char *err, size_t err_sz) {
   b->build_seconds = now_seconds() - t0;
   return b;
 oom:
-  set_err(err, err_sz, "geo_bvh_new: out of memory");
+  geo_set_err(err, err_sz, "geo_bvh_new: out of memory");
 fail:
   free(cen);
   free(area);
@@ -546,14 +537,14 @@ const geo_mesh *geo_bvh_mesh(const geo_bvh *b) { return b ? b->mesh : NULL; }
 int geo_bvh_check(const geo_bvh *b, char *err, size_t err_sz) {
   int *seen = calloc((size_t)b->ntri, sizeof *seen);
   if (seen == NULL) {
-    set_err(err, err_sz, "geo_bvh_check: out of memory");
+    geo_set_err(err, err_sz, "geo_bvh_check: out of memory");
     return -1;
   }
   int rc = 0;
   for (int id = 0; id < b->nnode && rc == 0; id++) {
     const geo_bvh_node *nd = &b->node[id];
     if ((nd->left < 0) != (nd->right < 0) || (nd->left < 0) != (nd->tri >= 0)) {
-      set_err(err, err_sz, "node %d: inconsistent leaf/child fields", id);
+      geo_set_err(err, err_sz, "node %d: inconsistent leaf/child fields", id);
       rc = -1;
       break;
     }
@@ -561,7 +552,7 @@ int geo_bvh_check(const geo_bvh *b, char *err, size_t err_sz) {
       seen[nd->tri]++;
     } else if (b->node[nd->left].count + b->node[nd->right].count != nd->count ||
                nd->left <= id || nd->right <= id) {
-      set_err(err, err_sz, "node %d: children do not partition the node", id);
+      geo_set_err(err, err_sz, "node %d: children do not partition the node", id);
       rc = -1;
       break;
     }
@@ -572,12 +563,12 @@ int geo_bvh_check(const geo_bvh *b, char *err, size_t err_sz) {
         double d[3];
         geo_v3_sub(d, v, nd->c);
         if (geo_v3_norm(d) > nd->r) {
-          set_err(err, err_sz, "node %d: vertex %d outside the sphere", id, tv[k]);
+          geo_set_err(err, err_sz, "node %d: vertex %d outside the sphere", id, tv[k]);
           rc = -1;
         }
         for (int a = 0; a < 3; a++) {
           if (fabs(geo_v3_dot(d, nd->ax + 3 * a)) > nd->h[a] * (1 + 1e-9)) {
-            set_err(err, err_sz, "node %d: vertex %d outside the box", id, tv[k]);
+            geo_set_err(err, err_sz, "node %d: vertex %d outside the box", id, tv[k]);
             rc = -1;
           }
         }
@@ -598,7 +589,7 @@ int geo_bvh_check(const geo_bvh *b, char *err, size_t err_sz) {
           hull = fmax(hull, geo_v3_dot(dir, b->vert + 3 * b->hull_vert[nd->hull_first + k]));
         }
         if (!(hull >= sub - 1e-12 * (1 + fabs(sub)))) {
-          set_err(err, err_sz, "node %d: hull support below subtree support", id);
+          geo_set_err(err, err_sz, "node %d: hull support below subtree support", id);
           rc = -1;
         }
       }
@@ -606,7 +597,7 @@ int geo_bvh_check(const geo_bvh *b, char *err, size_t err_sz) {
   }
   for (int t = 0; t < b->ntri && rc == 0; t++) {
     if (seen[t] != 1) {
-      set_err(err, err_sz, "triangle %d in %d leaves", t, seen[t]);
+      geo_set_err(err, err_sz, "triangle %d in %d leaves", t, seen[t]);
       rc = -1;
     }
   }

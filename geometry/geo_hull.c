@@ -1,5 +1,6 @@
 // Quickhull in 3D (Barber, Dobkin & Huhdanpaa, ACM TOMS 22(4), 1996) with a thick-plane
 // tolerance, a flat-hull path for coplanar input, and a compact relocatable output block.
+#include "geo_err.h"
 #include "geo_hull.h"
 
 #include <float.h>
@@ -40,15 +41,6 @@ typedef struct qh {
   int capnew;
   int stamp;
 } qh;
-
-static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (err && err_sz > 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, err_sz, fmt, ap);
-    va_end(ap);
-  }
-}
 
 static int grow(void **buf, int *cap, int need, size_t elem) {
   if (need <= *cap) {
@@ -484,7 +476,7 @@ static geo_hull *finish(const double *p, int n, const int *fv, const int *fa,
   // vertices: the used input points in increasing input order (map: input -> hull id)
   int *map = malloc(sizeof(int) * (size_t)n);
   if (!map) {
-    set_err(err, err_sz, "hull: out of memory");
+    geo_set_err(err, err_sz, "hull: out of memory");
     return NULL;
   }
   for (int i = 0; i < n; i++) {
@@ -502,7 +494,7 @@ static geo_hull *finish(const double *p, int n, const int *fv, const int *fa,
   int ne = 3 * nf / 2;
   if (nv - ne + nf != 2 || 3 * nf != 2 * ne) {
     free(map);
-    set_err(err, err_sz, "hull: numerical failure (V - E + F = %d)", nv - ne + nf);
+    geo_set_err(err, err_sz, "hull: numerical failure (V - E + F = %d)", nv - ne + nf);
     return NULL;
   }
   geo_hull tmp;
@@ -514,7 +506,7 @@ static geo_hull *finish(const double *p, int n, const int *fv, const int *fa,
   char *blk = calloc(1, bytes);
   if (!blk) {
     free(map);
-    set_err(err, err_sz, "hull: out of memory");
+    geo_set_err(err, err_sz, "hull: out of memory");
     return NULL;
   }
   geo_hull *h = (geo_hull *)(void *)blk;
@@ -559,7 +551,7 @@ static geo_hull *finish(const double *p, int n, const int *fv, const int *fa,
       }
       if (m < 0 || h->fadj[3 * g + m] != f) {
         free(h);
-        set_err(err, err_sz, "hull: numerical failure (inconsistent face adjacency)");
+        geo_set_err(err, err_sz, "hull: numerical failure (inconsistent face adjacency)");
         return NULL;
       }
       if (a < b) {
@@ -599,7 +591,7 @@ static geo_hull *finish(const double *p, int n, const int *fv, const int *fa,
   int *fc = malloc(sizeof(int) * (size_t)nv);
   if (!fc) {
     free(h);
-    set_err(err, err_sz, "hull: out of memory");
+    geo_set_err(err, err_sz, "hull: out of memory");
     return NULL;
   }
   memcpy(fc, first, sizeof(int) * (size_t)nv);
@@ -609,7 +601,7 @@ static geo_hull *finish(const double *p, int n, const int *fv, const int *fa,
       if (h->face[3 * f + k] != v) {
         free(fc);
         free(h);
-        set_err(err, err_sz, "hull: numerical failure (vertex ring)");
+        geo_set_err(err, err_sz, "hull: numerical failure (vertex ring)");
         return NULL;
       }
       h->vadj[s + j] = h->face[3 * f + (k + 1) % 3];
@@ -623,7 +615,7 @@ static geo_hull *finish(const double *p, int n, const int *fv, const int *fa,
     if (f != fc[v] / 3) {
       free(fc);
       free(h);
-      set_err(err, err_sz, "hull: numerical failure (vertex ring not closed)");
+      geo_set_err(err, err_sz, "hull: numerical failure (vertex ring not closed)");
       return NULL;
     }
   }
@@ -680,7 +672,7 @@ static geo_hull *flat_hull(const double *p, int n, int i0, int i1, int i2, doubl
   if (!fp || !hull) {
     free(fp);
     free(hull);
-    set_err(err, err_sz, "hull: out of memory");
+    geo_set_err(err, err_sz, "hull: out of memory");
     return NULL;
   }
   for (int i = 0; i < n; i++) {
@@ -713,7 +705,7 @@ static geo_hull *flat_hull(const double *p, int n, int i0, int i1, int i2, doubl
   if (nv < 3) {
     free(fp);
     free(hull);
-    set_err(err, err_sz, "hull: all points collinear");
+    geo_set_err(err, err_sz, "hull: all points collinear");
     return NULL;
   }
   int nf = 2 * (nv - 2);
@@ -726,7 +718,7 @@ static geo_hull *flat_hull(const double *p, int n, int i0, int i1, int i2, doubl
     free(fv);
     free(fa);
     free(fpl);
-    set_err(err, err_sz, "hull: out of memory");
+    geo_set_err(err, err_sz, "hull: out of memory");
     return NULL;
   }
   // ring r[j] = input id of polygon corner j (counter-clockwise about nn)
@@ -811,18 +803,18 @@ static void qh_free(qh *q) {
 
 static geo_hull *hull_build(const double *pts, int n, char *err, size_t err_sz) {
   if (!pts || n < 3) {
-    set_err(err, err_sz, "hull: need at least 3 points (got %d)", pts ? n : 0);
+    geo_set_err(err, err_sz, "hull: need at least 3 points (got %d)", pts ? n : 0);
     return NULL;
   }
   if (n > INT32_MAX / 8) {
-    set_err(err, err_sz, "hull: too many points (%d)", n);
+    geo_set_err(err, err_sz, "hull: too many points (%d)", n);
     return NULL;
   }
   double mag[3] = {0, 0, 0};
   for (int i = 0; i < n; i++) {
     for (int k = 0; k < 3; k++) {
       if (!isfinite(pts[3 * i + k])) {
-        set_err(err, err_sz, "hull: non-finite coordinate at point %d", i);
+        geo_set_err(err, err_sz, "hull: non-finite coordinate at point %d", i);
         return NULL;
       }
       mag[k] = fmax(mag[k], fabs(pts[3 * i + k]));
@@ -878,7 +870,7 @@ static geo_hull *hull_build(const double *pts, int n, char *err, size_t err_sz) 
     }
   }
   if (!(len > tol) || i2 < 0) {
-    set_err(err, err_sz, "hull: all points collinear or coincident");
+    geo_set_err(err, err_sz, "hull: all points collinear or coincident");
     return NULL;
   }
   double e2[3], nrm[3];
@@ -917,7 +909,7 @@ static geo_hull *hull_build(const double *pts, int n, char *err, size_t err_sz) 
   q.by_end = malloc(sizeof(int) * (size_t)n);
   if (!q.next || !q.by_start || !q.by_end) {
     qh_free(&q);
-    set_err(err, err_sz, "hull: out of memory");
+    geo_set_err(err, err_sz, "hull: out of memory");
     return NULL;
   }
   for (int i = 0; i < n; i++) {
@@ -933,7 +925,7 @@ static geo_hull *hull_build(const double *pts, int n, char *err, size_t err_sz) 
   for (int f = 0; f < 4; f++) {
     if (add_face(&q, tv[f][0], tv[f][1], tv[f][2]) < 0) {
       qh_free(&q);
-      set_err(err, err_sz, "hull: out of memory");
+      geo_set_err(err, err_sz, "hull: out of memory");
       return NULL;
     }
   }
@@ -957,7 +949,7 @@ static geo_hull *hull_build(const double *pts, int n, char *err, size_t err_sz) 
   for (int f = 0; f < 4; f++) {
     if (q.f[f].out_head >= 0 && push_face(&q, f)) {
       qh_free(&q);
-      set_err(err, err_sz, "hull: out of memory");
+      geo_set_err(err, err_sz, "hull: out of memory");
       return NULL;
     }
   }
@@ -970,7 +962,7 @@ static geo_hull *hull_build(const double *pts, int n, char *err, size_t err_sz) 
     int rc = add_point(&q, f, pick_eye(&q, &q.f[f]));
     if (rc) {
       qh_free(&q);
-      set_err(err, err_sz, rc == -1 ? "hull: out of memory"
+      geo_set_err(err, err_sz, rc == -1 ? "hull: out of memory"
                                     : "hull: numerical failure (horizon is not a simple loop)");
       return NULL;
     }
@@ -992,7 +984,7 @@ static geo_hull *hull_build(const double *pts, int n, char *err, size_t err_sz) 
     free(fa);
     free(fpl);
     qh_free(&q);
-    set_err(err, err_sz, "hull: out of memory");
+    geo_set_err(err, err_sz, "hull: out of memory");
     return NULL;
   }
   for (int f = 0; f < q.nf; f++) {
@@ -1092,12 +1084,12 @@ geo_hull *geo_hull_new(const double *pts, int n, char *err, size_t err_sz) {
 geo_hull *geo_hull_new_indexed(const double *pts, const int *idx, int n, char *err,
                                size_t err_sz) {
   if (!pts || !idx || n < 3 || n > INT32_MAX / 8) {
-    set_err(err, err_sz, "hull: need at least 3 points (got %d)", (pts && idx) ? n : 0);
+    geo_set_err(err, err_sz, "hull: need at least 3 points (got %d)", (pts && idx) ? n : 0);
     return NULL;
   }
   double *p = malloc(sizeof(double) * 3 * (size_t)n);
   if (!p) {
-    set_err(err, err_sz, "hull: out of memory");
+    geo_set_err(err, err_sz, "hull: out of memory");
     return NULL;
   }
   for (int i = 0; i < n; i++) {

@@ -1,19 +1,12 @@
 // Mass properties of a closed triangle mesh: the divergence theorem as a sum of signed
 // tetrahedra (reference point, face) with the exact tetrahedron moments.
+#include "geo_err.h"
 #include "geo_mass.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (!err || err_sz == 0) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_sz, fmt, ap);
-  va_end(ap);
-}
 
 // Neumaier compensated sum
 typedef struct ksum {
@@ -32,15 +25,15 @@ static void kadd(ksum *k, double x) {
 int geo_mass_properties(const geo_mesh *m, double density, geo_mass *out, char *err,
                         size_t err_sz) {
   if (!m || !out) {
-    set_err(err, err_sz, "geo_mass_properties: NULL argument");
+    geo_set_err(err, err_sz, "geo_mass_properties: NULL argument");
     return -1;
   }
   if (!isfinite(density) || !(density > 0.0)) {
-    set_err(err, err_sz, "%s: density %g must be finite and > 0", m->source, density);
+    geo_set_err(err, err_sz, "%s: density %g must be finite and > 0", m->source, density);
     return -1;
   }
   if (!m->closed) {
-    set_err(err, err_sz,
+    geo_set_err(err, err_sz,
             "%s: mass properties need a closed mesh (%d open border edges, %d non-manifold "
             "edges, %d inconsistently oriented edges)",
             m->source, m->n_border_edges, m->n_nonmanifold_edges, m->n_misoriented_edges);
@@ -73,7 +66,7 @@ int geo_mass_properties(const geo_mesh *m, double density, geo_mass *out, char *
   }
   double V = vol.s + vol.c;
   if (!(V > 0.0) || !isfinite(V)) {
-    set_err(err, err_sz, "%s: signed volume %g is not positive: faces point inward", m->source, V);
+    geo_set_err(err, err_sz, "%s: signed volume %g is not positive: faces point inward", m->source, V);
     return -1;
   }
   double cr[3], C[9];

@@ -1,5 +1,6 @@
 // Triangle meshes: validation, exact welding, edge and vertex adjacency (files are read
 // by geo_mesh_load.c, which hands the OBJ and STL readers' arrays to geo_mesh_new_lines).
+#include "geo_err.h"
 #include "geo_mesh.h"
 
 #include <math.h>
@@ -10,14 +11,6 @@
 #include <string.h>
 
 #include "geo_vec.h"
-
-static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (!err || err_sz == 0) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_sz, fmt, ap);
-  va_end(ap);
-}
 
 // "source:LINE: triangle T" or "source: triangle T"
 static void tri_label(char *buf, size_t sz, const char *src, const int *tri_line, int t) {
@@ -78,30 +71,30 @@ geo_mesh *geo_mesh_new_lines(const double *vert, int nvert, const int *tri, int 
   const char *src = (source && source[0]) ? source : "mesh";
   char lab[200];
   if (nvert <= 0 || !vert) {
-    set_err(err, err_sz, "%s: empty mesh (no vertices)", src);
+    geo_set_err(err, err_sz, "%s: empty mesh (no vertices)", src);
     return NULL;
   }
   if (ntri <= 0 || !tri) {
-    set_err(err, err_sz, "%s: empty mesh (no triangles)", src);
+    geo_set_err(err, err_sz, "%s: empty mesh (no triangles)", src);
     return NULL;
   }
   if (nvert > 3 * GEO_MESH_MAX_TRI) {  // a triangle soup has 3 per triangle
-    set_err(err, err_sz, "%s: too many vertices (%d > cap %d)", src, nvert, 3 * GEO_MESH_MAX_TRI);
+    geo_set_err(err, err_sz, "%s: too many vertices (%d > cap %d)", src, nvert, 3 * GEO_MESH_MAX_TRI);
     return NULL;
   }
   if (ntri > GEO_MESH_MAX_TRI) {
-    set_err(err, err_sz, "%s: too many triangles (%d > cap %d)", src, ntri, GEO_MESH_MAX_TRI);
+    geo_set_err(err, err_sz, "%s: too many triangles (%d > cap %d)", src, ntri, GEO_MESH_MAX_TRI);
     return NULL;
   }
   for (int i = 0; i < nvert; i++) {
     for (int k = 0; k < 3; k++) {
       double x = vert[3 * i + k];
       if (!isfinite(x)) {
-        set_err(err, err_sz, "%s: vertex %d: non-finite coordinate %c = %g", src, i, "xyz"[k], x);
+        geo_set_err(err, err_sz, "%s: vertex %d: non-finite coordinate %c = %g", src, i, "xyz"[k], x);
         return NULL;
       }
       if (fabs(x) > GEO_MESH_MAX_COORD) {
-        set_err(err, err_sz, "%s: vertex %d: coordinate %c = %g exceeds the cap |x| <= %g m", src,
+        geo_set_err(err, err_sz, "%s: vertex %d: coordinate %c = %g exceeds the cap |x| <= %g m", src,
                 i, "xyz"[k], x, GEO_MESH_MAX_COORD);
         return NULL;
       }
@@ -112,7 +105,7 @@ geo_mesh *geo_mesh_new_lines(const double *vert, int nvert, const int *tri, int 
       int v = tri[3 * t + k];
       if (v < 0 || v >= nvert) {
         tri_label(lab, sizeof lab, src, tri_line, t);
-        set_err(err, err_sz, "%s: vertex index %d out of range [0, %d)", lab, v, nvert);
+        geo_set_err(err, err_sz, "%s: vertex index %d out of range [0, %d)", lab, v, nvert);
         return NULL;
       }
     }
@@ -157,7 +150,7 @@ geo_mesh *geo_mesh_new_lines(const double *vert, int nvert, const int *tri, int 
   used = NULL;
   if (nw > GEO_MESH_MAX_VERT) {
     free(first);
-    set_err(err, err_sz, "%s: too many vertices after welding (%d > cap %d)", src, nw,
+    geo_set_err(err, err_sz, "%s: too many vertices after welding (%d > cap %d)", src, nw,
             GEO_MESH_MAX_VERT);
     goto fail;
   }
@@ -188,10 +181,10 @@ geo_mesh *geo_mesh_new_lines(const double *vert, int nvert, const int *tri, int 
       int ik = tri[3 * t + k], il = tri[3 * t + l];
       tri_label(lab, sizeof lab, src, tri_line, t);
       if (ik == il)
-        set_err(err, err_sz, "%s: degenerate triangle: corners %d and %d are the same vertex %d",
+        geo_set_err(err, err_sz, "%s: degenerate triangle: corners %d and %d are the same vertex %d",
                 lab, k, l, ik);
       else
-        set_err(err, err_sz,
+        geo_set_err(err, err_sz,
                 "%s: degenerate triangle: corners %d and %d (vertices %d and %d) are at the same "
                 "point (%g, %g, %g)",
                 lab, k, l, ik, il, vert[3 * ik], vert[3 * ik + 1], vert[3 * ik + 2]);
@@ -214,7 +207,7 @@ geo_mesh *geo_mesh_new_lines(const double *vert, int nvert, const int *tri, int 
     double lmax = fmax(l1, fmax(l2, l3));
     if (!(nn > GEO_MESH_DEGEN_REL * lmax) || !(nn > 0.0)) {
       tri_label(lab, sizeof lab, src, tri_line, t);
-      set_err(err, err_sz,
+      geo_set_err(err, err_sz,
               "%s: degenerate triangle: zero area (collinear corners, |cross| = %g, longest side "
               "%g)",
               lab, nn, sqrt(lmax));
@@ -254,10 +247,10 @@ geo_mesh *geo_mesh_new_lines(const double *vert, int nvert, const int *tri, int 
         free(ttab);
         tri_label(lab, sizeof lab, src, tri_line, t);
         if (tri_line && tri_line[dup] > 0)
-          set_err(err, err_sz, "%s: duplicate triangle: same vertices as triangle %d (line %d)",
+          geo_set_err(err, err_sz, "%s: duplicate triangle: same vertices as triangle %d (line %d)",
                   lab, dup, tri_line[dup]);
         else
-          set_err(err, err_sz, "%s: duplicate triangle: same vertices as triangle %d", lab, dup);
+          geo_set_err(err, err_sz, "%s: duplicate triangle: same vertices as triangle %d", lab, dup);
         goto fail;
       }
       ttab[s] = t;
@@ -368,7 +361,7 @@ geo_mesh *geo_mesh_new_lines(const double *vert, int nvert, const int *tri, int 
   return m;
 
 oom:
-  set_err(err, err_sz, "%s: out of memory (%d vertices, %d triangles)", src, nvert, ntri);
+  geo_set_err(err, err_sz, "%s: out of memory (%d vertices, %d triangles)", src, nvert, ntri);
 fail:
   free(map);
   free(used);

@@ -8,15 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "geo_err.h"
 #include "geo_mesh.h"
-
-static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (!err || err_sz == 0) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_sz, fmt, ap);
-  va_end(ap);
-}
 
 static int ends_with_ci(const char *s, const char *suf) {
   size_t n = strlen(s), k = strlen(suf);
@@ -31,19 +24,19 @@ static int ends_with_ci(const char *s, const char *suf) {
 
 geo_mesh *geo_mesh_load(const char *path, char *err, size_t err_sz) {
   if (!path || !path[0]) {
-    set_err(err, err_sz, "geo_mesh_load: no path given");
+    geo_set_err(err, err_sz, "geo_mesh_load: no path given");
     return NULL;
   }
   FILE *f = fopen(path, "rb");
   if (!f) {
-    set_err(err, err_sz, "%s: cannot open", path);
+    geo_set_err(err, err_sz, "%s: cannot open", path);
     return NULL;
   }
   size_t cap = 1 << 16, len = 0;
   unsigned char *buf = malloc(cap);
   if (!buf) {
     fclose(f);
-    set_err(err, err_sz, "%s: out of memory", path);
+    geo_set_err(err, err_sz, "%s: out of memory", path);
     return NULL;
   }
   for (;;) {
@@ -51,7 +44,7 @@ geo_mesh *geo_mesh_load(const char *path, char *err, size_t err_sz) {
       if (cap > GEO_MESH_MAX_FILE) {  // read GEO_MESH_MAX_FILE + 1 bytes: too large
         free(buf);
         fclose(f);
-        set_err(err, err_sz, "%s: file larger than the cap of %u bytes", path,
+        geo_set_err(err, err_sz, "%s: file larger than the cap of %u bytes", path,
                 (unsigned)GEO_MESH_MAX_FILE);
         return NULL;
       }
@@ -61,7 +54,7 @@ geo_mesh *geo_mesh_load(const char *path, char *err, size_t err_sz) {
       if (!nb) {
         free(buf);
         fclose(f);
-        set_err(err, err_sz, "%s: out of memory reading the file", path);
+        geo_set_err(err, err_sz, "%s: out of memory reading the file", path);
         return NULL;
       }
       buf = nb;
@@ -75,12 +68,12 @@ geo_mesh *geo_mesh_load(const char *path, char *err, size_t err_sz) {
   fclose(f);
   if (rerr) {
     free(buf);
-    set_err(err, err_sz, "%s: read error", path);
+    geo_set_err(err, err_sz, "%s: read error", path);
     return NULL;
   }
   if (len > GEO_MESH_MAX_FILE) {
     free(buf);
-    set_err(err, err_sz, "%s: file larger than the cap of %u bytes", path,
+    geo_set_err(err, err_sz, "%s: file larger than the cap of %u bytes", path,
             (unsigned)GEO_MESH_MAX_FILE);
     return NULL;
   }
@@ -114,7 +107,7 @@ static int is_stl_file(const unsigned char *buf, size_t len, const char *name) {
 geo_mesh *geo_mesh_parse(const unsigned char *buf, size_t len, const char *name, char *err,
                          size_t err_sz) {
   if (len > GEO_MESH_MAX_FILE) {
-    set_err(err, err_sz, "%s: file larger than the cap of %u bytes", name ? name : "mesh",
+    geo_set_err(err, err_sz, "%s: file larger than the cap of %u bytes", name ? name : "mesh",
             (unsigned)GEO_MESH_MAX_FILE);
     return NULL;
   }

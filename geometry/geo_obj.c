@@ -6,15 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "geo_err.h"
 #include "geo_mesh.h"
-
-static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (!err || err_sz == 0) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_sz, fmt, ap);
-  va_end(ap);
-}
 
 static int is_space(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
@@ -129,27 +122,27 @@ static geo_mesh *parse(const char *buf, size_t len, const char *src, char *err, 
       while (k < 3 && next_token(&q, ce, &s, &e)) {
         if (parse_double(s, e, &x[k]) != 0) {
           tok_str(tb, sizeof tb, s, e);
-          set_err(err, err_sz, "%s:%d: malformed number '%s' in vertex", src, line, tb);
+          geo_set_err(err, err_sz, "%s:%d: malformed number '%s' in vertex", src, line, tb);
           goto fail;
         }
         if (!isfinite(x[k])) {
           tok_str(tb, sizeof tb, s, e);
-          set_err(err, err_sz, "%s:%d: non-finite vertex coordinate '%s'", src, line, tb);
+          geo_set_err(err, err_sz, "%s:%d: non-finite vertex coordinate '%s'", src, line, tb);
           goto fail;
         }
         if (fabs(x[k]) > GEO_MESH_MAX_COORD) {
-          set_err(err, err_sz, "%s:%d: vertex coordinate %g exceeds the cap |x| <= %g m", src,
+          geo_set_err(err, err_sz, "%s:%d: vertex coordinate %g exceeds the cap |x| <= %g m", src,
                   line, x[k], GEO_MESH_MAX_COORD);
           goto fail;
         }
         k++;
       }
       if (k < 3) {
-        set_err(err, err_sz, "%s:%d: vertex needs 3 coordinates, got %d", src, line, k);
+        geo_set_err(err, err_sz, "%s:%d: vertex needs 3 coordinates, got %d", src, line, k);
         goto fail;
       }
       if (st.nv >= GEO_MESH_MAX_VERT) {
-        set_err(err, err_sz, "%s:%d: too many vertices (cap %d)", src, line, GEO_MESH_MAX_VERT);
+        geo_set_err(err, err_sz, "%s:%d: too many vertices (cap %d)", src, line, GEO_MESH_MAX_VERT);
         goto fail;
       }
       if (grow_v(&st)) goto oom;
@@ -162,15 +155,15 @@ static geo_mesh *parse(const char *buf, size_t len, const char *src, char *err, 
         int r = parse_corner(s, e, &idx);
         tok_str(tb, sizeof tb, s, e);
         if (r == -1) {
-          set_err(err, err_sz, "%s:%d: malformed face corner '%s'", src, line, tb);
+          geo_set_err(err, err_sz, "%s:%d: malformed face corner '%s'", src, line, tb);
           goto fail;
         }
         if (r == -2 || idx > GEO_MESH_MAX_VERT || idx < -(long long)GEO_MESH_MAX_VERT) {
-          set_err(err, err_sz, "%s:%d: vertex index %s out of range", src, line, tb);
+          geo_set_err(err, err_sz, "%s:%d: vertex index %s out of range", src, line, tb);
           goto fail;
         }
         if (idx == 0) {
-          set_err(err, err_sz, "%s:%d: vertex index 0 is invalid (OBJ indices start at 1)", src,
+          geo_set_err(err, err_sz, "%s:%d: vertex index 0 is invalid (OBJ indices start at 1)", src,
                   line);
           goto fail;
         }
@@ -178,7 +171,7 @@ static geo_mesh *parse(const char *buf, size_t len, const char *src, char *err, 
         if (idx < 0) {
           v = st.nv + idx;
           if (v < 0) {
-            set_err(err, err_sz,
+            geo_set_err(err, err_sz,
                     "%s:%d: vertex index %lld out of range (only %d vertices defined so far)", src,
                     line, idx, st.nv);
             goto fail;
@@ -196,12 +189,12 @@ static geo_mesh *parse(const char *buf, size_t len, const char *src, char *err, 
         corner[nc++] = (int)v;
       }
       if (nc < 3) {
-        set_err(err, err_sz, "%s:%d: face with %d vertices (need at least 3)", src, line, (int)nc);
+        geo_set_err(err, err_sz, "%s:%d: face with %d vertices (need at least 3)", src, line, (int)nc);
         goto fail;
       }
       for (size_t i = 1; i + 1 < nc; i++) {
         if (st.nt >= GEO_MESH_MAX_TRI) {
-          set_err(err, err_sz, "%s:%d: too many triangles (cap %d)", src, line, GEO_MESH_MAX_TRI);
+          geo_set_err(err, err_sz, "%s:%d: too many triangles (cap %d)", src, line, GEO_MESH_MAX_TRI);
           goto fail;
         }
         if (grow_t(&st)) goto oom;
@@ -215,16 +208,16 @@ static geo_mesh *parse(const char *buf, size_t len, const char *src, char *err, 
     // every other statement is ignored
   }
   if (st.nv == 0) {
-    set_err(err, err_sz, "%s: empty mesh (no vertices)", src);
+    geo_set_err(err, err_sz, "%s: empty mesh (no vertices)", src);
     goto fail;
   }
   if (st.nt == 0) {
-    set_err(err, err_sz, "%s: empty mesh (no faces)", src);
+    geo_set_err(err, err_sz, "%s: empty mesh (no faces)", src);
     goto fail;
   }
   for (int i = 0; i < 3 * st.nt; i++) {
     if (st.t[i] >= st.nv) {
-      set_err(err, err_sz, "%s:%d: vertex index %d out of range (the file defines %d vertices)",
+      geo_set_err(err, err_sz, "%s:%d: vertex index %d out of range (the file defines %d vertices)",
               src, st.tline[i / 3], st.t[i] + 1, st.nv);
       goto fail;
     }
@@ -232,7 +225,7 @@ static geo_mesh *parse(const char *buf, size_t len, const char *src, char *err, 
   m = geo_mesh_new_lines(st.v, st.nv, st.t, st.nt, src, st.tline, err, err_sz);
   goto done;
 oom:
-  set_err(err, err_sz, "%s:%d: out of memory", src, line);
+  geo_set_err(err, err_sz, "%s:%d: out of memory", src, line);
 fail:
 done:
   free(corner);
@@ -246,7 +239,7 @@ geo_mesh *geo_mesh_parse_obj(const char *buf, size_t len, const char *name, char
                              size_t err_sz) {
   const char *src = (name && name[0]) ? name : "obj";
   if (!buf && len) {
-    set_err(err, err_sz, "%s: no buffer", src);
+    geo_set_err(err, err_sz, "%s: no buffer", src);
     return NULL;
   }
   // Numbers are read in the C locale whatever the process locale (thread-local switch).

@@ -1,4 +1,5 @@
 // Generated primitive meshes (inscribed tessellations). Layout conventions in geo_prim.h.
+#include "geo_err.h"
 #include "geo_prim.h"
 
 #include <math.h>
@@ -8,17 +9,9 @@
 
 static const double kTau = 6.283185307179586476925286766559;
 
-static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (!err || err_sz == 0) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_sz, fmt, ap);
-  va_end(ap);
-}
-
 static int check_size(const char *prim, const char *what, double x, char *err, size_t err_sz) {
   if (!isfinite(x) || !(x > 0.0) || x > GEO_MESH_MAX_COORD) {
-    set_err(err, err_sz, "%s: %s = %g must be finite, > 0 and <= %g m", prim, what, x,
+    geo_set_err(err, err_sz, "%s: %s = %g must be finite, > 0 and <= %g m", prim, what, x,
             GEO_MESH_MAX_COORD);
     return -1;
   }
@@ -29,7 +22,7 @@ static int check_res(const char *prim, const char *what, int *n, int def, int mi
                      size_t err_sz) {
   if (*n <= 0) *n = def;
   if (*n < min || *n > GEO_PRIM_MAX_RES) {
-    set_err(err, err_sz, "%s: %s = %d must be in [%d, %d] (or <= 0 for the default %d)", prim,
+    geo_set_err(err, err_sz, "%s: %s = %d must be in [%d, %d] (or <= 0 for the default %d)", prim,
             what, *n, min, GEO_PRIM_MAX_RES, def);
     return -1;
   }
@@ -73,7 +66,7 @@ typedef struct builder {
 // Checked before allocating: resolutions up to GEO_PRIM_MAX_RES can ask for more.
 static int check_count(const char *prim, long long nt, char *err, size_t err_sz) {
   if (nt > GEO_MESH_MAX_TRI) {
-    set_err(err, err_sz, "%s: too many triangles (%lld > cap %d)", prim, nt, GEO_MESH_MAX_TRI);
+    geo_set_err(err, err_sz, "%s: too many triangles (%lld > cap %d)", prim, nt, GEO_MESH_MAX_TRI);
     return -1;
   }
   return 0;
@@ -136,7 +129,7 @@ static geo_mesh *finish(builder *b, const char *src, char *err, size_t err_sz) {
 
 static geo_mesh *oom(builder *b, const char *src, char *err, size_t err_sz) {
   builder_fini(b);
-  set_err(err, err_sz, "%s: out of memory", src);
+  geo_set_err(err, err_sz, "%s: out of memory", src);
   return NULL;
 }
 
@@ -256,11 +249,11 @@ geo_mesh *geo_mesh_torus(double R, double r, int nmajor, int nminor, char *err, 
       check_res("torus", "nminor", &nminor, GEO_TORUS_DEFAULT_MINOR, 3, err, err_sz))
     return NULL;
   if (!(R > r)) {
-    set_err(err, err_sz, "torus: major radius R = %g must exceed minor radius r = %g", R, r);
+    geo_set_err(err, err_sz, "torus: major radius R = %g must exceed minor radius r = %g", R, r);
     return NULL;
   }
   if (R + r > GEO_MESH_MAX_COORD) {
-    set_err(err, err_sz, "torus: R + r = %g exceeds %g m", R + r, GEO_MESH_MAX_COORD);
+    geo_set_err(err, err_sz, "torus: R + r = %g exceeds %g m", R + r, GEO_MESH_MAX_COORD);
     return NULL;
   }
   int n = nmajor, m = nminor;

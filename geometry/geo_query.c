@@ -1,6 +1,7 @@
 // Queries between two placed hierarchies: bounded depth-first traversals over node pairs
 // (sphere gap, then oriented-box separating axes), an exact triangle-triangle kernel at
 // the leaves, feature naming, the parallel-face rule and the merge by feature identity.
+#include "geo_err.h"
 #include "geo_query.h"
 
 #include <math.h>
@@ -90,16 +91,6 @@ struct geo_query_cache {
   double lastR[9], lastt[3];  // relative transform of that query
 };
 
-static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (err == NULL || err_sz == 0) {
-    return;
-  }
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_sz, fmt, ap);
-  va_end(ap);
-}
-
 geo_pose geo_pose_identity(void) {
   geo_pose x = {{0, 0, 0}, {1, 0, 0, 0}};
   return x;
@@ -137,7 +128,7 @@ static void geo_q_pose_xform(geo_xform *X, const geo_pose *x) {
 geo_query_ws *geo_query_ws_new(const geo_bvh *a, const geo_bvh *b, int raw_cap, char *err,
                                size_t err_sz) {
   if (a == NULL || b == NULL) {
-    set_err(err, err_sz, "geo_query_ws_new: NULL hierarchy");
+    geo_set_err(err, err_sz, "geo_query_ws_new: NULL hierarchy");
     return NULL;
   }
   if (raw_cap <= 0) {
@@ -145,7 +136,7 @@ geo_query_ws *geo_query_ws_new(const geo_bvh *a, const geo_bvh *b, int raw_cap, 
   }
   geo_query_ws *ws = calloc(1, sizeof *ws);
   if (ws == NULL) {
-    set_err(err, err_sz, "geo_query_ws_new: out of memory");
+    geo_set_err(err, err_sz, "geo_query_ws_new: out of memory");
     return NULL;
   }
   ws->cap_vert = a->nvert > b->nvert ? a->nvert : b->nvert;
@@ -174,7 +165,7 @@ geo_query_ws *geo_query_ws_new(const geo_bvh *a, const geo_bvh *b, int raw_cap, 
       !ws->atri || !ws->stack || !ws->raw || !ws->idx || !ws->key || !ws->skey || !ws->skey2 ||
       !ws->idx2) {
     geo_query_ws_destroy(&ws);
-    set_err(err, err_sz, "geo_query_ws_new: out of memory");
+    geo_set_err(err, err_sz, "geo_query_ws_new: out of memory");
     return NULL;
   }
   return ws;
@@ -223,7 +214,7 @@ void geo_query_ws_stats(const geo_query_ws *ws, int *n_node, int *n_leaf) {
 
 geo_query_cache *geo_query_cache_new(int cap, double margin, char *err, size_t err_sz) {
   if (!isfinite(margin) || margin < 0.0) {
-    set_err(err, err_sz, "geo_query_cache_new: margin must be finite and >= 0");
+    geo_set_err(err, err_sz, "geo_query_cache_new: margin must be finite and >= 0");
     return NULL;
   }
   if (cap <= 0) {
@@ -235,7 +226,7 @@ geo_query_cache *geo_query_cache_new(int cap, double margin, char *err, size_t e
   }
   if (c == NULL || c->cand == NULL) {
     geo_query_cache_destroy(&c);
-    set_err(err, err_sz, "geo_query_cache_new: out of memory");
+    geo_set_err(err, err_sz, "geo_query_cache_new: out of memory");
     return NULL;
   }
   c->cap = cap;

@@ -7,15 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "geo_err.h"
 #include "geo_mesh.h"
-
-static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (!err || err_sz == 0) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_sz, fmt, ap);
-  va_end(ap);
-}
 
 static uint32_t le32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -32,18 +25,18 @@ static geo_mesh *parse_binary(const unsigned char *buf, size_t len, uint32_t n, 
                               char *err, size_t err_sz) {
   (void)len;  // the caller checked len == 84 + 50 n
   if (n == 0) {
-    set_err(err, err_sz, "%s: empty mesh (binary STL with 0 triangles)", src);
+    geo_set_err(err, err_sz, "%s: empty mesh (binary STL with 0 triangles)", src);
     return NULL;
   }
   if (n > GEO_MESH_MAX_TRI) {
-    set_err(err, err_sz, "%s: too many triangles (%u > cap %d)", src, n, GEO_MESH_MAX_TRI);
+    geo_set_err(err, err_sz, "%s: too many triangles (%u > cap %d)", src, n, GEO_MESH_MAX_TRI);
     return NULL;
   }
   double *v = malloc((size_t)n * 9 * sizeof *v);
   int *t = malloc((size_t)n * 3 * sizeof *t);
   geo_mesh *m = NULL;
   if (!v || !t) {
-    set_err(err, err_sz, "%s: out of memory (%u triangles)", src, n);
+    geo_set_err(err, err_sz, "%s: out of memory (%u triangles)", src, n);
     goto done;
   }
   for (uint32_t i = 0; i < n; i++) {
@@ -51,12 +44,12 @@ static geo_mesh *parse_binary(const unsigned char *buf, size_t len, uint32_t n, 
     for (int k = 0; k < 9; k++) {
       double x = lef32(rec + 4 * k);
       if (!isfinite(x)) {
-        set_err(err, err_sz, "%s: triangle %u: non-finite coordinate (corner %d, %c = %g)", src,
+        geo_set_err(err, err_sz, "%s: triangle %u: non-finite coordinate (corner %d, %c = %g)", src,
                 i, k / 3, "xyz"[k % 3], x);
         goto done;
       }
       if (fabs(x) > GEO_MESH_MAX_COORD) {
-        set_err(err, err_sz,
+        geo_set_err(err, err_sz,
                 "%s: triangle %u: coordinate %g (corner %d, %c) exceeds the cap |x| <= %g m", src,
                 i, x, k / 3, "xyz"[k % 3], GEO_MESH_MAX_COORD);
         goto done;
@@ -144,13 +137,13 @@ typedef struct ascii_out {
 // Next token must be kw. 0 ok, -1 error (message set).
 static int expect(lexer *L, const char *kw, const char *src, char *err, size_t err_sz) {
   if (!lex(L)) {
-    set_err(err, err_sz, "%s:%d: unexpected end of file, expected '%s'", src, L->line, kw);
+    geo_set_err(err, err_sz, "%s:%d: unexpected end of file, expected '%s'", src, L->line, kw);
     return -1;
   }
   if (!tok_is(L, kw)) {
     char tb[48];
     tok_str(tb, L);
-    set_err(err, err_sz, "%s:%d: expected '%s', got '%s'", src, L->tline, kw, tb);
+    geo_set_err(err, err_sz, "%s:%d: expected '%s', got '%s'", src, L->tline, kw, tb);
     return -1;
   }
   return 0;
@@ -160,12 +153,12 @@ static int number(lexer *L, double *x, const char *what, const char *src, char *
                   size_t err_sz) {
   char tb[48];
   if (!lex(L)) {
-    set_err(err, err_sz, "%s:%d: unexpected end of file in %s", src, L->line, what);
+    geo_set_err(err, err_sz, "%s:%d: unexpected end of file in %s", src, L->line, what);
     return -1;
   }
   if (tok_double(L, x) != 0) {
     tok_str(tb, L);
-    set_err(err, err_sz, "%s:%d: malformed number '%s' in %s", src, L->tline, tb, what);
+    geo_set_err(err, err_sz, "%s:%d: malformed number '%s' in %s", src, L->tline, tb, what);
     return -1;
   }
   return 0;
@@ -186,7 +179,7 @@ static geo_mesh *parse_ascii(const unsigned char *buf, size_t len, const char *s
       if (!lex(&L)) break;
       if (!tok_is(&L, "solid")) {
         tok_str(tb, &L);
-        set_err(err, err_sz, "%s:%d: expected 'solid' or end of file after 'endsolid', got '%s'",
+        geo_set_err(err, err_sz, "%s:%d: expected 'solid' or end of file after 'endsolid', got '%s'",
                 src, L.tline, tb);
         goto done;
       }
@@ -195,7 +188,7 @@ static geo_mesh *parse_ascii(const unsigned char *buf, size_t len, const char *s
     }
     if (!tok_is(&L, "facet")) {
       tok_str(tb, &L);
-      set_err(err, err_sz, "%s:%d: expected 'facet' or 'endsolid', got '%s'", src, L.tline, tb);
+      geo_set_err(err, err_sz, "%s:%d: expected 'facet' or 'endsolid', got '%s'", src, L.tline, tb);
       goto done;
     }
     int fline = L.tline;
@@ -205,7 +198,7 @@ static geo_mesh *parse_ascii(const unsigned char *buf, size_t len, const char *s
       if (number(&L, &x, "facet normal", src, err, err_sz)) goto done;
     if (expect(&L, "outer", src, err, err_sz) || expect(&L, "loop", src, err, err_sz)) goto done;
     if (o.nt >= GEO_MESH_MAX_TRI) {
-      set_err(err, err_sz, "%s:%d: too many triangles (cap %d)", src, fline, GEO_MESH_MAX_TRI);
+      geo_set_err(err, err_sz, "%s:%d: too many triangles (cap %d)", src, fline, GEO_MESH_MAX_TRI);
       goto done;
     }
     if (o.nt == o.cap) {
@@ -218,7 +211,7 @@ static geo_mesh *parse_ascii(const unsigned char *buf, size_t len, const char *s
       int *nl = realloc(o.tline, (size_t)nc * sizeof *nl);
       if (nl) o.tline = nl;
       if (!nv || !nt || !nl) {
-        set_err(err, err_sz, "%s:%d: out of memory", src, fline);
+        geo_set_err(err, err_sz, "%s:%d: out of memory", src, fline);
         goto done;
       }
       o.cap = nc;
@@ -229,11 +222,11 @@ static geo_mesh *parse_ascii(const unsigned char *buf, size_t len, const char *s
         if (number(&L, &x, "vertex", src, err, err_sz)) goto done;
         if (!isfinite(x)) {
           tok_str(tb, &L);
-          set_err(err, err_sz, "%s:%d: non-finite vertex coordinate '%s'", src, L.tline, tb);
+          geo_set_err(err, err_sz, "%s:%d: non-finite vertex coordinate '%s'", src, L.tline, tb);
           goto done;
         }
         if (fabs(x) > GEO_MESH_MAX_COORD) {
-          set_err(err, err_sz, "%s:%d: vertex coordinate %g exceeds the cap |x| <= %g m", src,
+          geo_set_err(err, err_sz, "%s:%d: vertex coordinate %g exceeds the cap |x| <= %g m", src,
                   L.tline, x, GEO_MESH_MAX_COORD);
           goto done;
         }
@@ -247,7 +240,7 @@ static geo_mesh *parse_ascii(const unsigned char *buf, size_t len, const char *s
     o.nt++;
   }
   if (o.nt == 0) {
-    set_err(err, err_sz, "%s: empty mesh (ascii STL with no facets)", src);
+    geo_set_err(err, err_sz, "%s: empty mesh (ascii STL with no facets)", src);
     goto done;
   }
   m = geo_mesh_new_lines(o.v, 3 * o.nt, o.t, o.nt, src, o.tline, err, err_sz);
@@ -262,7 +255,7 @@ geo_mesh *geo_mesh_parse_stl(const unsigned char *buf, size_t len, const char *n
                              char *err, size_t err_sz) {
   const char *src = (name && name[0]) ? name : "stl";
   if (!buf || len == 0) {
-    set_err(err, err_sz, "%s: empty file", src);
+    geo_set_err(err, err_sz, "%s: empty file", src);
     return NULL;
   }
   if (len >= 84) {
@@ -290,12 +283,12 @@ geo_mesh *geo_mesh_parse_stl(const unsigned char *buf, size_t len, const char *n
   }
   if (len >= 84) {
     uint32_t n = le32(buf + 80);
-    set_err(err, err_sz,
+    geo_set_err(err, err_sz,
             "%s: binary STL declares %u triangles, which needs %llu bytes, but the file has %zu "
             "bytes",
             src, n, (unsigned long long)(84 + 50 * (uint64_t)n), len);
   } else {
-    set_err(err, err_sz,
+    geo_set_err(err, err_sz,
             "%s: not an STL file (%zu bytes: too short for binary, no 'solid' header for ascii)",
             src, len);
   }

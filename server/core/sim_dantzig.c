@@ -38,10 +38,6 @@ struct sim_dantzig {
   double reg;             // absolute diagonal regularisation of the current solve
 };
 
-static void set_err(char *err, size_t err_sz, const char *msg) {
-  if (err && err_sz > 0) snprintf(err, err_sz, "%s", msg);
-}
-
 sim_dantzig_opts sim_dantzig_opts_default(void) {
   sim_dantzig_opts o = {0, 1e-13, 1e-11, 1e-8, 1e-11, SIM_LCP_VERIFY_TOL};
   return o;
@@ -50,7 +46,7 @@ sim_dantzig_opts sim_dantzig_opts_default(void) {
 sim_dantzig *sim_dantzig_new(int n_max, const sim_dantzig_opts *opts, char *err,
                              size_t err_sz) {
   if (n_max < 1 || n_max > SIM_LCP_N_MAX) {
-    set_err(err, err_sz, "sim_dantzig_new: n_max must be in 1..SIM_LCP_N_MAX");
+    ccsim_set_err(err, err_sz, "sim_dantzig_new: n_max must be in 1..SIM_LCP_N_MAX");
     return NULL;
   }
   sim_dantzig_opts o = opts ? *opts : sim_dantzig_opts_default();
@@ -58,12 +54,12 @@ sim_dantzig *sim_dantzig_new(int n_max, const sim_dantzig_opts *opts, char *err,
       !(o.dep_tol > 0.0 && o.dep_tol < 1.0) ||
       !(o.drive_tol >= 0.0 && o.drive_tol < 1.0) ||
       !(o.verify_tol > 0.0 && o.verify_tol < 1.0)) {
-    set_err(err, err_sz, "sim_dantzig_new: tolerances must be in [0, 1)");
+    ccsim_set_err(err, err_sz, "sim_dantzig_new: tolerances must be in [0, 1)");
     return NULL;
   }
   sim_dantzig *dz = calloc(1, sizeof *dz);
   if (!dz) {
-    set_err(err, err_sz, "sim_dantzig_new: out of memory");
+    ccsim_set_err(err, err_sz, "sim_dantzig_new: out of memory");
     return NULL;
   }
   size_t nm = (size_t)n_max;
@@ -90,7 +86,7 @@ sim_dantzig *sim_dantzig_new(int n_max, const sim_dantzig_opts *opts, char *err,
       !dz->wv || !dz->cidx || !dz->pos || !dz->skip || !dz->t || !dz->ncl || !dz->ncpos ||
       !dz->R || !dz->rlen) {
     sim_dantzig_destroy(&dz);
-    set_err(err, err_sz, "sim_dantzig_new: out of memory");
+    ccsim_set_err(err, err_sz, "sim_dantzig_new: out of memory");
     return NULL;
   }
   return dz;

@@ -25,10 +25,6 @@ struct sim_lemke {
   int *perm;            // LU row permutation (n_max)
 };
 
-static void set_err(char *err, size_t err_sz, const char *msg) {
-  if (err && err_sz > 0) snprintf(err, err_sz, "%s", msg);
-}
-
 sim_lemke_opts sim_lemke_opts_default(void) {
   sim_lemke_opts o = {0, 1e-11, 1e-9, SIM_LCP_VERIFY_TOL};
   return o;
@@ -36,18 +32,18 @@ sim_lemke_opts sim_lemke_opts_default(void) {
 
 sim_lemke *sim_lemke_new(int n_max, const sim_lemke_opts *opts, char *err, size_t err_sz) {
   if (n_max < 1 || n_max > SIM_LCP_N_MAX) {
-    set_err(err, err_sz, "sim_lemke_new: n_max must be in 1..SIM_LCP_N_MAX");
+    ccsim_set_err(err, err_sz, "sim_lemke_new: n_max must be in 1..SIM_LCP_N_MAX");
     return NULL;
   }
   sim_lemke_opts o = opts ? *opts : sim_lemke_opts_default();
   if (!(o.piv_tol > 0.0 && o.piv_tol < 1.0) || !(o.tie_tol >= 0.0 && o.tie_tol < 1.0) ||
       !(o.verify_tol > 0.0 && o.verify_tol < 1.0)) {
-    set_err(err, err_sz, "sim_lemke_new: tolerances must be in (0, 1)");
+    ccsim_set_err(err, err_sz, "sim_lemke_new: tolerances must be in (0, 1)");
     return NULL;
   }
   sim_lemke *lk = calloc(1, sizeof *lk);
   if (!lk) {
-    set_err(err, err_sz, "sim_lemke_new: out of memory");
+    ccsim_set_err(err, err_sz, "sim_lemke_new: out of memory");
     return NULL;
   }
   size_t nn = (size_t)n_max * n_max;
@@ -65,7 +61,7 @@ sim_lemke *sim_lemke_new(int n_max, const sim_lemke_opts *opts, char *err, size_
   if (!lk->binv || !lk->lu || !lk->xb || !lk->col || !lk->x || !lk->basis ||
       !lk->where || !lk->cand || !lk->perm) {
     sim_lemke_destroy(&lk);
-    set_err(err, err_sz, "sim_lemke_new: out of memory");
+    ccsim_set_err(err, err_sz, "sim_lemke_new: out of memory");
     return NULL;
   }
   return lk;

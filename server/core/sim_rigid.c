@@ -61,14 +61,6 @@ struct sim_rigid {
   char err[256];
 };
 
-static void set_err(char *err, size_t err_sz, const char *fmt, ...) {
-  if (!err || err_sz == 0) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_sz, fmt, ap);
-  va_end(ap);
-}
-
 // ---- capacities: set at sim_rigid_new (contacts: all the collider can report; LCP rows:
 // what the model's pairs can ask for, up to SIM_RIGID_ROWS_FIRST) and grown only between
 // steps (sim_rigid_reserve), so a step allocates nothing --------------------------------
@@ -180,7 +172,7 @@ static int ensure_rows(sim_rigid *r, int n) {
 sim_rigid *sim_rigid_new(const sim_model *m, char *err, size_t err_sz) {
   sim_rigid *r = calloc(1, sizeof *r);
   if (!r) {
-    set_err(err, err_sz, "rigid mode: out of memory");
+    ccsim_set_err(err, err_sz, "rigid mode: out of memory");
     return NULL;
   }
   size_t nb = m->nbody > 0 ? (size_t)m->nbody : 1;
@@ -195,7 +187,7 @@ sim_rigid *sim_rigid_new(const sim_model *m, char *err, size_t err_sz) {
   if (!r->u || !r->vel_new || !r->om_new || !r->R || !r->wrench || !r->y_save ||
       alloc_contacts(r, sim_contact_capacity(m, 0)) != 0 ||
       alloc_rows(r, rows_first(r, m)) != 0) {
-    set_err(err, err_sz, "%s", r->err[0] ? r->err : "rigid mode: out of memory");
+    ccsim_set_err(err, err_sz, "%s", r->err[0] ? r->err : "rigid mode: out of memory");
     sim_rigid_destroy(&r);
     return NULL;
   }
