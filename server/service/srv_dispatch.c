@@ -46,7 +46,7 @@ static int answer_get_state(rctx *rc, srv_job *j, srv_session *ss);
 static int answer_attach(rctx *rc, srv_job *j, srv_session *ss);
 static int answer_query_contacts(rctx *rc, srv_job *j, srv_session *ss);
 static void run_create(rctx *rc, srv_job *j, srv_session *ss);
-static void run_step(rctx *rc, srv_job *j, srv_session *ss);
+static int exec_step(rctx *rc, srv_job *j, srv_session *ss, int *record);
 static void run_set_state(rctx *rc, srv_job *j, srv_session *ss);
 static void run_checkpoint(rctx *rc, srv_job *j, srv_session *ss);
 static void run_close(rctx *rc, srv_job *j, srv_session *ss);
@@ -59,30 +59,30 @@ enum { IO = SRV_ON_IO, POOL = SRV_ON_POOL, EITHER = SRV_ON_EITHER };
 // clang-format off
 static const srv_request requests[] = {
   // body                               name              session role seq where  steps
-  // answer                 run
+  // answer                 run                  exec (sequenced rows)
   {CCSIM__REQUEST__BODY_HELLO,          "hello",          0,      ANY, 0,  IO,     0,
-   answer_hello,            NULL},
+   answer_hello,            NULL,                 NULL},
   {CCSIM__REQUEST__BODY_SERVER_INFO,    "server_info",    0,      ANY, 0,  IO,     0,
-   answer_server_info,      NULL},
+   answer_server_info,      NULL,                 NULL},
   {CCSIM__REQUEST__BODY_LIST_SESSIONS,  "list_sessions",  0,      ANY, 0,  IO,     0,
-   answer_list,             NULL},
+   answer_list,             NULL,                 NULL},
   // checked on the I/O thread, built on the pool (or answered from the session its key made)
   {CCSIM__REQUEST__BODY_CREATE_SESSION, "create_session", 0,      ANY, 0,  EITHER, 0,
-   answer_create,           run_create},
+   answer_create,           run_create,           NULL},
   {CCSIM__REQUEST__BODY_ATTACH_SESSION, "attach_session", 1,      ANY, 0,  IO,     0,
-   answer_attach,           NULL},
+   answer_attach,           NULL,                 NULL},
   {CCSIM__REQUEST__BODY_STEP,           "step",           1,      CTL, 1,  POOL,   1,
-   NULL,                    run_step},
+   NULL,                    NULL,                 exec_step},
   {CCSIM__REQUEST__BODY_SET_STATE,      "set_state",      1,      CTL, 0,  POOL,   0,
-   NULL,                    run_set_state},
+   NULL,                    run_set_state,        NULL},
   // the published view on the I/O thread; a checkpoint (the controller's) on the pool
   {CCSIM__REQUEST__BODY_GET_STATE,      "get_state",      1,      ANY, 0,  EITHER, 0,
-   answer_get_state,        run_checkpoint},
+   answer_get_state,        run_checkpoint,       NULL},
   {CCSIM__REQUEST__BODY_CLOSE_SESSION,  "close_session",  1,      CTL, 0,  POOL,   0,
-   NULL,                    run_close},
+   NULL,                    run_close,            NULL},
   // at the current state from the last answer kept, else computed on the pool
   {CCSIM__REQUEST__BODY_QUERY_CONTACTS, "query_contacts", 1,      ANY, 0,  EITHER, 0,
-   answer_query_contacts,   run_query_contacts},
+   answer_query_contacts,   run_query_contacts,   NULL},
 };
 // clang-format on
 
@@ -1133,14 +1133,24 @@ static int do_free_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   return CCSIM_OK;
 }
 
-// a sequenced Step: seq = last + 1 steps (or, free-running, sets the inputs), seq = last
-// answers the stored reply again when it is the same Step (a retry); a different Step
-// under a spent seq is refused. A late copy of an older Step cannot bring back its inputs.
-static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
+// the body message of a request (its oneof member), for the digest a retry must match
+static const ProtobufCMessage *request_body(const Ccsim__Request *rq) {
+  const ProtobufCFieldDescriptor *f =
+      protobuf_c_message_descriptor_get_field(&ccsim__request__descriptor, rq->body_case);
+  return f ? *(const ProtobufCMessage *const *)((const char *)rq + f->offset) : NULL;
+}
+
+// A sequenced request (its row's sequenced column), exactly once: seq = last + 1 runs the
+// row's exec; seq = last answers the stored reply again when it is the same request (a
+// retry); a different request under a spent seq is refused. A late copy of an older
+// request cannot bring back its inputs. seq 0: not sequenced, runs every time.
+static void run_sequenced(rctx *rc, srv_job *j, srv_session *ss) {
   const Ccsim__Request *rq = j->rq;
+  const char *name = j->req->name;
   uint64_t seq = rq->has_seq ? rq->seq : 0, last = ss->once.last_seq;
-  // a retry sends the same Step, so the same digest; a different Step under it differs
-  uint64_t digest = seq != 0 ? ccsim_pb_digest(&rq->step->base) : 0;
+  // a retry sends the same request, so the same digest; a different one under it differs
+  const ProtobufCMessage *body = request_body(rq);
+  uint64_t digest = seq != 0 && body ? ccsim_pb_digest(body) : 0;
   if (seq != 0 && seq == last) {
     int same = !ss->once.last_digest || digest == ss->once.last_digest;
     if (same && ss->once.last_reply) {
@@ -1150,23 +1160,24 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
     // the reply carries last_seq = seq: the client learns the seq is spent and moves on
     if (same) {
       fail(rc, CCSIM_ESEQ,
-           "step: seq %llu ran, but its reply %s; get_state gives the state it reached; "
+           "%s: seq %llu ran, but its reply %s; get_state gives the state it reached; "
            "send %llu next",
-           (unsigned long long)seq,
+           name, (unsigned long long)seq,
            // no digest: the seq came with a checkpoint, which keeps no reply
            !ss->once.last_digest ? "is not in the checkpoint this session was resumed from"
                                  : "could not be kept (the server ran out of memory)",
            (unsigned long long)seq + 1);
     } else {
       fail(rc, CCSIM_ESEQ,
-           "step: seq %llu was spent by a different Step, which ran (an "
+           "%s: seq %llu was spent by a different %s, which ran (an "
            "earlier request that timed out?); get_state gives the state it reached; send "
            "%llu next",
-           (unsigned long long)seq, (unsigned long long)seq + 1);
+           name, (unsigned long long)seq, body ? body->descriptor->short_name : name,
+           (unsigned long long)seq + 1);
     }
   } else if (seq != 0 && seq != last + 1) {
-    fail(rc, CCSIM_ESEQ, "step: seq %llu is out of sequence (last executed: %llu; send %llu)",
-         (unsigned long long)seq, (unsigned long long)last, (unsigned long long)last + 1);
+    fail(rc, CCSIM_ESEQ, "%s: seq %llu is out of sequence (last executed: %llu; send %llu)",
+         name, (unsigned long long)seq, (unsigned long long)last, (unsigned long long)last + 1);
   }
   if (rc->error.code != CCSIM__CODE__OK) {
     rc->error.has_last_seq = 1;
@@ -1175,11 +1186,7 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
     return;
   }
   int record = 0;
-  if (ss->pace.mode == CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
-    do_free_step(rc, j, ss, &record);
-  } else {
-    do_step(rc, j, ss, &record);
-  }
+  j->req->exec(rc, j, ss, &record);
   if (seq != 0 && rc->reply.body_case == CCSIM__REPLY__BODY__NOT_SET) {
     // a failure that spent the seq must say so, or the client would send it again and be
     // answered this error for ever
@@ -1189,7 +1196,7 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
   if (record && seq != 0) {
     // packed once without the id for retries; this request's reply is a prefixed copy.
     // The seq is spent even when no memory is left to keep the reply: a retry is then
-    // refused as out of sequence rather than stepped a second time
+    // refused as out of sequence rather than run a second time
     srv_blob *b = srv_blob_pack(&rc->reply);
     srv_blob_release(&ss->once.last_reply);
     ss->once.last_reply = b;
@@ -1201,6 +1208,14 @@ static void run_step(rctx *rc, srv_job *j, srv_session *ss) {
     }
   }
   finish(rc, j);
+}
+
+// a Step: steps the plant, or (free-running) sets the inputs the ticks hold
+static int exec_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
+  if (ss->pace.mode == CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
+    return do_free_step(rc, j, ss, record);
+  }
+  return do_step(rc, j, ss, record);
 }
 
 static void do_tick(rctx *rc, srv_job *j, srv_session *ss) {
@@ -1439,7 +1454,11 @@ static void run_request(srv *s, srv_job *j, ccsim_arena *a) {
     finish(&rc, j);
     return;
   }
-  j->req->run(&rc, j, ss);
+  if (j->req->sequenced) {
+    run_sequenced(&rc, j, ss);
+  } else {
+    j->req->run(&rc, j, ss);
+  }
 }
 
 void srv_run_tick(srv *s, srv_job *j, ccsim_arena *a) {

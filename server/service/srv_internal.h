@@ -87,15 +87,18 @@ typedef struct srv_request {
   const char *name;  // as replies name it ("step")
   int session;       // names a session: looked up (ENOTFOUND / EEXPIRED) before its answer
   int role;          // SRV_ROLE_*: who may send it (SRV_ROLE_CONTROLLER: else EPERM)
-  int sequenced;     // carries a seq run exactly once, a repeat answered from the stored
-                     // reply (Step only: its run keeps the session's once record)
+  int sequenced;     // carries a seq run exactly once: run_sequenced keeps the session's
+                     // once record around exec (a repeat answered from the stored reply)
   int where;         // SRV_ON_*
   int steps;         // runs sim_step, whose progress calls watch the step's own time
   // on the I/O thread (under srv.mu for a session's request): SRV_ANSWERED with the reply
   // in rc, or SRV_QUEUE (NULL only for SRV_ON_POOL, whose rows name a session)
   int (*answer)(srv_rctx *rc, srv_job *j, srv_session *ss);
-  // on the session's worker: the reply, always, in j (NULL: never queued)
+  // on the session's worker: the reply, always, in j (NULL: never queued, or sequenced)
   void (*run)(srv_rctx *rc, srv_job *j, srv_session *ss);
+  // a sequenced request's work on the session's worker, the reply in rc; sets *record once
+  // the plant may have changed (the seq is then spent, whatever the outcome)
+  int (*exec)(srv_rctx *rc, srv_job *j, srv_session *ss, int *record);
 } srv_request;
 
 // A serialized Reply (without request_id) shared by reference: a reader takes a reference
