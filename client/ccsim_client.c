@@ -18,6 +18,7 @@
 #include "ccsim_key.h"
 #include "ccsim_pb.h"
 #include "ccsim_random.h"
+#include "ccsim_scene_msg.h"
 #include "ccsim_status.h"
 
 // longest wait without reading the handshake's events [ms]

@@ -1,8 +1,7 @@
 // libccsim: the C client API of ccsim. Connect to a ccsimd, create sessions from scenes,
 // step them, read states, watch state streams. Every call returns a ccsim_status
-// (proto/common/ccsim_status.h) and, when it fails, leaves a readable message in
-// ccsim_client_errmsg(). A client
-// and its sessions belong to one thread at a time.
+// (ccsim_status.h, installed beside this header) and, when it fails, leaves a readable
+// message in ccsim_client_errmsg(). A client and its sessions belong to one thread at a time.
 #ifndef CCSIM_CLIENT_H
 #define CCSIM_CLIENT_H
 

@@ -1,4 +1,4 @@
-#include "ccsim_scene.h"
+#include "ccsim_scene_msg.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,12 +1,11 @@
 // Scene files: JSON read with jansson into the protocol's Scene message. Mesh files named
 // by a scene (OBJ, STL) are read here too and sent inline. The key list is in README.md
-// ("Scene files"); unknown keys are errors, so a typo never passes silently.
+// ("Scene files"); unknown keys are errors, so a typo never passes silently. Installed:
+// it names no protobuf type (the Scene message is in ccsim_scene_msg.h, not installed).
 #ifndef CCSIM_SCENE_H
 #define CCSIM_SCENE_H
 
 #include <stddef.h>
-
-#include "ccsim.pb-c.h"
 
 typedef struct ccsim_scene ccsim_scene;
 
@@ -27,8 +26,5 @@ int ccsim_scene_set_mode(ccsim_scene *s, const char *mode);
 
 // The scene's mode: "compliant" or "rigid" (a static string).
 const char *ccsim_scene_mode(const ccsim_scene *s);
-
-// The Scene message (borrowed; valid while s lives), for packing into requests.
-const Ccsim__Scene *ccsim_scene_message(const ccsim_scene *s);
 
 #endif

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "ccsim_client.h"
-#include "ccsim_scene.h"
+#include "ccsim_scene_msg.h"
 #include "ccsim_status.h"
 #include "cli.h"
 #include "cli_compare.h"

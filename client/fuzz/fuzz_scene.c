@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "ccsim.pb-c.h"
-#include "ccsim_scene.h"
+#include "ccsim_scene_msg.h"
 #include "ccsim_status.h"
 #include "sim_data.h"
 #include "wire.h"

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "ccsim_client.h"
-#include "ccsim_scene.h"
+#include "ccsim_scene_msg.h"
 #include "geo_prim.h"
 #include "srv.h"
 #include "srv_models.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ccsim_scene.h"
+#include "ccsim_scene_msg.h"
 #include "sim_data.h"
 #include "sim_model.h"
 #include "wire.h"

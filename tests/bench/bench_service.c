@@ -57,7 +57,7 @@
 
 #include "ccsim.pb-c.h"
 #include "ccsim_client.h"
-#include "ccsim_scene.h"
+#include "ccsim_scene_msg.h"
 #include "sim_data.h"
 #include "sim_model.h"
 #include "srv.h"

@@ -18,7 +18,7 @@
 
 #include "ccsim.pb-c.h"
 #include "ccsim_client.h"
-#include "ccsim_scene.h"
+#include "ccsim_scene_msg.h"
 #include "srv.h"
 #include "srv_models.h"
 

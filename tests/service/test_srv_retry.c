@@ -16,7 +16,7 @@
 
 #include "ccsim.pb-c.h"
 #include "ccsim_client.h"
-#include "ccsim_scene.h"
+#include "ccsim_scene_msg.h"
 #include "ccsim_status.h"
 #include "srv.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ccsim_scene.h"
+#include "ccsim_scene_msg.h"
 #include "sim_data.h"
 #include "wire.h"
 

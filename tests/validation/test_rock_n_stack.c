@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ccsim_scene.h"
+#include "ccsim_scene_msg.h"
 #include "geo_vec.h"
 #include "sim_data.h"
 #include "wire.h"
