@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "ccsim_scene_msg.h"
+#include "ccsim_test_scenes.h"
 #include "sim_dantzig.h"
 #include "sim_data.h"
 #include "sim_lemke.h"
@@ -101,17 +102,8 @@ static void solve_report(const char *label, const sim_model *m, sim_data *d, sim
 
 static sim_model *box_model(double mu) {
   sim_body_desc b[2];
-  memset(b, 0, sizeof b);
-  b[0].name = "floor";
-  b[0].type = SIM_BODY_FIXED;
-  b[0].shape.type = SIM_SHAPE_BOX;
-  b[0].shape.size[0] = 1, b[0].shape.size[1] = 1, b[0].shape.size[2] = 0.1;
-  b[0].pos[2] = -0.05, b[0].quat[0] = 1;
-  b[1].name = "box";
-  b[1].mass = 1;
-  b[1].shape.type = SIM_SHAPE_BOX;
-  b[1].shape.size[0] = 0.1, b[1].shape.size[1] = 0.1, b[1].shape.size[2] = 0.05;
-  b[1].pos[0] = 0.1, b[1].pos[1] = 0.3, b[1].pos[2] = 0.0255, b[1].quat[0] = 1;
+  test_box_on_floor(b, 0.0005);
+  b[1].pos[0] = 0.1, b[1].pos[1] = 0.3;
   sim_scene s;
   memset(&s, 0, sizeof s);
   s.gravity[2] = -9.81;

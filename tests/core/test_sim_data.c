@@ -12,6 +12,7 @@
 #include "sim_model.h"
 
 #include "ccsim_test_heap.h"
+#include "ccsim_test_scenes.h"
 #include "ccsim_test_sim.h"
 
 static sim_body_desc body(const char *name, double mass, double ix, double iy, double iz) {
@@ -382,21 +383,8 @@ static sim_model *compile_contact(const sim_body_desc *b, int n, double mu, sim_
   return test_compile(&s, b, n);
 }
 
-// a fixed 1 m x 1 m x 0.1 m floor whose top face is z = 0, and a 1 kg box 0.1 x 0.1 x 0.05
-// resting on it at half the standoff
-static void box_on_floor(sim_body_desc b[2]) {
-  memset(b, 0, 2 * sizeof *b);
-  b[0].name = "floor";
-  b[0].type = SIM_BODY_FIXED;
-  b[0].shape.type = SIM_SHAPE_BOX;
-  b[0].shape.size[0] = 1, b[0].shape.size[1] = 1, b[0].shape.size[2] = 0.1;
-  b[0].pos[2] = -0.05, b[0].quat[0] = 1;
-  b[1].name = "box";
-  b[1].mass = 1;
-  b[1].shape.type = SIM_SHAPE_BOX;
-  b[1].shape.size[0] = 0.1, b[1].shape.size[1] = 0.1, b[1].shape.size[2] = 0.05;
-  b[1].pos[2] = 0.025 + 0.5 * HEAP_DS, b[1].quat[0] = 1;
-}
+// the floor and box of test_box_on_floor, resting at half the standoff
+static void box_on_floor(sim_body_desc b[2]) { test_box_on_floor(b, 0.5 * HEAP_DS); }
 
 typedef struct heap_run {
   long calls;         // heap calls while counting
