@@ -414,7 +414,7 @@ int geo_mesh_check_solid(const geo_mesh *m, char *err, size_t err_sz) {
     for (int e = 0; e < m->nedge && shown < 3; e++) {
       if (m->edge_tri[2 * e + 1] >= 0) continue;
       const double *a = m->vert + 3 * m->edge[2 * e], *b = m->vert + 3 * m->edge[2 * e + 1];
-      int w = snprintf(list + len, sizeof list - len, "%s%d-%d ((%g, %g, %g)-(%g, %g, %g))",
+      int w = snprintf(list + len, sizeof list - len, "%s%d-%d (%g, %g, %g)-(%g, %g, %g)",
                        shown ? ", " : "", m->edge[2 * e], m->edge[2 * e + 1], a[0], a[1], a[2],
                        b[0], b[1], b[2]);
       if (w < 0 || (size_t)w >= sizeof list - len) break;
@@ -422,8 +422,8 @@ int geo_mesh_check_solid(const geo_mesh *m, char *err, size_t err_sz) {
       shown++;
     }
     set_err(err, err_sz,
-            "%s: open mesh: %d edge%s used by one triangle only (a hole in the surface), e.g. "
-            "between vertices %s%s; close the surface so every edge has two triangles",
+            "%s: open mesh: %d edge%s used by one triangle only (holes), e.g. vertices %s%s; a "
+            "closed surface has two triangles on every edge",
             src, m->n_border_edges, m->n_border_edges == 1 ? "" : "s", list,
             m->n_border_edges > shown ? ", ..." : "");
     return -1;

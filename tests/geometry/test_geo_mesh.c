@@ -277,7 +277,7 @@ static void test_check_solid(void **state) {
   expect_text(err, "open.obj: open mesh: 3 edges used by one triangle only");
   const int *d = box->tri + 33;  // the dropped triangle: its first side is a border edge
   char side[64];
-  snprintf(side, sizeof side, "%d-%d ((", d[0] < d[1] ? d[0] : d[1], d[0] < d[1] ? d[1] : d[0]);
+  snprintf(side, sizeof side, "%d-%d (", d[0] < d[1] ? d[0] : d[1], d[0] < d[1] ? d[1] : d[0]);
   expect_text(err, side);
   // a fin: three triangles on one edge
   double v[5 * 3] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, -1, -1};
