@@ -1,5 +1,6 @@
-// sim_model_compile refuses what no contact surface can be, naming the body, the key and
-// the problem: meshes that bound no solid, whatever mass and inertia are given.
+// sim_model_compile refuses what no rigid body or contact surface can be, naming the body,
+// the key, the value and the rule: meshes that bound no solid (whatever mass and inertia
+// are given), masses and inertias out of range or physically impossible.
 // ctest-label: unit
 #include "ccsim_test.h"
 
@@ -125,12 +126,84 @@ static void test_open_floor_refused(void **state) {
                                    "e.g. vertices ", NULL});
 }
 
+// Principal moments that break the triangle inequality: no body has them.
+static void test_inertia_triangle_inequality(void **state) {
+  fixture *f = *state;
+  f->b[1].inertia[0] = 1, f->b[1].inertia[1] = 1, f->b[1].inertia[2] = 3;
+  refused(f, (const char *const[]){"bodies[1] (\"part\").inertia = [1, 1, 3]: principal moments "
+                                   "must satisfy the triangle inequality (Ixx + Iyy >= Izz",
+                                   NULL});
+  // the same moments as a 3 x 3, in another order: the sorted moments are named
+  double R[9] = {3, 0, 0, 0, 1, 0, 0, 0, 1};
+  f->b[1].ninertia = 9;
+  memcpy(f->b[1].inertia, R, sizeof R);
+  refused(f, (const char *const[]){"inertia = [[3, 0, 0], [0, 1, 0], [0, 0, 1]]: principal "
+                                   "moments must satisfy the triangle inequality",
+                                   "(principal moments 1, 1, 3)", NULL});
+  // a flat plate sits on the bound (Izz = Ixx + Iyy): accepted, and so is rounding past it
+  f->b[1].ninertia = 3;
+  f->b[1].inertia[0] = 1, f->b[1].inertia[1] = 2, f->b[1].inertia[2] = 3 * (1 + 1e-12);
+  compiles(f);
+}
+
+// A 3 x 3 that is not symmetric, or symmetric but not positive definite.
+static void test_inertia_matrix(void **state) {
+  fixture *f = *state;
+  double asym[9] = {1, 0.5, 0, 0, 1, 0, 0, 0, 1};
+  f->b[1].ninertia = 9;
+  memcpy(f->b[1].inertia, asym, sizeof asym);
+  refused(f, (const char *const[]){"inertia = [[1, 0.5, 0], [0, 1, 0], [0, 0, 1]]: must be "
+                                   "symmetric (row 0 column 1 is 0.5, row 1 column 0 is 0)",
+                                   NULL});
+  // eigenvalues -1, 3, 1: a positive diagonal, and no body
+  double indef[9] = {1, 2, 0, 2, 1, 0, 0, 0, 1};
+  memcpy(f->b[1].inertia, indef, sizeof indef);
+  refused(f, (const char *const[]){"must be positive definite (principal moments -1, 1, 3)",
+                                   NULL});
+  // a genuine one with products of inertia: diag(1, 1.5, 2) rotated about z by 30 degrees
+  const double pi = acos(-1.0), c = cos(pi / 6), s = sin(pi / 6);
+  double ok[9] = {c * c * 1 + s * s * 1.5, c * s * (1.5 - 1), 0, c * s * (1.5 - 1),
+                  s * s * 1 + c * c * 1.5, 0, 0, 0, 2};
+  memcpy(f->b[1].inertia, ok, sizeof ok);
+  compiles(f);
+  // moments out of range
+  f->b[1].ninertia = 3;
+  f->b[1].inertia[0] = f->b[1].inertia[1] = f->b[1].inertia[2] = 1e30;
+  refused(f, (const char *const[]){"inertia = [1e+30, 1e+30, 1e+30]: principal moments must be "
+                                   "in [1e-21, 1e+21] kg m^2",
+                                   NULL});
+}
+
+// mass 1e300 reached CVODE, whose failure named no body; density can give as much.
+static void test_mass_range(void **state) {
+  fixture *f = *state;
+  f->b[1].mass = 1e300;
+  refused(f, (const char *const[]){"bodies[1] (\"part\").mass = 1e+300: must be finite and in "
+                                   "[1e-09, 1e+09] kg",
+                                   NULL});
+  f->b[1].mass = 1e-12;
+  refused(f, (const char *const[]){".mass = 1e-12: must be finite and in [1e-09, 1e+09] kg", NULL});
+  f->b[1].mass = 0;
+  f->b[1].density = 1e20;
+  f->b[1].ninertia = 0;
+  f->b[1].shape.type = SIM_SHAPE_BOX;
+  f->b[1].shape.size[0] = f->b[1].shape.size[1] = f->b[1].shape.size[2] = 1;
+  refused(f, (const char *const[]){"bodies[1] (\"part\").density = 1e+20: gives a mass of 1e+20 "
+                                   "kg (density x volume 1 m^3), which must be in [1e-09, 1e+09] kg",
+                                   NULL});
+  f->b[1].density = 1000;
+  compiles(f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_closed_mesh_compiles, setup, teardown),
       cmocka_unit_test_setup_teardown(test_flipped_triangle_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_inside_out_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_open_floor_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_inertia_triangle_inequality, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_inertia_matrix, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_mass_range, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
