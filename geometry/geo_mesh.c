@@ -466,11 +466,14 @@ int geo_mesh_check_solid(const geo_mesh *m, char *err, size_t err_sz) {
     if (best >= 0) {
       int e = m->tri_edge[3 * best + best_k];
       int o = m->edge_tri[2 * e] == best ? m->edge_tri[2 * e + 1] : m->edge_tri[2 * e];
+      int va = m->tri[3 * best + best_k], vb = m->tri[3 * best + (best_k + 1) % 3];
+      const double *pa = m->vert + 3 * va, *pb = m->vert + 3 * vb;
       set_err(err, err_sz,
               "%s: triangle %d is wound against its neighbour %d: both run their shared edge "
-              "from vertex %d to vertex %d the same way (%d such edge%s); reverse triangle %d's "
-              "winding (swap two of its corners) if it is the odd one out",
-              src, best, o, m->tri[3 * best + best_k], m->tri[3 * best + (best_k + 1) % 3],
+              "from vertex %d (%g, %g, %g) to vertex %d (%g, %g, %g) the same way (%d such "
+              "edge%s); reverse triangle %d's winding (swap two of its corners) if it is the "
+              "odd one out",
+              src, best, o, va, pa[0], pa[1], pa[2], vb, pb[0], pb[1], pb[2],
               m->n_misoriented_edges, m->n_misoriented_edges == 1 ? "" : "s", best);
       return -1;
     }

@@ -116,12 +116,11 @@ geo_mesh *geo_mesh_parse_stl(const unsigned char *buf, size_t len, const char *n
 // 0 when m bounds a solid: closed (see the field) with positive volume, so its triangles are
 // counter-clockwise seen from outside, as contact and mass properties assume. Else a
 // negative value and a message in err (nullable) naming the first problem found, in this
-// order (ids are the welded mesh's, from 0): open borders (a few border edges by vertex ids
-// and positions, and how many),
-// edges with more than two faces, a triangle wound against its neighbour (the one with
-// the most such edges: a single flipped triangle is named), inside out (negative volume;
-// fix: reverse every triangle's winding). Allocates; out of memory is
-// reported as such (scratch: nedge ints). m is borrowed for the call.
+// order (ids are the welded mesh's, from 0, with positions): open borders (a few border
+// edges and how many), edges with more than two faces, a triangle wound against its
+// neighbour (the one with the most such edges: a single flipped triangle is named), inside
+// out (negative volume; fix: reverse every triangle's winding). Allocates nedge ints of
+// scratch; out of memory is reported as such. m is borrowed for the call.
 int geo_mesh_check_solid(const geo_mesh *m, char *err, size_t err_sz);
 
 #define GEO_MESH_DESCEND_TOL 1e-9  // cosine allowance of geo_mesh_descends for rounding
