@@ -357,6 +357,21 @@ geo_mesh *geo_mesh_new_lines(const double *vert, int nvert, const int *tri, int 
       if (x < m->aabb_min[k]) m->aabb_min[k] = x;
       if (x > m->aabb_max[k]) m->aabb_max[k] = x;
     }
+  // signed volume: tetrahedra from the box centre to each face, so they stay small
+  {
+    double ref[3], vol = 0.0;
+    for (int k = 0; k < 3; k++) ref[k] = 0.5 * (m->aabb_min[k] + m->aabb_max[k]);
+    for (int t = 0; t < ntri; t++) {
+      double a[3], b[3], c[3];
+      geo_v3_sub(a, m->vert + 3 * m->tri[3 * t], ref);
+      geo_v3_sub(b, m->vert + 3 * m->tri[3 * t + 1], ref);
+      geo_v3_sub(c, m->vert + 3 * m->tri[3 * t + 2], ref);
+      double bc[3];
+      geo_v3_cross(bc, b, c);
+      vol += geo_v3_dot(a, bc);
+    }
+    m->volume = vol / 6.0;
+  }
   free(map);
   return m;
 
@@ -368,6 +383,100 @@ fail:
   free(vtab);
   geo_mesh_destroy(&m);
   return NULL;
+}
+
+// 1 when triangle t runs its side k from the edge's lower vertex id to the higher
+static int side_up(const geo_mesh *m, int t, int k) {
+  return m->tri[3 * t + k] < m->tri[3 * t + (k + 1) % 3];
+}
+
+int geo_mesh_check_solid(const geo_mesh *m, char *err, size_t err_sz) {
+  if (!m) {
+    set_err(err, err_sz, "geo_mesh_check_solid: NULL mesh");
+    return -1;
+  }
+  if (m->closed && m->volume > 0.0) {
+    return 0;
+  }
+  const char *src = m->source;
+  if (m->n_border_edges > 0) {
+    // a few border edges by their vertices, in edge order
+    char list[400] = "";
+    size_t len = 0;
+    int shown = 0;
+    for (int e = 0; e < m->nedge && shown < 3; e++) {
+      if (m->edge_tri[2 * e + 1] >= 0) continue;
+      const double *a = m->vert + 3 * m->edge[2 * e], *b = m->vert + 3 * m->edge[2 * e + 1];
+      int w = snprintf(list + len, sizeof list - len, "%s%d-%d (%g, %g, %g)-(%g, %g, %g)",
+                       shown ? ", " : "", m->edge[2 * e], m->edge[2 * e + 1], a[0], a[1], a[2],
+                       b[0], b[1], b[2]);
+      if (w < 0 || (size_t)w >= sizeof list - len) break;
+      len += (size_t)w;
+      shown++;
+    }
+    set_err(err, err_sz,
+            "%s: open mesh: %d edge%s used by one triangle only (holes), e.g. vertices %s%s; a "
+            "closed surface has two triangles on every edge",
+            src, m->n_border_edges, m->n_border_edges == 1 ? "" : "s", list,
+            m->n_border_edges > shown ? ", ..." : "");
+    return -1;
+  }
+  if (m->n_nonmanifold_edges > 0 || m->n_misoriented_edges > 0) {
+    int *cnt = calloc((size_t)m->nedge, sizeof *cnt);
+    if (!cnt) {
+      set_err(err, err_sz, "%s: out of memory checking the surface", src);
+      return -1;
+    }
+    for (int i = 0; i < 3 * m->ntri; i++) cnt[m->tri_edge[i]]++;
+    for (int e = 0; e < m->nedge; e++) {
+      if (cnt[e] > 2) {
+        set_err(err, err_sz,
+                "%s: the edge between vertices %d and %d is shared by %d triangles (%d such "
+                "edges): a solid's surface has exactly two at every edge",
+                src, m->edge[2 * e], m->edge[2 * e + 1], cnt[e], m->n_nonmanifold_edges);
+        free(cnt);
+        return -1;
+      }
+    }
+    // the triangle with the most sides run the same way as its neighbour's: with one
+    // flipped triangle that is the flipped one (three sides against one of each neighbour)
+    int best = -1, best_n = 0, best_k = 0;
+    for (int t = 0; t < m->ntri; t++) {
+      int nmis = 0, first_k = -1;
+      for (int k = 0; k < 3; k++) {
+        int e = m->tri_edge[3 * t + k];
+        int o = m->edge_tri[2 * e] == t ? m->edge_tri[2 * e + 1] : m->edge_tri[2 * e];
+        int ko = 0;
+        while (ko < 3 && m->tri_edge[3 * o + ko] != e) ko++;
+        if (ko < 3 && side_up(m, t, k) == side_up(m, o, ko)) {
+          nmis++;
+          if (first_k < 0) first_k = k;
+        }
+      }
+      if (nmis > best_n) best = t, best_n = nmis, best_k = first_k;
+    }
+    free(cnt);
+    if (best >= 0) {
+      int e = m->tri_edge[3 * best + best_k];
+      int o = m->edge_tri[2 * e] == best ? m->edge_tri[2 * e + 1] : m->edge_tri[2 * e];
+      int va = m->tri[3 * best + best_k], vb = m->tri[3 * best + (best_k + 1) % 3];
+      const double *pa = m->vert + 3 * va, *pb = m->vert + 3 * vb;
+      set_err(err, err_sz,
+              "%s: triangle %d is wound against its neighbour %d: both run their shared edge "
+              "from vertex %d (%g, %g, %g) to vertex %d (%g, %g, %g) the same way (%d such "
+              "edge%s); reverse triangle %d's winding (swap two of its corners) if it is the "
+              "odd one out",
+              src, best, o, va, pa[0], pa[1], pa[2], vb, pb[0], pb[1], pb[2],
+              m->n_misoriented_edges, m->n_misoriented_edges == 1 ? "" : "s", best);
+      return -1;
+    }
+  }
+  set_err(err, err_sz,
+          "%s: inside out: signed volume %g m^3 is not positive, so its triangles are wound "
+          "clockwise seen from outside (normals point inward); reverse the winding (swap two "
+          "corners of every triangle)",
+          src, m->volume);
+  return -1;
 }
 
 // A witness point on a vertex or an edge can be the closest point of one triangle without

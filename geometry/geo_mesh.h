@@ -65,6 +65,8 @@ typedef struct geo_mesh {
   int n_border_edges;       // edges with one face
   int n_nonmanifold_edges;  // edges with more than two faces
   int n_misoriented_edges;  // two-face edges traversed in the same direction by both
+  double volume;       // [m^3] signed volume enclosed (divergence theorem); meaningful when
+                       // closed, and then negative when the mesh is inside out
   char source[128];    // where it came from ("file.obj", "box", ...), for messages
 } geo_mesh;
 
@@ -110,6 +112,16 @@ geo_mesh *geo_mesh_parse_obj(const char *buf, size_t len, const char *name, char
 // vertex order). Messages: "name: triangle T: reason" (binary), "name:LINE: reason" (ascii).
 geo_mesh *geo_mesh_parse_stl(const unsigned char *buf, size_t len, const char *name,
                              char *err, size_t err_sz);
+
+// 0 when m bounds a solid: closed (see the field) with positive volume, so its triangles are
+// counter-clockwise seen from outside, as contact and mass properties assume. Else a
+// negative value and a message in err (nullable) naming the first problem found, in this
+// order (ids are the welded mesh's, from 0, with positions): open borders (a few border
+// edges and how many), edges with more than two faces, a triangle wound against its
+// neighbour (the one with the most such edges: a single flipped triangle is named), inside
+// out (negative volume; fix: reverse every triangle's winding). Allocates nedge ints of
+// scratch; out of memory is reported as such. m is borrowed for the call.
+int geo_mesh_check_solid(const geo_mesh *m, char *err, size_t err_sz);
 
 #define GEO_MESH_DESCEND_TOL 1e-9  // cosine allowance of geo_mesh_descends for rounding
 

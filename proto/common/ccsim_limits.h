@@ -33,6 +33,16 @@
 // saved or restored.
 #define SIM_MAX_FORCE 1e12   // |force| [N]
 #define SIM_MAX_TORQUE 1e12  // |torque| [N m]
+// Bounds of a free body's mass and principal moments of inertia, from a microgram to a
+// million tonnes and (moments) that mass at 1 um to 1e6 m (SIM_MAX_COORD): beyond them the
+// accelerations of forces within SIM_MAX_FORCE, or forces of weights (1e300 kg: a CVODE
+// failure that named no body), leave the range the integrator's tolerances are set for.
+#define SIM_MIN_MASS 1e-9      // [kg]
+#define SIM_MAX_MASS 1e9       // [kg]
+#define SIM_MIN_INERTIA 1e-21  // [kg m^2]
+#define SIM_MAX_INERTIA 1e21   // [kg m^2]
+#define SIM_INERTIA_REL 1e-9   // relative allowance of the symmetry and triangle inequality
+                               // checks (a thin plate has Izz = Ixx + Iyy up to rounding)
 
 // ---- contact and the rigid mode (server/core) ---------------------------------------------
 

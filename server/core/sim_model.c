@@ -120,21 +120,110 @@ static geo_mesh *build_shape(const sim_shape_desc *s, const char *where, char *e
   return mesh;
 }
 
-// Sylvester's criterion on the symmetric part, plus symmetry itself.
-static int inertia_ok(const double I[9]) {
-  for (int i = 0; i < 3; i++) {
-    for (int j = i + 1; j < 3; j++) {
-      double a = I[3 * i + j], b = I[3 * j + i];
-      if (fabs(a - b) > 1e-9 * (fabs(I[0]) + fabs(I[4]) + fabs(I[8]))) {
-        return 0;
+// eigenvalues of symmetric a (3 x 3, row-major), ascending: cyclic Jacobi rotations
+// (Golub & Van Loan, Matrix Computations, 4th ed., sec. 8.5.2)
+static void sym_eigenvalues(const double a[9], double lam[3]) {
+  double A[9];
+  memcpy(A, a, sizeof A);
+  for (int sweep = 0; sweep < 50; sweep++) {
+    double off = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
+    double diag = A[0] * A[0] + A[4] * A[4] + A[8] * A[8];
+    if (!(off > 1e-32 * diag)) {
+      break;
+    }
+    for (int p = 0; p < 2; p++) {
+      for (int q = p + 1; q < 3; q++) {
+        double apq = A[3 * p + q];
+        if (apq == 0.0) {
+          continue;
+        }
+        double theta = (A[3 * q + q] - A[3 * p + p]) / (2 * apq);
+        double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
+        double c = 1 / sqrt(t * t + 1), sn = t * c;
+        // A <- J^T A J with J the rotation in the (p, q) plane
+        for (int k = 0; k < 3; k++) {
+          double akp = A[3 * k + p], akq = A[3 * k + q];
+          A[3 * k + p] = c * akp - sn * akq;
+          A[3 * k + q] = sn * akp + c * akq;
+        }
+        for (int k = 0; k < 3; k++) {
+          double apk = A[3 * p + k], aqk = A[3 * q + k];
+          A[3 * p + k] = c * apk - sn * aqk;
+          A[3 * q + k] = sn * apk + c * aqk;
+        }
       }
     }
   }
-  double m1 = I[0];
-  double m2 = I[0] * I[4] - I[1] * I[3];
-  double m3 = I[0] * (I[4] * I[8] - I[5] * I[7]) - I[1] * (I[3] * I[8] - I[5] * I[6]) +
-              I[2] * (I[3] * I[7] - I[4] * I[6]);
-  return m1 > 0 && m2 > 0 && m3 > 0;
+  lam[0] = A[0], lam[1] = A[4], lam[2] = A[8];
+  for (int i = 0; i < 2; i++) {
+    for (int k = 0; k < 2 - i; k++) {
+      if (lam[k] > lam[k + 1]) {
+        double tmp = lam[k];
+        lam[k] = lam[k + 1], lam[k + 1] = tmp;
+      }
+    }
+  }
+}
+
+// "[a, b, c]" for a diagonal given as 3 values, else the 3 x 3 as rows
+static void format_inertia(char *buf, size_t sz, const double I[9], int n3) {
+  if (n3) {
+    snprintf(buf, sz, "[%g, %g, %g]", I[0], I[4], I[8]);
+  } else {
+    snprintf(buf, sz, "[[%g, %g, %g], [%g, %g, %g], [%g, %g, %g]]", I[0], I[1], I[2], I[3], I[4],
+             I[5], I[6], I[7], I[8]);
+  }
+}
+
+// A free body's inertia I (finite) must be one of a rigid body: symmetric, positive
+// definite, principal moments within [SIM_MIN_INERTIA, SIM_MAX_INERTIA] and each at most
+// the sum of the other two (a moment is the integral of m r^2 over two of the axes).
+static int check_inertia(const double I[9], int n3, const char *where, char *err, size_t err_sz) {
+  char val[200];
+  format_inertia(val, sizeof val, I, n3);
+  double scale = fabs(I[0]) + fabs(I[4]) + fabs(I[8]);
+  for (int i = 0; i < 3; i++) {
+    for (int j = i + 1; j < 3; j++) {
+      double a = I[3 * i + j], b = I[3 * j + i];
+      if (fabs(a - b) > SIM_INERTIA_REL * scale) {
+        ccsim_set_err(err, err_sz,
+                      "%s.inertia = %s: must be symmetric (row %d column %d is %g, row %d column "
+                      "%d is %g)",
+                      where, val, i, j, a, j, i, b);
+        return -1;
+      }
+    }
+  }
+  double S[9], lam[3];
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) {
+      S[3 * i + j] = 0.5 * (I[3 * i + j] + I[3 * j + i]);
+    }
+  }
+  sym_eigenvalues(S, lam);
+  char pm[120] = "";
+  if (!n3) {
+    snprintf(pm, sizeof pm, " (principal moments %g, %g, %g)", lam[0], lam[1], lam[2]);
+  }
+  if (!(lam[0] > 0)) {
+    ccsim_set_err(err, err_sz, "%s.inertia = %s: must be positive definite%s", where, val, pm);
+    return -1;
+  }
+  if (lam[0] < SIM_MIN_INERTIA || lam[2] > SIM_MAX_INERTIA) {
+    ccsim_set_err(err, err_sz, "%s.inertia = %s: principal moments must be in [%g, %g] kg m^2%s",
+                  where, val, SIM_MIN_INERTIA, SIM_MAX_INERTIA, pm);
+    return -1;
+  }
+  // sorted: only the largest can exceed the sum of the others
+  if (lam[0] + lam[1] < lam[2] - SIM_INERTIA_REL * (lam[0] + lam[1] + lam[2])) {
+    ccsim_set_err(err, err_sz,
+                  "%s.inertia = %s: principal moments must satisfy the triangle inequality "
+                  "(Ixx + Iyy >= Izz, Iyy + Izz >= Ixx, Izz + Ixx >= Iyy; equality is a flat "
+                  "plate)%s",
+                  where, val, pm);
+    return -1;
+  }
+  return 0;
 }
 
 static void invert3(double out[9], const double a[9]) {
@@ -185,6 +274,19 @@ static int body_inertia(sim_model *m, int i, const sim_body_desc *b, const char 
   } else {
     m->mass[i] = 0;
   }
+  double mi = m->mass[i];
+  if (b->type == SIM_BODY_FREE && !(mi >= SIM_MIN_MASS && mi <= SIM_MAX_MASS)) {
+    if (b->mass > 0) {
+      ccsim_set_err(err, err_sz, "%s.mass = %g: must be finite and in [%g, %g] kg", where, mi,
+                    SIM_MIN_MASS, SIM_MAX_MASS);
+    } else {
+      ccsim_set_err(err, err_sz,
+                    "%s.density = %g: gives a mass of %g kg (density x volume %g m^3), which must "
+                    "be in [%g, %g] kg",
+                    where, b->density, mi, gm.volume, SIM_MIN_MASS, SIM_MAX_MASS);
+    }
+    return -1;
+  }
   if (b->ninertia == 3) {
     memset(I, 0, 9 * sizeof(double));
     I[0] = b->inertia[0];
@@ -214,8 +316,7 @@ static int body_inertia(sim_model *m, int i, const sim_body_desc *b, const char 
     return -1;
   }
   if (b->type == SIM_BODY_FREE) {
-    if (!inertia_ok(I)) {
-      ccsim_set_err(err, err_sz, "%s.inertia: must be symmetric positive definite", where);
+    if (check_inertia(I, b->ninertia == 3, where, err, err_sz) != 0) {
       return -1;
     }
     invert3(m->inertia_inv + 9 * i, I);
@@ -516,6 +617,15 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
     if (b->shape.type != SIM_SHAPE_NONE) {
       m->mesh[i] = build_shape(&b->shape, where, err, err_sz);
       if (!m->mesh[i]) {
+        goto fail;
+      }
+      // contact's inside/outside tests and hulls, and mass properties, take the surface
+      // as a solid's boundary wound outward: a hole lets bodies fall in, a flipped
+      // triangle or an inside-out mesh pushes the wrong way, whatever mass is given
+      char gerr[448] = "";
+      if (geo_mesh_check_solid(m->mesh[i], gerr, sizeof gerr) != 0) {
+        ccsim_set_err(err, err_sz, "%s.shape%s: %s", where,
+                      b->shape.type == SIM_SHAPE_MESH ? ".mesh" : "", gerr);
         goto fail;
       }
     }

@@ -48,6 +48,54 @@ expect 2 "--workers wants a number in [1, 1024], got 'two'" -- "$ccsimd" --worke
 expect 2 "--idle-timeout wants a number in [0, " -- "$ccsimd" --idle-timeout ""
 expect 2 "--heartbeat-ms wants a number in [0, " -- "$ccsimd" --heartbeat-ms ""
 
+# A scene's impossible body is refused naming the key path, the value and the rule: the
+# inertia [1, 1, 3] was taken; a floor mesh missing its top face, and a part's inside-out
+# mesh with its mass and inertia given, were accepted silently.
+cat >"$tmp/inertia.json" <<'JSON'
+{"bodies": [{"name": "ball", "mass": 1, "inertia": [1, 1, 3],
+             "shape": {"sphere": {"radius": 0.1}}}]}
+JSON
+expect 1 'bodies[0] ("ball").inertia = [1, 1, 3]: principal moments must satisfy the triangle inequality (Ixx + Iyy >= Izz' \
+  -- "$ccsim" run "$tmp/inertia.json" --duration 0.01
+# a unit cube without its top face (z = 1), and a tetrahedron wound inward
+cat >"$tmp/open_box.obj" <<'OBJ'
+v 0 0 0
+v 1 0 0
+v 1 1 0
+v 0 1 0
+v 0 0 1
+v 1 0 1
+v 1 1 1
+v 0 1 1
+f 1 4 3 2
+f 1 2 6 5
+f 2 3 7 6
+f 3 4 8 7
+f 4 1 5 8
+OBJ
+cat >"$tmp/inv.obj" <<'OBJ'
+v 0 0 0
+v 1 0 0
+v 0 1 0
+v 0 0 1
+f 1 2 3
+f 1 4 2
+f 1 3 4
+f 2 4 3
+OBJ
+cat >"$tmp/mesh.json" <<'JSON'
+{"gravity": [0, 0, -9.81],
+ "bodies": [{"name": "floor", "fixed": true, "shape": {"mesh": "open_box.obj"}},
+            {"name": "ball", "mass": 1, "inertia": [0.004, 0.004, 0.004],
+             "shape": {"sphere": {"radius": 0.1}}, "pose": {"p": [0.5, 0.5, 1.5]}}]}
+JSON
+expect 1 'bodies[0] ("floor").shape.mesh: open_box.obj: open mesh: 4 edges used by one triangle only' \
+  -- "$ccsim" run "$tmp/mesh.json" --duration 0.01
+sed -e 's/open_box.obj/inv.obj/' -e 's/"fixed": true,/"mass": 1, "inertia": [0.1, 0.1, 0.1],/' \
+  "$tmp/mesh.json" >"$tmp/inv.json"
+expect 1 'bodies[0] ("floor").shape.mesh: inv.obj: inside out: signed volume -0.166667 m^3 is not positive' \
+  -- "$ccsim" run "$tmp/inv.json" --duration 0.01
+
 # The embedded server has no CURVE: keys in the environment, meant for remote servers,
 # must not stop a run against it (they did: "does not use CURVE").
 "$ccsim" keygen me --dir "$tmp" >/dev/null 2>&1 || { echo "FAIL: keygen"; fails=$((fails + 1)); }

@@ -265,16 +265,16 @@ static void test_slide_to_rest_energy(void **state) {
 
 // ---- contact identity over a fine mesh ----------------------------------------------
 
-// A fixed grid of n x n squares of side h [m] (two triangles each, facing up) centred at
-// the origin, into b (vertex and triangle arrays: the caller's, borrowed by b)
+// A fixed slab topped by a grid of n x n squares of side h [m] (two triangles each, facing
+// up) centred at the origin, into b (vertex and triangle arrays: the caller's, borrowed by b)
 static void fine_grid(sim_body_desc *b, int n, double h, double *vert, unsigned *tri) {
   test_grid(n, h, vert, tri);
   memset(b, 0, sizeof *b);
   b->name = "grid";
   b->type = SIM_BODY_FIXED;
   b->shape.type = SIM_SHAPE_MESH;
-  b->shape.vert = vert, b->shape.nvert = (n + 1) * (n + 1);
-  b->shape.tri = tri, b->shape.ntri = 2 * n * n;
+  b->shape.vert = vert, b->shape.nvert = TEST_GRID_NVERT(n);
+  b->shape.tri = tri, b->shape.ntri = TEST_GRID_NTRI(n);
   b->quat[0] = 1;
 }
 
@@ -307,8 +307,8 @@ static void test_identity_over_fine_mesh(void **state) {
   (void)state;
   enum { N = 16 };  // cells per side
   const double h = 1e-3, d0 = 0.5e-3, D = 2e-3, edge = 0.01;
-  static double vert[(N + 1) * (N + 1) * 3];
-  static unsigned tri[N * N * 6];
+  static double vert[TEST_GRID_NVERT(N) * 3];
+  static unsigned tri[TEST_GRID_NTRI(N) * 3];
   sim_model *m = cube_on_grid(N, h, edge, 10, 0, vert, tri);
   assert_non_null(m);
   char err[256] = "";
@@ -375,8 +375,8 @@ static void test_contacts_outgrow_first_arrays(void **state) {
   (void)state;
   enum { N = 40 };
   const double h = 0.4e-3, edge = 0.01;
-  static double vert[(N + 1) * (N + 1) * 3];
-  static unsigned tri[N * N * 6];
+  static double vert[TEST_GRID_NVERT(N) * 3];
+  static unsigned tri[TEST_GRID_NTRI(N) * 3];
   sim_model *m = cube_on_grid(N, h, edge, 1, 0, vert, tri);
   assert_non_null(m);
   double pos[6] = {0, 0, 0, 0.13e-3, 0.07e-3, 0.5e-3 + edge / 2};
@@ -457,8 +457,8 @@ static void test_contact_limit_named(void **state) {
   (void)state;
   enum { N = 180 };
   const double h = 0.5e-3, edge = 0.085;
-  static double vert[(N + 1) * (N + 1) * 3];
-  static unsigned tri[N * N * 6];
+  static double vert[TEST_GRID_NVERT(N) * 3];
+  static unsigned tri[TEST_GRID_NTRI(N) * 3];
   sim_model *m = cube_on_grid(N, h, edge, 0, 0.5e-3 + edge / 2, vert, tri);
   assert_non_null(m);
   char err[512] = "";
@@ -490,8 +490,8 @@ static void test_identity_rolling(void **state) {
   (void)state;
   enum { N = 24 };
   const double h = 1e-3, R = 0.02, ds = 1e-4, d0 = 0.5e-4, pre = 0.2e-3, roll = 0.5e-3;
-  static double vert[(N + 1) * (N + 1) * 3];
-  static unsigned tri[N * N * 6];
+  static double vert[TEST_GRID_NVERT(N) * 3];
+  static unsigned tri[TEST_GRID_NTRI(N) * 3];
   sim_body_desc b[2];
   fine_grid(&b[0], N, h, vert, tri);
   memset(&b[1], 0, sizeof b[1]);

@@ -230,6 +230,70 @@ static void test_open_nonmanifold_misoriented(void **state) {
   geo_mesh_destroy(&box);
 }
 
+static void expect_text(const char *err, const char *what) {
+  if (!strstr(err, what)) print_error("message '%s' lacks '%s'\n", err, what);
+  assert_non_null(strstr(err, what));
+}
+
+// geo_mesh_check_solid names what keeps a mesh from bounding a solid: inside out, one
+// triangle wound against its neighbours, holes, fins; closed outward meshes pass.
+static void test_check_solid(void **state) {
+  (void)state;
+  char err[512] = "";
+  geo_mesh *box = geo_mesh_box(1, 2, 3, NULL, 0);
+  geo_mesh *torus = geo_mesh_torus(1, 0.25, 16, 8, NULL, 0);
+  assert_int_equal(geo_mesh_check_solid(box, err, sizeof err), 0);
+  assert_int_equal(geo_mesh_check_solid(torus, err, sizeof err), 0);
+  assert_double_near(box->volume, 6.0, 1e-12);
+  // inside out: every triangle reversed is closed, consistently wound, with volume -6
+  int t[36];
+  for (int i = 0; i < 12; i++) {
+    t[3 * i] = box->tri[3 * i], t[3 * i + 1] = box->tri[3 * i + 2], t[3 * i + 2] = box->tri[3 * i + 1];
+  }
+  geo_mesh *inv = geo_mesh_new(box->vert, 8, t, 12, "inv.obj", NULL, 0);
+  assert_int_equal(inv->closed, 1);
+  assert_double_near(inv->volume, -6.0, 1e-12);
+  assert_true(geo_mesh_check_solid(inv, err, sizeof err) < 0);
+  expect_text(err, "inv.obj: inside out: signed volume -6 m^3");
+  expect_text(err, "reverse the winding");
+  // one flipped triangle (5): named, with a neighbour across one of its edges
+  memcpy(t, box->tri, sizeof t);
+  int tmp = t[16];
+  t[16] = t[17];
+  t[17] = tmp;
+  geo_mesh *f = geo_mesh_new(box->vert, 8, t, 12, "flip.obj", NULL, 0);
+  assert_true(geo_mesh_check_solid(f, err, sizeof err) < 0);
+  expect_text(err, "flip.obj: triangle 5 is wound against its neighbour ");
+  expect_text(err, "(3 such edges)");
+  // the same with triangle 0 flipped: the odd one out is named, not its lowest neighbour
+  memcpy(t, box->tri, sizeof t);
+  tmp = t[1], t[1] = t[2], t[2] = tmp;
+  geo_mesh *f0 = geo_mesh_new(box->vert, 8, t, 12, "flip0.obj", NULL, 0);
+  assert_true(geo_mesh_check_solid(f0, err, sizeof err) < 0);
+  expect_text(err, "flip0.obj: triangle 0 is wound against its neighbour ");
+  // open: the top's second triangle dropped leaves 3 border edges
+  geo_mesh *o = geo_mesh_new(box->vert, 8, box->tri, 11, "open.obj", NULL, 0);
+  assert_true(geo_mesh_check_solid(o, err, sizeof err) < 0);
+  expect_text(err, "open.obj: open mesh: 3 edges used by one triangle only");
+  const int *d = box->tri + 33;  // the dropped triangle: its first side is a border edge
+  char side[64];
+  snprintf(side, sizeof side, "%d-%d (", d[0] < d[1] ? d[0] : d[1], d[0] < d[1] ? d[1] : d[0]);
+  expect_text(err, side);
+  // a fin: three triangles on one edge
+  double v[5 * 3] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, -1, -1};
+  int nt[9] = {0, 1, 2, 1, 0, 3, 0, 1, 4};
+  geo_mesh *n = geo_mesh_new(v, 5, nt, 3, "fin", NULL, 0);
+  assert_true(geo_mesh_check_solid(n, err, sizeof err) < 0);
+  expect_text(err, "fin: open mesh");  // its other edges are open: holes come first
+  geo_mesh_destroy(&n);
+  geo_mesh_destroy(&o);
+  geo_mesh_destroy(&f0);
+  geo_mesh_destroy(&f);
+  geo_mesh_destroy(&inv);
+  geo_mesh_destroy(&torus);
+  geo_mesh_destroy(&box);
+}
+
 static void expect(geo_mesh *m, const char *err, const char *what) {
   if (m) geo_mesh_destroy(&m);
   assert_null(m);
@@ -388,6 +452,7 @@ int main(void) {
       cmocka_unit_test(test_primitives_adjacency),
       cmocka_unit_test(test_weld_soup),
       cmocka_unit_test(test_open_nonmanifold_misoriented),
+      cmocka_unit_test(test_check_solid),
       cmocka_unit_test(test_validation),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_descends),

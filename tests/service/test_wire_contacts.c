@@ -418,8 +418,8 @@ static void test_failed_step_publishes_its_progress(void **state) {
   fixture *f = *state;
   enum { N = 180 };
   const double h = 0.5e-3, edge = 0.085;
-  static double vert[(N + 1) * (N + 1) * 3];
-  static uint32_t tri[N * N * 6];
+  static double vert[TEST_GRID_NVERT(N) * 3];
+  static uint32_t tri[TEST_GRID_NTRI(N) * 3];
   test_grid(N, h, vert, tri);
   Ccsim__Mesh mesh;
   Ccsim__Box box;
@@ -439,9 +439,9 @@ static void test_failed_step_publishes_its_progress(void **state) {
   ccsim__pose__init(&cpose);
   ccsim__contact_params__init(&prm);
   ccsim__scene__init(&sc);
-  mesh.n_vertices = 3 * (N + 1) * (N + 1);
+  mesh.n_vertices = 3 * TEST_GRID_NVERT(N);
   mesh.vertices = vert;
-  mesh.n_triangles = 6 * N * N;
+  mesh.n_triangles = 3 * TEST_GRID_NTRI(N);
   mesh.triangles = tri;
   gs.kind_case = CCSIM__SHAPE__KIND_MESH;
   gs.mesh = &mesh;
