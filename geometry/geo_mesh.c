@@ -392,7 +392,7 @@ static int side_up(const geo_mesh *m, int t, int k) {
 
 int geo_mesh_check_solid(const geo_mesh *m, char *err, size_t err_sz) {
   if (!m) {
-    set_err(err, err_sz, "geo_mesh_check_solid: NULL mesh");
+    geo_set_err(err, err_sz, "geo_mesh_check_solid: NULL mesh");
     return -1;
   }
   if (m->closed && m->volume > 0.0) {
@@ -414,7 +414,7 @@ int geo_mesh_check_solid(const geo_mesh *m, char *err, size_t err_sz) {
       len += (size_t)w;
       shown++;
     }
-    set_err(err, err_sz,
+    geo_set_err(err, err_sz,
             "%s: open mesh: %d edge%s used by one triangle only (holes), e.g. vertices %s%s; a "
             "closed surface has two triangles on every edge",
             src, m->n_border_edges, m->n_border_edges == 1 ? "" : "s", list,
@@ -424,13 +424,13 @@ int geo_mesh_check_solid(const geo_mesh *m, char *err, size_t err_sz) {
   if (m->n_nonmanifold_edges > 0 || m->n_misoriented_edges > 0) {
     int *cnt = calloc((size_t)m->nedge, sizeof *cnt);
     if (!cnt) {
-      set_err(err, err_sz, "%s: out of memory checking the surface", src);
+      geo_set_err(err, err_sz, "%s: out of memory checking the surface", src);
       return -1;
     }
     for (int i = 0; i < 3 * m->ntri; i++) cnt[m->tri_edge[i]]++;
     for (int e = 0; e < m->nedge; e++) {
       if (cnt[e] > 2) {
-        set_err(err, err_sz,
+        geo_set_err(err, err_sz,
                 "%s: the edge between vertices %d and %d is shared by %d triangles (%d such "
                 "edges): a solid's surface has exactly two at every edge",
                 src, m->edge[2 * e], m->edge[2 * e + 1], cnt[e], m->n_nonmanifold_edges);
@@ -461,7 +461,7 @@ int geo_mesh_check_solid(const geo_mesh *m, char *err, size_t err_sz) {
       int o = m->edge_tri[2 * e] == best ? m->edge_tri[2 * e + 1] : m->edge_tri[2 * e];
       int va = m->tri[3 * best + best_k], vb = m->tri[3 * best + (best_k + 1) % 3];
       const double *pa = m->vert + 3 * va, *pb = m->vert + 3 * vb;
-      set_err(err, err_sz,
+      geo_set_err(err, err_sz,
               "%s: triangle %d is wound against its neighbour %d: both run their shared edge "
               "from vertex %d (%g, %g, %g) to vertex %d (%g, %g, %g) the same way (%d such "
               "edge%s); reverse triangle %d's winding (swap two of its corners) if it is the "
@@ -471,7 +471,7 @@ int geo_mesh_check_solid(const geo_mesh *m, char *err, size_t err_sz) {
       return -1;
     }
   }
-  set_err(err, err_sz,
+  geo_set_err(err, err_sz,
           "%s: inside out: signed volume %g m^3 is not positive, so its triangles are wound "
           "clockwise seen from outside (normals point inward); reverse the winding (swap two "
           "corners of every triangle)",
