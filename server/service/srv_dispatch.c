@@ -878,7 +878,7 @@ static int create_session(rctx *rc, srv_job *j) {
     }
   }
   Ccsim__Checkpoint *cp = NULL;
-  char err[512] = "";
+  char err[1024] = "";
   int code = CCSIM_OK;
   srv_session *ss = NULL;
   const Ccsim__Scene *given = cs->scene;

@@ -20,7 +20,7 @@ struct srv_model {
   int failed;              // the compile failed: code and err say why; out of the list
   int listed;              // in the list (a private model, after a collision, is not)
   int code;
-  char err[400];
+  char err[1024];           // a failed compile's message (key path first)
   sim_model *m;            // owned
   Ccsim__Scene *scene;     // owned (protobuf-c's allocator)
 };
