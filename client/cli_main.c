@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ccsim_client.h"
 #include "ccsim_scene_msg.h"
@@ -34,7 +35,9 @@ static void usage(FILE *f) {
           "      contact count per step; --plot draws the height and vertical contact\n"
           "      force of one body (--body, default the last free one) with gnuplot;\n"
           "      --mode overrides the scene's mode; --timeout is each step's wait for its\n"
-          "      reply (default 10 s; two retries; a long --dt may need more)\n"
+          "      reply (default 10 s; two retries; a long --dt may need more); on a\n"
+          "      terminal a progress line (time, real-time factor, time left) shows about\n"
+          "      once a second, not with --quiet\n"
           "  compare SCENE.json --duration T [--dt DT] [--csv FILE]\n"
           "      play a scene in both modes and print them side by side\n"
           "  ping [--server E] [--timeout S]\n"
@@ -158,31 +161,64 @@ static int plot_figure5(const char *csv, const char *png, const ccsim_session *s
                     "(apt-get install gnuplot-nox); the data are in %s\n", csv);
     return 1;
   }
-  FILE *gp = popen("gnuplot", "w");
+  // gnuplot's own warnings (an empty range, a font) go to a file shown only when it fails
+  char gp_log[] = "/tmp/ccsim-gnuplot-XXXXXX";
+  int log_fd = mkstemp(gp_log);
+  if (log_fd < 0) {
+    fprintf(stderr, "ccsim: --plot: cannot make a temporary file: %s\n", strerror(errno));
+    return 1;
+  }
+  close(log_fd);
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "gnuplot 2>%s", gp_log);
+  FILE *gp = popen(cmd, "w");
   if (!gp) {
     fprintf(stderr, "ccsim: cannot start gnuplot\n");
+    unlink(gp_log);
     return 1;
   }
   // columns: t, then 17 per body (p 3, q 4, v 3, w 3, f 3, contacts)
   int zcol = 2 + 17 * b + 2, fcol = 2 + 17 * b + 15;
   const char *name = ccsim_session_body_name(s, b);
-  fputs("set terminal png size 900,700\nset output ", gp);
+  // names are text, not markup (no subscripts from underscores); the time axis ends where
+  // the data end
+  fputs("set terminal png noenhanced size 900,700\nset output ", gp);
   put_gp_string(gp, png);
-  fputs("\nset datafile separator ','\nset key off\nset multiplot layout 2,1 title ", gp);
+  fputs("\nset datafile separator ','\nset key off\nset autoscale xfix\n", gp);
+  // tick labels with as many digits as the panel's range needs to tell them apart (a body
+  // resting at 0.02598 m moving by microns), four at least
+  fputs("digits(lo, hi) = hi > lo ? int(ceil(log10((abs(hi) > abs(lo) ? abs(hi) : abs(lo)) / "
+        "(hi - lo)))) + 2 : 4\n"
+        "fmt(lo, hi) = sprintf('%%.%dg', digits(lo, hi) < 4 ? 4 : "
+        "(digits(lo, hi) > 15 ? 15 : digits(lo, hi)))\n",
+        gp);
+  fputs("set multiplot layout 2,1 title ", gp);
   put_gp_string(gp, name);
-  fputs(".': height and vertical contact force'\nset ylabel 'height z [m]'\nplot ", gp);
+  fputs(".': height and vertical contact force'\nset ylabel 'height z [m]'\nstats ", gp);
+  put_gp_string(gp, csv);
+  fprintf(gp, " using %d every ::1 nooutput name 'Z'\nset format y fmt(Z_min, Z_max)\nplot ",
+          zcol);
   put_gp_string(gp, csv);
   fprintf(gp,
           " using 1:%d every ::1 with lines lw 2\nset xlabel 'time [s]'\n"
-          "set ylabel 'contact force F_z [N]'\nplot ",
+          "set ylabel 'vertical contact force [N]'\nstats ",
           zcol);
+  put_gp_string(gp, csv);
+  fprintf(gp, " using %d every ::1 nooutput name 'F'\nset format y fmt(F_min, F_max)\nplot ",
+          fcol);
   put_gp_string(gp, csv);
   fprintf(gp, " using 1:%d every ::1 with lines lw 2\nunset multiplot\n", fcol);
   int rc = pclose(gp);
   if (rc != 0) {
-    fprintf(stderr, "ccsim: gnuplot failed (status %d)\n", rc);
+    fprintf(stderr, "ccsim: gnuplot failed (status %d):\n", rc);
+    FILE *lf = fopen(gp_log, "r");
+    char line[512];
+    while (lf && fgets(line, sizeof line, lf)) fputs(line, stderr);
+    if (lf) fclose(lf);
+    unlink(gp_log);
     return 1;
   }
+  unlink(gp_log);
   printf("plot: %s (%s's height and vertical contact force)\n", png, name);
   return 0;
 }
@@ -348,7 +384,18 @@ static int cmd_run(int argc, char **argv) {
     sigaction(SIGINT, &old_int, NULL);  // ignored by whoever started us (nohup, a script's &)
   }
   int stop_rc = 0;
+  // on a terminal, a line about once a second: where the run is, how fast, how long to go
+  int progress = !quiet && isatty(STDERR_FILENO), shown = 0;
+  double sim0 = ccsim_session_time(s), sim_end = sim0 + (double)nsteps * dt, due = t0 + 1.0;
   for (long k = 0; k < nsteps; k++) {
+    if (progress && cli_now_s() >= due) {
+      double now = cli_now_s(), ts = ccsim_session_time(s);
+      double rtf = (ts - sim0) / (now - t0);
+      fprintf(stderr, "\rccsim: t = %.4g of %.4g s, real-time factor %.3g, about %.0f s left  ",
+              ts, sim_end, rtf, rtf > 0 ? (sim_end - ts) / rtf : 0.0);
+      shown = 1;
+      due = now + 1.0;
+    }
     if (g_interrupted) {
       fprintf(stderr, "ccsim: interrupted after %ld steps (t = %g); closing the session\n", k,
               ccsim_session_time(s));
@@ -372,6 +419,7 @@ static int cmd_run(int argc, char **argv) {
       csv_row(out, s);
     }
   }
+  if (shown) fputs("\r\033[K", stderr);  // the progress line makes way for the results
   double wall = cli_now_s() - t0;
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
