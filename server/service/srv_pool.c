@@ -486,6 +486,21 @@ static double fire_ticks_locked(srv *s, double now, double next, int *nwake) {
   return next;
 }
 
+double srv_pool_fire_ticks(srv *s, double now) {
+  int nwake = 0;
+  pthread_mutex_lock(&s->mu);
+  double next = fire_ticks_locked(s, now, now + 0.1, &nwake);
+  pthread_mutex_unlock(&s->mu);
+  return next;
+}
+
+srv_job *srv_pool_take_ready(srv *s) {
+  pthread_mutex_lock(&s->mu);
+  srv_job *j = ready_pop(s);
+  pthread_mutex_unlock(&s->mu);
+  return j;
+}
+
 int srv_send_held(srv *s, int all, void *wake) {
   int pushed = 0;
   pthread_mutex_lock(&s->mu);

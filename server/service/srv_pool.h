@@ -54,4 +54,14 @@ int srv_send_held(srv *s, int all, void *wake);
 // Free every job still queued or held (after the threads stopped).
 void srv_pool_drain(srv *s);
 
+// For tests, on a server without threads (srv_new; srv.threaded set by the test, so that
+// srv_accept queues jobs): the pacer's round of free-running ticks at monotonic time now
+// [s] instead of the wall clock's. A tick due is queued, behind its session's job if one
+// is queued or running; one due while the session's tick before is still queued or running
+// is skipped and counted as a miss. Returns when the next tick is due. Takes mu.
+double srv_pool_fire_ticks(srv *s, double now);
+// For tests, likewise: the next ready job (paced sessions' first) as a pool thread takes
+// it, or NULL; the caller runs it (j->run), frees it and calls srv_session_done. Takes mu.
+srv_job *srv_pool_take_ready(srv *s);
+
 #endif
