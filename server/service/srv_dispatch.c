@@ -471,7 +471,8 @@ static int admit_create_locked(srv *s, srv_job *j) {
   j->ss = NULL;
   j->slot = 0;
   if (cs->has_create_key && !srv_find_key(s, cs->create_key.data, cs->create_key.len) &&
-      srv_tomb_key(s, cs->create_key.data, cs->create_key.len) < 0) {
+      srv_tomb_key(s, cs->create_key.data, cs->create_key.len) < 0 &&
+      srv_failed_key(s, cs->create_key.data, cs->create_key.len) < 0) {
     for (srv_job *b = s->store.building; b; b = b->building_next) {
       if (same_key(&b->rq->create_session->create_key, &cs->create_key)) {
         j->next = b->waiting;
@@ -833,7 +834,9 @@ static int create_again(rctx *rc, srv_job *j, srv_session *made, uint64_t digest
 
 // Under mu: 1 with the answer in rc and *code when j's create_key made a session already:
 // that session again while it is open; EEXPIRED once it is closed, as a late copy of a
-// create whose session was used and closed, built again, would be a session nobody holds
+// create whose session was used and closed, built again, would be a session nobody holds.
+// Likewise when a create under the key failed lately: the same error, at once (a retry of
+// a scene that does not compile must not compile it again, nor wait as long again)
 static int known_key_locked(rctx *rc, srv_job *j, uint64_t digest, int *code) {
   const ProtobufCBinaryData *key = &j->rq->create_session->create_key;
   srv_session *made = srv_find_key(rc->s, key->data, key->len);
@@ -845,6 +848,18 @@ static int known_key_locked(rctx *rc, srv_job *j, uint64_t digest, int *code) {
   if (t >= 0) {
     *code = fail(rc, CCSIM_EEXPIRED, "create_session: create_key made session %s, which %s",
                  rc->s->store.tombs[t].id, rc->s->store.tombs[t].why);
+    return 1;
+  }
+  int f = srv_failed_key(rc->s, key->data, key->len);
+  if (f >= 0 && rc->s->store.failed[f].digest != digest) {
+    *code = fail(rc, CCSIM_EINVAL,
+                 "create_session: create_key was used by a different request, which failed; "
+                 "pick a new key for each session");
+    return 1;
+  }
+  if (f >= 0) {
+    *code = fail(rc, rc->s->store.failed[f].code, "create_session: %s",
+                 rc->s->store.failed[f].msg);
     return 1;
   }
   return 0;
@@ -913,6 +928,11 @@ static int create_session(rctx *rc, srv_job *j) {
     ss->create.digest = digest;
   }
   pthread_mutex_lock(&s->mu);
+  if (!ss && klen && code != CCSIM_ENOMEM) {
+    // before the copies waiting for this build are admitted again (create_done_locked):
+    // they get this answer. Out of memory may pass, so a retry builds again
+    srv_failed_key_add(s, cs->create_key.data, klen, digest, code, err);
+  }
   Ccsim__CreateSessionReply *cr = NULL;
   if (ss && klen && known_key_locked(rc, j, digest, &code)) {
     // another copy built meanwhile (one admitted as a retry before its session closed,

@@ -63,6 +63,11 @@
 // shortest Step dt, relative to max(1 s, |t|): CVODE's round-off on times is ~1e-14 of them
 #define SRV_MIN_DT 1e-12
 #define SRV_TOMBS 1024       // closed/expired session ids remembered for EEXPIRED replies
+// keyed creates that failed, remembered so a retry gets the same error at once instead of
+// building again (a retry reaches the server a client's timeout later, seconds or minutes):
+// the last SRV_FAILED_CREATES, each for SRV_FAILED_CREATE_TTL seconds
+#define SRV_FAILED_CREATES 128
+#define SRV_FAILED_CREATE_TTL 600.0
 #define SRV_VIEW 13          // doubles per body in a view: p(3) q(4) v(3) w(3)
 #define SRV_MAX_SUBSTATES 1000000  // body states in one reply's substates
 #define SRV_STOP_GRACE 1.0         // wall time a running request gets once the server stops [s]
@@ -367,6 +372,15 @@ struct srv {
       size_t create_key_len;
     } tombs[SRV_TOMBS];
     int tomb_next;
+    struct {
+      uint8_t create_key[SRV_CREATE_KEY_MAX];  // (create_key_len 0: a free entry)
+      size_t create_key_len;
+      uint64_t digest;  // the request's bytes (ccsim_pb_digest of its CreateSession)
+      double when;      // srv_now() of the failure [s]
+      int code;         // its status
+      char msg[400];    // its reason
+    } failed[SRV_FAILED_CREATES];
+    int failed_next;
     uint64_t id_counter;  // deterministic ids
     uint64_t expired;     // sessions freed by the idle timeout
     srv_deadline dl;      // pacing totals over all sessions
