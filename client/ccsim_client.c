@@ -1240,6 +1240,23 @@ int ccsim_session_checkpoint(ccsim_session *s, uint8_t **blob, size_t *len) {
   return get_state(s, 1, blob, len);
 }
 
+int ccsim_client_close_session(ccsim_client *c, const char *session_id, const char *token) {
+  Ccsim__Request rq;
+  Ccsim__CloseSession cl;
+  ccsim__request__init(&rq);
+  ccsim__close_session__init(&cl);
+  rq.session_id = (char *)session_id;
+  rq.token = (char *)token;
+  rq.body_case = CCSIM__REQUEST__BODY_CLOSE_SESSION;
+  rq.close_session = &cl;
+  Ccsim__Reply *r = NULL;
+  int status = roundtrip(c, &rq, &r);
+  if (status == CCSIM_EEXPIRED && c->attempts > 1) {
+    status = CCSIM_OK;  // our first attempt closed it; its reply was lost
+  }
+  return status;
+}
+
 int ccsim_session_close(ccsim_session **ps) {
   if (!ps || !*ps) {
     return CCSIM_OK;
@@ -1247,19 +1264,7 @@ int ccsim_session_close(ccsim_session **ps) {
   ccsim_session *s = *ps;
   int status = CCSIM_OK;
   if (s->token[0]) {
-    Ccsim__Request rq;
-    Ccsim__CloseSession cl;
-    ccsim__request__init(&rq);
-    ccsim__close_session__init(&cl);
-    rq.session_id = s->id;
-    rq.token = s->token;
-    rq.body_case = CCSIM__REQUEST__BODY_CLOSE_SESSION;
-    rq.close_session = &cl;
-    Ccsim__Reply *r = NULL;
-    status = roundtrip(s->c, &rq, &r);
-    if (status == CCSIM_EEXPIRED && s->c->attempts > 1) {
-      status = CCSIM_OK;  // our first attempt closed it; its reply was lost
-    }
+    status = ccsim_client_close_session(s->c, s->id, s->token);
   }
   session_free(s);
   *ps = NULL;

@@ -253,6 +253,12 @@ int ccsim_session_close(ccsim_session **s);
 // Free the handle without telling the server (the session stays until its idle timeout).
 void ccsim_session_release(ccsim_session **s);
 
+// Close the session session_id on c's server without a handle, as its controller would:
+// token is its controller token, or the server's admin token (ccsimd --admin-token FILE),
+// which closes any session (nullable: the server refuses with CCSIM_EPERM). Retried like
+// other requests; a retry finding it closed by an earlier attempt is CCSIM_OK.
+int ccsim_client_close_session(ccsim_client *c, const char *session_id, const char *token);
+
 // Simulated time of the last state received [s].
 double ccsim_session_time(const ccsim_session *s);
 

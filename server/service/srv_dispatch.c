@@ -313,16 +313,19 @@ static Ccsim__StepStats *stats_delta(ccsim_arena *a, const sim_stats *x, const s
   return st;
 }
 
-static int token_ok(const srv_session *ss, const char *t) {
-  if (!t || strlen(t) != SRV_ID_LEN) {
+// whether t is the token want (SRV_ID_LEN characters; "" matches nothing), in constant time
+static int same_token(const char *want, const char *t) {
+  if (!t || strlen(t) != SRV_ID_LEN || strlen(want) != SRV_ID_LEN) {
     return 0;
   }
   unsigned diff = 0;
   for (int i = 0; i < SRV_ID_LEN; i++) {
-    diff |= (unsigned)(ss->token[i] ^ t[i]);
+    diff |= (unsigned)(want[i] ^ t[i]);
   }
   return diff == 0;
 }
+
+static int token_ok(const srv_session *ss, const char *t) { return same_token(ss->token, t); }
 
 // ---- answered by the leader ---------------------------------------------------------
 
@@ -697,12 +700,20 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
       ss->sched.last_active = j->arrived;
     }
     j->controller = 1;  // and when its reply leaves, for a request that takes long
+  } else if (rq->body_case == CCSIM__REQUEST__BODY_CLOSE_SESSION &&
+             same_token(s->admin_token, rq->token)) {
+    // an operator ends a session whose controller is gone: a close only, as its controller
+    j->controller = j->admin = 1;
   }
   int queue = 0;
   if (row->role == SRV_ROLE_CONTROLLER && !j->controller) {
     fail(&rc, CCSIM_EPERM, "%s: only the controller of session %s may do this (send the "
          "controller_token CreateSession returned; observers may get_state and "
-         "query_contacts)", row->name, ss->id);
+         "query_contacts)%s", row->name, ss->id,
+         rq->body_case == CCSIM__REQUEST__BODY_CLOSE_SESSION
+             ? "; an operator closes any session with the token ccsimd --admin-token FILE "
+               "wrote"
+             : "");
   } else {
     queue = row->where == SRV_ON_POOL || row->answer(&rc, j, ss) == SRV_QUEUE;
   }
@@ -1396,7 +1407,9 @@ static int do_close(rctx *rc, srv_job *j, srv_session *ss) {
     return fail(rc, CCSIM_ENOMEM, "out of memory");
   }
   pthread_mutex_lock(&rc->s->mu);
-  srv_remove(rc->s, ss, "was closed by its controller");
+  srv_remove(rc->s, ss,
+             j->admin ? "was closed by the server's operator (admin token)"
+                      : "was closed by its controller");
   pthread_mutex_unlock(&rc->s->mu);
   srv_unlink_session(rc->s, ss->id);
   Ccsim__BodyState **bodies = NULL;

@@ -153,6 +153,7 @@ struct srv_job {
   int delim;             // the client is a REQ socket: an empty delimiter frame goes back
   double arrived;        // monotonic [s]
   int controller;        // sent by the session's controller: its end counts as activity
+  int admin;             // a CloseSession under the server's admin token (controller set too)
   uint8_t *reply;        // owned, the serialized Reply to send
   size_t reply_len;
   double send_at;        // monotonic [s]; 0: at once (lockstep pacing holds replies)
@@ -279,6 +280,7 @@ struct srv {
   srv_pool_ops pool_ops;
   double started;     // monotonic [s]
   int state_lock_fd;  // the --state-dir lock, held while the server lives (-1: none)
+  char admin_token[SRV_ID_LEN + 1];  // closes any session (cfg.admin_token_file; "": none)
   int threaded;       // the pool and the pacer run (srv_run)
 
   // read and written without a lock
