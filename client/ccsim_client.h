@@ -109,7 +109,7 @@ int ccsim_client_opts_from_env(ccsim_client_opts *o, ccsim_curve_keys *keys, cha
 // Connect to a server at endpoint (e.g. "tcp://127.0.0.1:5555") and say Hello; requests
 // wait 10 s per attempt and are tried 3 times (see ccsim_client_opts). When every connection
 // to the endpoint has been refused for 1 s (nothing listens there, or the server stopped),
-// a request fails at once with CCSIM_EIO, "nothing accepts connections at E — is ccsimd
+// a request fails at once with CCSIM_EIO, "nothing accepts connections at E -- is ccsimd
 // running?", instead of waiting out its attempts; a timeout's message names the endpoint,
 // the request and its seq. With the
 // environment variables CCSIM_SERVER_KEY (a server .pub file) and CCSIM_CLIENT_KEY (a

@@ -453,7 +453,7 @@ static int fail_session_limit(rctx *rc) {
   // the usual cause: sessions of clients that went away without closing them
   return fail(rc, CCSIM_ELIMIT,
               "create_session: the server already holds %d sessions (its limit, "
-              "--max-sessions); `ccsim sessions` lists them, and %s",
+              "--max-sessions); `ccsim sessions` lists them, `ccsim close` ends one, and %s",
               s->cfg.max_sessions,
               s->cfg.idle_timeout > 0
                   ? "sessions idle past --idle-timeout are freed"
