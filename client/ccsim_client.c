@@ -23,6 +23,11 @@
 
 // longest wait without reading the handshake's events [ms]
 #define CLIENT_MONITOR_SLICE_MS 100.0
+// connections refused this long without one made [us] mean nothing listens at the
+// endpoint: ZeroMQ retries every 100 ms (ZMQ_RECONNECT_IVL) for ever, so a request would
+// otherwise wait out its timeout and every retry; a server restarting takes longer to be
+// back, and a retry of the same call finds it then
+#define CLIENT_REFUSED_US 1e6
 
 // What a socket's handshakes say: a server refusing our key, or one that speaks another
 // security mechanism than we do, would otherwise show only as a timeout, as if it were down.
@@ -32,6 +37,8 @@ typedef struct handshakes {
   int failures;   // failed without detail since the last success
   int last_failure;  // the last one's errno (-1: a protocol error)
   int probed;        // the peer's greeting was asked for (ccsim_zmtp_mechanism)
+  double refused_since;  // the first connection refused since one was last made [us]
+                         // (0: none refused, or one made since)
 } handshakes;
 
 struct ccsim_client {
@@ -101,8 +108,6 @@ static int set_curve(void *sock, const char *server, const char *pub, const char
          zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, sec, 41);
 }
 
-// Watch sock's handshakes into h->mon (after closing the one before); 0, or -1 (errno
-// from ZeroMQ). owner names the inproc endpoint: unique in its context.
 static void handshakes_close(handshakes *h) {
   if (h->mon) {
     zmq_close(h->mon);
@@ -110,27 +115,48 @@ static void handshakes_close(handshakes *h) {
   }
 }
 
-static int handshakes_watch(handshakes *h, void *zctx, void *sock, const void *owner) {
+// Watch sock's handshakes into h->mon (after closing the one before), and with refusals
+// its connections refused (a stream's subscriber waits for its server instead); 0, or -1
+// (errno from ZeroMQ). owner names the inproc endpoint: unique in its context.
+static int handshakes_watch(handshakes *h, void *zctx, void *sock, const void *owner,
+                            int refusals) {
   handshakes_close(h);
   h->failures = 0;
   h->probed = 0;
+  h->refused_since = 0;
   char ep[96];
   snprintf(ep, sizeof ep, "inproc://ccsim-handshakes-%p-%u", owner, h->made++);
   int events = ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
                ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+  if (refusals) {
+    // and whether connections are made at all: a refused one is retried for ever
+    events |= ZMQ_EVENT_CONNECTED | ZMQ_EVENT_CONNECT_RETRIED;
+  }
   h->mon = ccsim_monitor_open(zctx, sock, ep, events);
   return h->mon ? 0 : -1;
 }
 
 // Read the events h->mon holds about the connection to endpoint (curve: with CURVE):
 // CCSIM_EPERM with the reason in err when they say for sure that it cannot succeed (a
-// refused key, a mechanism mismatch), else CCSIM_OK (the wait goes on; failures without
-// detail are counted for handshakes_hint).
+// refused key, a mechanism mismatch), CCSIM_EIO when every connection has been refused for
+// CLIENT_REFUSED_US (nothing listens there: never started, or stopped or killed since),
+// else CCSIM_OK (the wait goes on; failures without detail are counted for handshakes_hint).
 static int handshakes_read(handshakes *h, const char *endpoint, int curve, char *err,
                            size_t err_sz) {
   uint16_t id;
   uint32_t value;
   while (ccsim_monitor_next(h->mon, &id, &value)) {
+    if (id == ZMQ_EVENT_CONNECTED) {
+      h->refused_since = 0;
+      continue;
+    }
+    if (id == ZMQ_EVENT_CONNECT_RETRIED) {
+      // also after a connection made is lost: the server's restart is given the same time
+      if (h->refused_since == 0) {
+        h->refused_since = now_us();
+      }
+      continue;
+    }
     if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
       h->failures = 0;
       continue;
@@ -174,6 +200,11 @@ static int handshakes_read(handshakes *h, const char *endpoint, int curve, char 
     // included; a timeout says what the failures may mean.
     h->failures++;
     h->last_failure = id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? -1 : (int)value;
+  }
+  if (h->refused_since > 0 && now_us() - h->refused_since >= CLIENT_REFUSED_US) {
+    ccsim_set_err(err, err_sz, "nothing accepts connections at %s \u2014 is ccsimd running?",
+                  endpoint);
+    return CCSIM_EIO;
   }
   return CCSIM_OK;
 }
@@ -221,7 +252,7 @@ static int open_socket(ccsim_client *c) {
     cerr(c, "cannot set CURVE keys: %s", zmq_strerror(zmq_errno()));
     return CCSIM_EINVAL;
   }
-  if (handshakes_watch(&c->hs, c->zctx, c->sock, c) != 0) {
+  if (handshakes_watch(&c->hs, c->zctx, c->sock, c, 1) != 0) {
     cerr(c, "cannot watch the connection's handshake: %s", zmq_strerror(zmq_errno()));
     return CCSIM_EIO;
   }
@@ -297,6 +328,23 @@ static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
   }
 }
 
+// What a request asks, for messages: its name in the server's request table.
+static const char *request_name(const Ccsim__Request *rq) {
+  switch (rq->body_case) {
+  case CCSIM__REQUEST__BODY_HELLO: return "hello";
+  case CCSIM__REQUEST__BODY_CREATE_SESSION: return "create_session";
+  case CCSIM__REQUEST__BODY_STEP: return "step";
+  case CCSIM__REQUEST__BODY_GET_STATE: return "get_state";
+  case CCSIM__REQUEST__BODY_SET_STATE: return "set_state";
+  case CCSIM__REQUEST__BODY_QUERY_CONTACTS: return "query_contacts";
+  case CCSIM__REQUEST__BODY_CLOSE_SESSION: return "close_session";
+  case CCSIM__REQUEST__BODY_SERVER_INFO: return "server_info";
+  case CCSIM__REQUEST__BODY_ATTACH_SESSION: return "attach_session";
+  case CCSIM__REQUEST__BODY_LIST_SESSIONS: return "list_sessions";
+  default: return "request";
+  }
+}
+
 // Send rq, wait for the reply with the same request_id; on a timeout, reconnect and send
 // the same bytes again (retryable requests only). *out gets the unpacked reply when the
 // status is OK or a server error; it lives in c->rx until the next round trip on c.
@@ -347,14 +395,18 @@ static int roundtrip_ex(ccsim_client *c, Ccsim__Request *rq, Ccsim__Reply **out,
     }
   }
   free(heap);
-  if (st == CCSIM_ETIMEOUT || st == CCSIM_EPERM) {
+  if (st == CCSIM_ETIMEOUT || st == CCSIM_EPERM || st == CCSIM_EIO) {
     // requests still queued on this socket would reach a server that comes back, long
     // after their caller gave up, and a connection refused by CURVE is not tried again
     c->stale = 1;
   }
   if (st == CCSIM_ETIMEOUT) {
-    cerr(c, "no reply from %s within %d ms (%d attempt%s)", c->endpoint, c->timeout_ms,
-         c->attempts, c->attempts == 1 ? "" : "s");
+    char seq[40] = "";
+    if (rq->has_seq && rq->seq) {
+      snprintf(seq, sizeof seq, " (seq %llu)", (unsigned long long)rq->seq);
+    }
+    cerr(c, "no reply from %s to %s%s within %d ms (%d attempt%s)", c->endpoint,
+         request_name(rq), seq, c->timeout_ms, c->attempts, c->attempts == 1 ? "" : "s");
     handshakes_hint(&c->hs, "in the last attempt the", c->curve, c->err, sizeof c->err);
     return st;
   }
@@ -1189,6 +1241,23 @@ int ccsim_session_checkpoint(ccsim_session *s, uint8_t **blob, size_t *len) {
   return get_state(s, 1, blob, len);
 }
 
+int ccsim_client_close_session(ccsim_client *c, const char *session_id, const char *token) {
+  Ccsim__Request rq;
+  Ccsim__CloseSession cl;
+  ccsim__request__init(&rq);
+  ccsim__close_session__init(&cl);
+  rq.session_id = (char *)session_id;
+  rq.token = (char *)token;
+  rq.body_case = CCSIM__REQUEST__BODY_CLOSE_SESSION;
+  rq.close_session = &cl;
+  Ccsim__Reply *r = NULL;
+  int status = roundtrip(c, &rq, &r);
+  if (status == CCSIM_EEXPIRED && c->attempts > 1) {
+    status = CCSIM_OK;  // our first attempt closed it; its reply was lost
+  }
+  return status;
+}
+
 int ccsim_session_close(ccsim_session **ps) {
   if (!ps || !*ps) {
     return CCSIM_OK;
@@ -1196,19 +1265,7 @@ int ccsim_session_close(ccsim_session **ps) {
   ccsim_session *s = *ps;
   int status = CCSIM_OK;
   if (s->token[0]) {
-    Ccsim__Request rq;
-    Ccsim__CloseSession cl;
-    ccsim__request__init(&rq);
-    ccsim__close_session__init(&cl);
-    rq.session_id = s->id;
-    rq.token = s->token;
-    rq.body_case = CCSIM__REQUEST__BODY_CLOSE_SESSION;
-    rq.close_session = &cl;
-    Ccsim__Reply *r = NULL;
-    status = roundtrip(s->c, &rq, &r);
-    if (status == CCSIM_EEXPIRED && s->c->attempts > 1) {
-      status = CCSIM_OK;  // our first attempt closed it; its reply was lost
-    }
+    status = ccsim_client_close_session(s->c, s->id, s->token);
   }
   session_free(s);
   *ps = NULL;
@@ -1299,7 +1356,7 @@ ccsim_watch *ccsim_watch_new(const char *stream_endpoint, const char *session_id
     ok = set_curve(w->sub, o->server_key, o->public_key, o->secret_key) == 0;
   }
   snprintf(w->endpoint, sizeof w->endpoint, "%s", stream_endpoint);
-  if (!ok || handshakes_watch(&w->hs, w->zctx, w->sub, w) != 0 ||
+  if (!ok || handshakes_watch(&w->hs, w->zctx, w->sub, w, 0) != 0 ||
       ccsim_zmq_ipv6_for(w->sub, stream_endpoint) != 0 ||
       zmq_connect(w->sub, stream_endpoint) != 0) {
     ccsim_set_err(err, err_sz, "cannot subscribe to %s: %s", stream_endpoint,

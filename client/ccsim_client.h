@@ -106,7 +106,11 @@ int ccsim_client_opts_from_env(ccsim_client_opts *o, ccsim_curve_keys *keys, cha
                                size_t err_sz);
 
 // Connect to a server at endpoint (e.g. "tcp://127.0.0.1:5555") and say Hello; requests
-// wait 10 s per attempt and are tried 3 times (see ccsim_client_opts). With the
+// wait 10 s per attempt and are tried 3 times (see ccsim_client_opts). When every connection
+// to the endpoint has been refused for 1 s (nothing listens there, or the server stopped),
+// a request fails at once with CCSIM_EIO, "nothing accepts connections at E -- is ccsimd
+// running?", instead of waiting out its attempts; a timeout's message names the endpoint,
+// the request and its seq. With the
 // environment variables CCSIM_SERVER_KEY (a server .pub file) and CCSIM_CLIENT_KEY (a
 // client .secret file) set, the connection uses CURVE. A client created on a SCHED_FIFO or
 // SCHED_RR thread runs its ZeroMQ I/O thread at the same policy and priority. Returns the
@@ -184,7 +188,7 @@ ccsim_session *ccsim_session_attach(ccsim_client *c, const char *session_id);
 // unspent and its states and time as they were. The same call again steps or gets the
 // stored reply; a different call, if the first ran, is refused CCSIM_ESEQ and the handle
 // counts that seq spent (the call after steps). ccsim_session_get_state reads where the
-// session is.
+// session is. CCSIM_EIO (connections refused) leaves the handle the same way.
 int ccsim_session_step(ccsim_session *s, double dt, const ccsim_input *in, size_t nin);
 
 // Advance by n >= 1 sub-steps of dt with inputs held, in one round trip; bit-identical to
@@ -247,6 +251,12 @@ int ccsim_session_close(ccsim_session **s);
 
 // Free the handle without telling the server (the session stays until its idle timeout).
 void ccsim_session_release(ccsim_session **s);
+
+// Close the session session_id on c's server without a handle, as its controller would:
+// token is its controller token, or the server's admin token (ccsimd --admin-token FILE),
+// which closes any session (nullable: the server refuses with CCSIM_EPERM). Retried like
+// other requests; a retry finding it closed by an earlier attempt is CCSIM_OK.
+int ccsim_client_close_session(ccsim_client *c, const char *session_id, const char *token);
 
 // Simulated time of the last state received [s].
 double ccsim_session_time(const ccsim_session *s);

@@ -545,6 +545,9 @@ static int dispatch(int argc, char **argv) {
   if (!strcmp(argv[1], "geom")) {
     return cli_geom_main(argc - 1, argv + 1);
   }
+  if (!strcmp(argv[1], "close")) {
+    return cli_close_main(argc - 1, argv + 1);
+  }
   if (!strcmp(argv[1], "sessions")) {
     return cli_sessions_main(argc - 1, argv + 1);
   }

@@ -1,4 +1,4 @@
-// ccsim sessions / watch / keygen: the service side of the command-line tool.
+// ccsim sessions / watch / close / keygen: the service side of the command-line tool.
 #include "cli_service.h"
 
 #include <errno.h>
@@ -32,6 +32,10 @@ void cli_service_usage(FILE *f) {
           "      numbers are reported on stderr; while the stream is quiet the session is\n"
           "      asked for every 2 s, and a server that does not answer in 5 s ends the\n"
           "      watch (exit 1); --csv quotes a body name holding a comma, quote or line break\n"
+          "  close SESSION [--server E] [--token-file FILE]\n"
+          "      end a session, as its controller would: FILE holds its controller token or\n"
+          "      the server's admin token (ccsimd --admin-token FILE writes one), which\n"
+          "      closes any session, e.g. one whose client was killed\n"
           "  keygen NAME [--dir DIR]\n"
           "      write a CURVE key pair: NAME.pub (give it to the other side) and NAME.secret\n"
           "      (keep it); ccsimd --curve-secret / --curve-allow, clients CCSIM_SERVER_KEY /\n"
@@ -86,6 +90,67 @@ int cli_sessions_main(int argc, char **argv) {
   free(info);
   ccsim_client_destroy(&c);
   return 0;
+}
+
+// The token in the file at path (its first line, surrounding blanks dropped) into
+// out[0, n): 0, or -1 with the reason on stderr.
+static int read_token(const char *cmd, const char *path, char *out, size_t n) {
+  FILE *in = fopen(path, "r");
+  if (!in) {
+    fprintf(stderr, "ccsim %s: cannot read %s: %s\n", cmd, path, strerror(errno));
+    return -1;
+  }
+  char line[256] = "";
+  int got = fgets(line, sizeof line, in) != NULL;
+  fclose(in);
+  char *p = line;
+  while (*p == ' ' || *p == '\t') p++;
+  size_t len = strcspn(p, " \t\r\n");
+  if (!got || len == 0 || len >= n) {
+    fprintf(stderr, "ccsim %s: %s holds no token\n", cmd, path);
+    return -1;
+  }
+  memcpy(out, p, len);
+  out[len] = 0;
+  return 0;
+}
+
+int cli_close_main(int argc, char **argv) {
+  const char *server = CLI_DEFAULT_SERVER, *id = NULL, *token_file = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--server") && i + 1 < argc) {
+      server = argv[++i];
+    } else if (!strcmp(argv[i], "--token-file") && i + 1 < argc) {
+      token_file = argv[++i];
+    } else if (argv[i][0] != '-' && !id) {
+      id = argv[i];
+    } else {
+      fprintf(stderr, "ccsim %s: unknown or incomplete option '%s'\n", argv[0], argv[i]);
+      return 2;
+    }
+  }
+  if (!id) {
+    fprintf(stderr, "ccsim %s: which session? (ccsim sessions lists them)\n", argv[0]);
+    return 2;
+  }
+  char token[128] = "";
+  if (token_file && read_token(argv[0], token_file, token, sizeof token) != 0) {
+    return 1;
+  }
+  char err[512] = "";
+  ccsim_client *c = ccsim_client_connect(server, CLI_QUERY_TIMEOUT_MS, 0, err, sizeof err);
+  if (!c) {
+    fprintf(stderr, "ccsim %s: %s\n", argv[0], err);
+    return 1;
+  }
+  int st = ccsim_client_close_session(c, id, token[0] ? token : NULL);
+  if (st != CCSIM_OK) {
+    fprintf(stderr, "ccsim %s: %s\n", argv[0], ccsim_client_errmsg(c));
+  } else {
+    printf("closed %s\n", id);
+  }
+  ccsim_client_destroy(&c);
+  return st == CCSIM_OK ? 0 : 1;
 }
 
 static void csv_header(FILE *f, const ccsim_session *s) {

@@ -71,6 +71,11 @@
 #define SRV_CREATE_KEY_MAX 64
 #define SRV_SUBS_MAX 256           // distinct stream topics tracked one by one
 #define SRV_TOMBS 1024             // closed/expired session ids remembered for EEXPIRED replies
+// keyed creates that failed, remembered so a retry gets the same error at once instead of
+// building again (a retry reaches the server a client's timeout later, seconds or minutes):
+// the last SRV_FAILED_CREATES, each for SRV_FAILED_CREATE_TTL seconds
+#define SRV_FAILED_CREATES 128
+#define SRV_FAILED_CREATE_TTL 600.0
 // Largest saved session [bytes], for saving and restoring alike, so every save is read back
 // whatever the limits the server restarts with: a scene under --max-msg-bytes (at most
 // 2 GiB) plus a stored Step reply (1e6 sub-states, 1e5 contacts: a few hundred MB)
@@ -91,6 +96,9 @@
 // SIM_MAX_MESH_TRIS triangles is 100 MB (an OBJ about as much)
 #define SRV_DEFAULT_MAX_MSG_BYTES ((size_t)256 << 20)
 #define SRV_DEFAULT_MODEL_CACHE_MB 1024               // unused compiled models kept [MiB]
+// sessions without a request from their controller this long are freed by default [s]: a
+// client killed without closing its session must not hold its memory and place for ever
+#define SRV_DEFAULT_IDLE_TIMEOUT 600.0
 
 // ---- the client ---------------------------------------------------------------------------
 

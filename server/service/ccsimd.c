@@ -32,7 +32,7 @@ static void usage(FILE *f) {
           "                           host on a free port; none: off)\n"
           "  --workers N              physics threads (default: twice the cores, at least 4)\n"
           "  --idle-timeout S         free sessions without a request from their controller\n"
-          "                           for S seconds (0: never; default 0); a client coming\n"
+          "                           for S seconds (default 600; 0: never); a client coming\n"
           "                           back gets EEXPIRED\n"
           "  --state-dir DIR          save every session there on SIGTERM/SIGINT (and every\n"
           "                           --checkpoint-interval S seconds), restore them at start;\n"
@@ -40,6 +40,9 @@ static void usage(FILE *f) {
           "  --checkpoint-interval S  periodic saves with --state-dir (default 0: only on stop);\n"
           "                           each restarts the session's integrator, so the last\n"
           "                           bits of a trajectory depend on when saves fell\n"
+          "  --admin-token FILE       write a new admin token to FILE (mode 600) at start:\n"
+          "                           `ccsim close SESSION --token-file FILE` then ends any\n"
+          "                           session, as its controller would (nothing else)\n"
           "  --curve-secret FILE      turn CURVE encryption on with this server secret key\n"
           "  --curve-allow DIR        admit only clients whose public key is a *.pub in DIR\n"
           "  --max-sessions N         open sessions at once (default %d)\n"
@@ -124,6 +127,8 @@ int main(int argc, char **argv) {
       cfg.stream_bind = strcmp(v, "none") ? v : NULL;
     } else if (!strcmp(a, "--state-dir")) {
       cfg.state_dir = v;
+    } else if (!strcmp(a, "--admin-token")) {
+      cfg.admin_token_file = v;
     } else if (!strcmp(a, "--curve-secret")) {
       cfg.curve_secret_file = v;
     } else if (!strcmp(a, "--curve-allow")) {

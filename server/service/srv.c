@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zmq.h>
@@ -38,6 +40,7 @@ void srv_config_defaults(srv_config *c) {
   c->max_substeps = SRV_DEFAULT_MAX_SUBSTEPS;
   c->max_contacts = SRV_DEFAULT_MAX_CONTACTS;
   c->max_step_seconds = SRV_DEFAULT_MAX_STEP_SECONDS;
+  c->idle_timeout = SRV_DEFAULT_IDLE_TIMEOUT;
   c->heartbeat_ms = 1000;
   c->spin_us = 0;
   c->inline_us = 50;
@@ -147,6 +150,31 @@ static int realtime_refused(int prio) {
   return rc;
 }
 
+// A new admin token for s, written to path (created or truncated; mode 600, so only the
+// server's user reads it): 0, or -1 with the reason in err.
+static int write_admin_token(srv *s, const char *path, char *err, size_t err_sz) {
+  if (srv_new_id(s, s->admin_token) != 0) {
+    ccsim_set_err(err, err_sz, "no randomness for an admin token");
+    return -1;
+  }
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  char line[SRV_ID_LEN + 2];
+  snprintf(line, sizeof line, "%s\n", s->admin_token);
+  int ok = fd >= 0 && fchmod(fd, 0600) == 0 &&
+           write(fd, line, SRV_ID_LEN + 1) == (ssize_t)(SRV_ID_LEN + 1);
+  int e = errno;
+  if (fd >= 0 && close(fd) != 0 && ok) {
+    ok = 0;
+    e = errno;
+  }
+  if (!ok) {
+    ccsim_set_err(err, err_sz, "cannot write the admin token to %s: %s", path, strerror(e));
+    s->admin_token[0] = 0;
+    return -1;
+  }
+  return 0;
+}
+
 srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   srv_config def;
   if (!c) {
@@ -206,6 +234,10 @@ srv *srv_new(const srv_config *c, char *err, size_t err_sz) {
   s->started = srv_now();
   if (!s->store.tab || !s->models || (c->curve_allow_dir && !s->curve.allow_dir)) {
     ccsim_set_err(err, err_sz, "out of memory");
+    srv_destroy(&s);
+    return NULL;
+  }
+  if (c->admin_token_file && write_admin_token(s, c->admin_token_file, err, err_sz) != 0) {
     srv_destroy(&s);
     return NULL;
   }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ccsim_limits.h"
 #include "ccsim_version.h"
 
 #define SRV_DEFAULT_BIND "tcp://127.0.0.1:5555"
@@ -28,7 +29,8 @@ typedef struct srv_config {
                              // limit)
   int workers;               // pool threads besides srv_run's own (0: twice the cores, at
                              // least 4)
-  double idle_timeout;       // free sessions without a request for this long [s] (0: never)
+  double idle_timeout;       // free sessions without a request for this long [s] (default
+                             // SRV_DEFAULT_IDLE_TIMEOUT; 0: never)
   int heartbeat_ms;          // ZeroMQ heartbeat interval [ms] (0: off; default 1000)
   int rt_priority;           // SCHED_FIFO priority (1..99) of srv_run's thread, workers,
                              // pacer and ZeroMQ's threads, for HIL (0: off, the default); needs
@@ -48,6 +50,10 @@ typedef struct srv_config {
   size_t model_cache_mb;     // compiled models no session uses kept for later sessions of the
                              // same scene, least recently used evicted first [MiB] (default
                              // 1024; 0: none kept); models in use are shared, never evicted
+  const char *admin_token_file;  // write a new random admin token here at start (mode 600;
+                             // borrowed; NULL: none): a CloseSession carrying it as its token
+                             // closes any session, for an operator ending one whose
+                             // controller is gone; it allows nothing else
   int deterministic_ids;     // ids and tokens from a counter (tests and fuzzing only)
   int verbose;               // log every request to stderr
 } srv_config;

@@ -313,16 +313,19 @@ static Ccsim__StepStats *stats_delta(ccsim_arena *a, const sim_stats *x, const s
   return st;
 }
 
-static int token_ok(const srv_session *ss, const char *t) {
-  if (!t || strlen(t) != SRV_ID_LEN) {
+// whether t is the token want (SRV_ID_LEN characters; "" matches nothing), in constant time
+static int same_token(const char *want, const char *t) {
+  if (!t || strlen(t) != SRV_ID_LEN || strlen(want) != SRV_ID_LEN) {
     return 0;
   }
   unsigned diff = 0;
   for (int i = 0; i < SRV_ID_LEN; i++) {
-    diff |= (unsigned)(ss->token[i] ^ t[i]);
+    diff |= (unsigned)(want[i] ^ t[i]);
   }
   return diff == 0;
 }
+
+static int token_ok(const srv_session *ss, const char *t) { return same_token(ss->token, t); }
 
 // ---- answered by the leader ---------------------------------------------------------
 
@@ -450,7 +453,7 @@ static int fail_session_limit(rctx *rc) {
   // the usual cause: sessions of clients that went away without closing them
   return fail(rc, CCSIM_ELIMIT,
               "create_session: the server already holds %d sessions (its limit, "
-              "--max-sessions); `ccsim sessions` lists them, and %s",
+              "--max-sessions); `ccsim sessions` lists them, `ccsim close` ends one, and %s",
               s->cfg.max_sessions,
               s->cfg.idle_timeout > 0
                   ? "sessions idle past --idle-timeout are freed"
@@ -471,7 +474,8 @@ static int admit_create_locked(srv *s, srv_job *j) {
   j->ss = NULL;
   j->slot = 0;
   if (cs->has_create_key && !srv_find_key(s, cs->create_key.data, cs->create_key.len) &&
-      srv_tomb_key(s, cs->create_key.data, cs->create_key.len) < 0) {
+      srv_tomb_key(s, cs->create_key.data, cs->create_key.len) < 0 &&
+      srv_failed_key(s, cs->create_key.data, cs->create_key.len) < 0) {
     for (srv_job *b = s->store.building; b; b = b->building_next) {
       if (same_key(&b->rq->create_session->create_key, &cs->create_key)) {
         j->next = b->waiting;
@@ -696,12 +700,20 @@ int srv_accept(srv *s, srv_job *j, const uint8_t *req, size_t len) {
       ss->sched.last_active = j->arrived;
     }
     j->controller = 1;  // and when its reply leaves, for a request that takes long
+  } else if (rq->body_case == CCSIM__REQUEST__BODY_CLOSE_SESSION &&
+             same_token(s->admin_token, rq->token)) {
+    // an operator ends a session whose controller is gone: a close only, as its controller
+    j->controller = j->admin = 1;
   }
   int queue = 0;
   if (row->role == SRV_ROLE_CONTROLLER && !j->controller) {
     fail(&rc, CCSIM_EPERM, "%s: only the controller of session %s may do this (send the "
          "controller_token CreateSession returned; observers may get_state and "
-         "query_contacts)", row->name, ss->id);
+         "query_contacts)%s", row->name, ss->id,
+         rq->body_case == CCSIM__REQUEST__BODY_CLOSE_SESSION
+             ? "; an operator closes any session with the token ccsimd --admin-token FILE "
+               "wrote"
+             : "");
   } else {
     queue = row->where == SRV_ON_POOL || row->answer(&rc, j, ss) == SRV_QUEUE;
   }
@@ -833,7 +845,9 @@ static int create_again(rctx *rc, srv_job *j, srv_session *made, uint64_t digest
 
 // Under mu: 1 with the answer in rc and *code when j's create_key made a session already:
 // that session again while it is open; EEXPIRED once it is closed, as a late copy of a
-// create whose session was used and closed, built again, would be a session nobody holds
+// create whose session was used and closed, built again, would be a session nobody holds.
+// Likewise when a create under the key failed lately: the same error, at once (a retry of
+// a scene that does not compile must not compile it again, nor wait as long again)
 static int known_key_locked(rctx *rc, srv_job *j, uint64_t digest, int *code) {
   const ProtobufCBinaryData *key = &j->rq->create_session->create_key;
   srv_session *made = srv_find_key(rc->s, key->data, key->len);
@@ -845,6 +859,18 @@ static int known_key_locked(rctx *rc, srv_job *j, uint64_t digest, int *code) {
   if (t >= 0) {
     *code = fail(rc, CCSIM_EEXPIRED, "create_session: create_key made session %s, which %s",
                  rc->s->store.tombs[t].id, rc->s->store.tombs[t].why);
+    return 1;
+  }
+  int f = srv_failed_key(rc->s, key->data, key->len);
+  if (f >= 0 && rc->s->store.failed[f].digest != digest) {
+    *code = fail(rc, CCSIM_EINVAL,
+                 "create_session: create_key was used by a different request, which failed; "
+                 "pick a new key for each session");
+    return 1;
+  }
+  if (f >= 0) {
+    *code = fail(rc, rc->s->store.failed[f].code, "create_session: %s",
+                 rc->s->store.failed[f].msg);
     return 1;
   }
   return 0;
@@ -913,6 +939,11 @@ static int create_session(rctx *rc, srv_job *j) {
     ss->create.digest = digest;
   }
   pthread_mutex_lock(&s->mu);
+  if (!ss && klen && code != CCSIM_ENOMEM) {
+    // before the copies waiting for this build are admitted again (create_done_locked):
+    // they get this answer. Out of memory may pass, so a retry builds again
+    srv_failed_key_add(s, cs->create_key.data, klen, digest, code, err);
+  }
   Ccsim__CreateSessionReply *cr = NULL;
   if (ss && klen && known_key_locked(rc, j, digest, &code)) {
     // another copy built meanwhile (one admitted as a retry before its session closed,
@@ -1387,7 +1418,9 @@ static int do_close(rctx *rc, srv_job *j, srv_session *ss) {
     return fail(rc, CCSIM_ENOMEM, "out of memory");
   }
   pthread_mutex_lock(&rc->s->mu);
-  srv_remove(rc->s, ss, "was closed by its controller");
+  srv_remove(rc->s, ss,
+             j->admin ? "was closed by the server's operator (admin token)"
+                      : "was closed by its controller");
   pthread_mutex_unlock(&rc->s->mu);
   srv_unlink_session(rc->s, ss->id);
   Ccsim__BodyState **bodies = NULL;

@@ -138,6 +138,7 @@ struct srv_job {
   int delim;             // the client is a REQ socket: an empty delimiter frame goes back
   double arrived;        // monotonic [s]
   int controller;        // sent by the session's controller: its end counts as activity
+  int admin;             // a CloseSession under the server's admin token (controller set too)
   uint8_t *reply;        // owned, the serialized Reply to send
   size_t reply_len;
   double send_at;        // monotonic [s]; 0: at once (lockstep pacing holds replies)
@@ -264,6 +265,7 @@ struct srv {
   srv_pool_ops pool_ops;
   double started;     // monotonic [s]
   int state_lock_fd;  // the --state-dir lock, held while the server lives (-1: none)
+  char admin_token[SRV_ID_LEN + 1];  // closes any session (cfg.admin_token_file; "": none)
   int threaded;       // the pool and the pacer run (srv_run)
 
   // read and written without a lock
@@ -357,6 +359,15 @@ struct srv {
       size_t create_key_len;
     } tombs[SRV_TOMBS];
     int tomb_next;
+    struct {
+      uint8_t create_key[SRV_CREATE_KEY_MAX];  // (create_key_len 0: a free entry)
+      size_t create_key_len;
+      uint64_t digest;  // the request's bytes (ccsim_pb_digest of its CreateSession)
+      double when;      // srv_now() of the failure [s]
+      int code;         // its status
+      char msg[512];    // its reason (as long as the reply's: answered the same)
+    } failed[SRV_FAILED_CREATES];
+    int failed_next;
     uint64_t id_counter;  // deterministic ids
     uint64_t expired;     // sessions freed by the idle timeout
     srv_deadline dl;      // pacing totals over all sessions

@@ -241,6 +241,35 @@ int srv_tomb_key(const srv *s, const uint8_t *key, size_t len) {
   return -1;
 }
 
+void srv_failed_key_add(srv *s, const uint8_t *key, size_t len, uint64_t digest, int code,
+                        const char *msg) {
+  if (len == 0 || len > SRV_CREATE_KEY_MAX) {
+    return;
+  }
+  int k = srv_failed_key(s, key, len);  // a copy that built again: one entry per key
+  if (k < 0) {
+    k = s->store.failed_next;
+    s->store.failed_next = (k + 1) % SRV_FAILED_CREATES;
+  }
+  memcpy(s->store.failed[k].create_key, key, len);
+  s->store.failed[k].create_key_len = len;
+  s->store.failed[k].digest = digest;
+  s->store.failed[k].when = srv_now();
+  s->store.failed[k].code = code;
+  snprintf(s->store.failed[k].msg, sizeof s->store.failed[k].msg, "%s", msg);
+}
+
+int srv_failed_key(const srv *s, const uint8_t *key, size_t len) {
+  double now = srv_now();
+  for (int k = 0; k < SRV_FAILED_CREATES; k++) {
+    if (same_create_key(s->store.failed[k].create_key, s->store.failed[k].create_key_len, key,
+                        len)) {
+      return now - s->store.failed[k].when <= SRV_FAILED_CREATE_TTL ? k : -1;
+    }
+  }
+  return -1;
+}
+
 int srv_insert(srv *s, srv_session *ss) {
   for (int i = 0; i < s->cfg.max_sessions; i++) {
     if (!s->store.tab[i]) {

@@ -41,6 +41,16 @@ srv_session *srv_find_key(srv *s, const uint8_t *key, size_t len);
 // build it again.
 int srv_tomb_key(const srv *s, const uint8_t *key, size_t len);
 
+// Under mu: remember that a CreateSession under this create_key (digest: of its bytes) failed
+// with code and msg (copied), so that its retries are answered the same without building
+// again; the oldest of SRV_FAILED_CREATES is forgotten.
+void srv_failed_key_add(srv *s, const uint8_t *key, size_t len, uint64_t digest, int code,
+                        const char *msg);
+
+// Under mu: the index in s->store.failed of the failed create remembered under this
+// create_key (younger than SRV_FAILED_CREATE_TTL), or -1.
+int srv_failed_key(const srv *s, const uint8_t *key, size_t len);
+
 // A Checkpoint blob for ss (job thread): serialized into *out (malloc, caller frees).
 // Restarts ss's integrator at the checkpoint. Returns CCSIM_OK, or an error code with the
 // reason in err (out of memory; a state no restore would take).

@@ -37,6 +37,13 @@ if [ -w /dev/full ]; then
 fi
 # a sub-millisecond timeout is 1 ms, not the library's 30 s default
 expect 1 "within 1 ms" -- timeout 10 "$ccsim" ping --server tcp://127.0.0.1:1 --timeout 0.0005
+# nothing listening (port 1 needs root to bind) is said within about a second, not after
+# three attempts of 10 s
+expect 1 "nothing accepts connections at tcp://127.0.0.1:1 — is ccsimd running?" -- \
+  timeout 8 "$ccsim" run "$scene" --server tcp://127.0.0.1:1
+# an admin token that cannot be written stops ccsimd at start
+expect 1 "cannot write the admin token to $tmp/none/admin.token" -- \
+  timeout 8 "$ccsimd" --bind 'tcp://127.0.0.1:*' --stream none --admin-token "$tmp/none/admin.token"
 expect 2 "--dir is empty" -- "$ccsim" keygen k --dir ""
 expect 2 "expected a finite distance" -- "$ccsim" geom proximity box:1,1,1 box:1,1,1 --standoff ""
 expect 2 "--count wants a whole number" -- "$ccsim" watch 0123 --count 1.5

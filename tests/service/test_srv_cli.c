@@ -343,10 +343,120 @@ static void test_names_in_output(void **state) {
   free(t);
 }
 
+// a server started without --idle-timeout frees idle sessions after 10 minutes (a client
+// killed without closing its session no longer holds it for ever)
+static void test_idle_timeout_default(void **state) {
+  fixture *f = *state;
+  char err[256];
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  assert_non_null(c);
+  ccsim_server_info info;
+  assert_int_equal(ccsim_client_server_info(c, &info, NULL), CCSIM_OK);
+  ccsim_client_destroy(&c);
+  assert_double_near(info.idle_timeout, 600, 0);
+}
+
+// write text (a line) to DIR/name
+static void write_text(const fixture *f, const char *name, const char *text) {
+  char p[128];
+  snprintf(p, sizeof p, "%s/%s", f->dir, name);
+  FILE *o = fopen(p, "w");
+  assert_non_null(o);
+  fprintf(o, "%s\n", text);
+  fclose(o);
+}
+
+// ccsim close: without a token it is refused, pointing at the admin token; with the
+// controller's token it closes its session; with the server's admin token (ccsimd
+// --admin-token FILE, mode 600) it closes a session whose client is gone, which then
+// answers EEXPIRED saying so. The admin token steps nothing.
+static void test_close(void **state) {
+  fixture *f = *state;
+  test_server_stop(&f->s, f->thread);
+  char admin[128], ctl[128], errp[128], err[256], out[4096], msg[1024];
+  snprintf(admin, sizeof admin, "%s/admin.token", f->dir);
+  snprintf(ctl, sizeof ctl, "%s/ctl.token", f->dir);
+  snprintf(errp, sizeof errp, "%s/err.txt", f->dir);
+  srv_config cfg;
+  srv_config_defaults(&cfg);
+  cfg.bind = "tcp://127.0.0.1:*";
+  cfg.stream_bind = NULL;
+  cfg.workers = 2;
+  cfg.admin_token_file = admin;
+  f->s = test_server_start(&cfg, &f->thread);
+  assert_non_null(f->s);
+  snprintf(f->endpoint, sizeof f->endpoint, "%s", srv_endpoint(f->s));
+  struct stat st;
+  assert_int_equal(stat(admin, &st), 0);
+  assert_int_equal(st.st_mode & 0777, 0600);
+  const char *json = "{\"gravity\": [0, 0, -9.81], \"bodies\": [{\"name\": \"ball\", \"mass\": 1,"
+                     " \"inertia\": [1, 1, 1], \"pose\": {\"p\": [0, 0, 3]}}]}";
+  ccsim_scene *sc = ccsim_scene_parse(json, strlen(json), "ball", NULL, err, sizeof err);
+  ccsim_client *c = ccsim_client_new(f->endpoint, err, sizeof err);
+  assert_non_null(c);
+  ccsim_session *s1 = ccsim_session_create(c, sc), *s2 = ccsim_session_create(c, sc);
+  assert_non_null(s1);
+  assert_non_null(s2);
+  char id1[64], id2[64];
+  snprintf(id1, sizeof id1, "%s", ccsim_session_id(s1));
+  snprintf(id2, sizeof id2, "%s", ccsim_session_id(s2));
+  // no token: refused, saying how an operator closes it
+  char *bare[] = {"close", id1, "--server", f->endpoint, NULL};
+  int saved = test_capture_begin(2, errp);
+  int rc = run(f, cli_close_main, bare, out, sizeof out);
+  test_capture_end(2, saved);
+  test_read_text(errp, msg, sizeof msg);
+  assert_int_equal(rc, 1);
+  if (!strstr(msg, "--admin-token")) print_error("got '%s'\n", msg);
+  assert_non_null(strstr(msg, "CCSIM_EPERM"));
+  assert_non_null(strstr(msg, "--admin-token"));
+  // its controller's token
+  write_text(f, "ctl.token", ccsim_session_token(s1));
+  char *as_ctl[] = {"close", id1, "--server", f->endpoint, "--token-file", ctl, NULL};
+  assert_int_equal(run(f, cli_close_main, as_ctl, out, sizeof out), 0);
+  assert_non_null(strstr(out, "closed"));
+  ccsim_session_release(&s1);
+  // the admin token: a close only
+  char token[64] = "";
+  FILE *in = fopen(admin, "r");
+  assert_non_null(in);
+  assert_non_null(fgets(token, sizeof token, in));
+  fclose(in);
+  token[strcspn(token, "\n")] = 0;
+  void *zctx = zmq_ctx_new();
+  void *sock = test_dealer(zctx, f->endpoint);
+  Ccsim__Reply *r = test_raw_step_reply(sock, id2, token, 1, 1, 1e-3, NULL);
+  int step_code = r && r->error ? (int)r->error->code : -1000;
+  if (r) ccsim__reply__free_unpacked(r, NULL);
+  zmq_close(sock);
+  zmq_ctx_term(zctx);
+  assert_int_equal(step_code, CCSIM_EPERM);
+  ccsim_session_release(&s2);  // its client "killed": only the operator can end it now
+  char *as_admin[] = {"close", id2, "--server", f->endpoint, "--token-file", admin, NULL};
+  assert_int_equal(run(f, cli_close_main, as_admin, out, sizeof out), 0);
+  ccsim_session *again = ccsim_session_attach(c, id2);
+  snprintf(msg, sizeof msg, "%s", ccsim_client_errmsg(c));
+  assert_null(again);
+  if (!strstr(msg, "operator")) print_error("got '%s'\n", msg);
+  assert_non_null(strstr(msg, "closed by the server's operator"));
+  ccsim_session_info *all = NULL;
+  size_t n = 9;
+  assert_int_equal(ccsim_client_list_sessions(c, &all, &n), CCSIM_OK);
+  free(all);
+  assert_int_equal(n, 0);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+  rm(f->dir, "admin.token");
+  rm(f->dir, "ctl.token");
+  rm(f->dir, "err.txt");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_names_in_output),
       cmocka_unit_test_setup_teardown(test_keygen, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_idle_timeout_default, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_close, setup, teardown),
       cmocka_unit_test_setup_teardown(test_sessions_and_watch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_watch_ends_with_server, setup, teardown),
       cmocka_unit_test_setup_teardown(test_watch_follows_restart, setup, teardown),

@@ -119,6 +119,7 @@ static int setup(void **state) {
   srv_config_defaults(&cfg);
   cfg.bind = NULL;
   cfg.max_sessions = 3;
+  cfg.idle_timeout = 0;  // the session limit's message for a server that never frees them
   cfg.max_bodies = 4;
   cfg.max_triangles = 12;
   cfg.max_substeps = 100;

@@ -433,6 +433,56 @@ static void test_mesh_files_are_read_by_the_server(void **state) {
   ccsim_scene_destroy(&bad);
 }
 
+// the reply to a raw CreateSession of sc under key[0, 16) (lockstep: another request under
+// the same key) on a fresh DEALER: its code, and its message into msg
+static int raw_create(const fixture *f, const ccsim_scene *sc, const uint8_t *key, int lockstep,
+                      char *msg, size_t msg_sz) {
+  static uint64_t rid = 1;
+  void *zctx = zmq_ctx_new();
+  void *sock = test_dealer(zctx, srv_endpoint(f->s));
+  Ccsim__Request rq;
+  Ccsim__CreateSession cs;
+  Ccsim__Pacing pc;
+  test_create_request(&rq, &cs, &pc, ccsim_scene_message(sc), key, 16, lockstep);
+  Ccsim__Reply *r = test_send_request(sock, &rq, rid++) == 0 ? test_recv_reply(sock) : NULL;
+  zmq_close(sock);
+  zmq_ctx_term(zctx);
+  int code = !r ? -1000 : r->error ? (int)r->error->code : CCSIM_OK;
+  snprintf(msg, msg_sz, "%s", r && r->error && r->error->message ? r->error->message : "");
+  if (r) ccsim__reply__free_unpacked(r, NULL);
+  return code;
+}
+
+// a create whose scene does not compile is remembered by its key: its retry (the library's,
+// on a fresh connection) gets the same error at once, without compiling again; the key with
+// other bytes is refused, and another key compiles
+static void test_failed_create_answers_its_retry(void **state) {
+  fixture *f = *state;
+  char path[256];
+  snprintf(path, sizeof path, "%s/bad.obj", f->dir);
+  FILE *o = fopen(path, "w");
+  assert_non_null(o);
+  fprintf(o, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 9\n");
+  fclose(o);
+  ccsim_scene *bad = scene_of(f, "bad.obj");
+  start(f, SRV_DEFAULT_MODEL_CACHE_MB, NULL);
+  const uint8_t key[16] = "failed-create-01", other[16] = "failed-create-02";
+  char m1[512], m2[512];
+  assert_int_equal(raw_create(f, bad, key, 0, m1, sizeof m1), CCSIM_EINVAL);
+  assert_non_null(strstr(m1, "bad.obj:4"));
+  assert_int_equal(stats(f).misses, 1);
+  assert_int_equal(raw_create(f, bad, key, 0, m2, sizeof m2), CCSIM_EINVAL);
+  assert_string_equal(m1, m2);
+  assert_int_equal(stats(f).misses, 1);  // answered from the failure, not compiled again
+  assert_int_equal(raw_create(f, bad, key, 1, m2, sizeof m2), CCSIM_EINVAL);
+  if (!strstr(m2, "different request")) print_error("got '%s'\n", m2);
+  assert_non_null(strstr(m2, "different request"));
+  assert_int_equal(raw_create(f, bad, other, 0, m2, sizeof m2), CCSIM_EINVAL);
+  assert_string_equal(m1, m2);
+  assert_int_equal(stats(f).misses, 2);
+  ccsim_scene_destroy(&bad);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_sessions_of_one_scene_share, setup, teardown),
@@ -443,6 +493,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_restores_go_through_the_cache, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mesh_files_are_read_by_the_server, setup, teardown),
       cmocka_unit_test_setup_teardown(test_concurrent_creates_compile_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_failed_create_answers_its_retry, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
