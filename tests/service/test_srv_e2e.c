@@ -493,13 +493,17 @@ static void *hammer_main(void *arg) {
   hammer *h = arg;
   ccsim_server_info info;
   for (int k = 0; k < h->n; k++) {
-    h->timeouts += ccsim_client_server_info(h->c, &info, NULL) == CCSIM_ETIMEOUT;
+    // a timeout, or (once connections have been refused for a second) "nothing accepts
+    // connections at E"
+    int st = ccsim_client_server_info(h->c, &info, NULL);
+    h->timeouts += st == CCSIM_ETIMEOUT || st == CCSIM_EIO;
   }
   atomic_store(&h->done, 1);
   return NULL;
 }
 
-// With its server gone, a client's requests time out one by one, never blocking in the
+// With its server gone, a client's requests fail one by one (time out, or are told nothing
+// accepts connections there), never blocking in the
 // send (it used to hang once a thousand unanswered requests filled the socket's queue),
 // and the requests it gave up on are not delivered to a server that comes back on the
 // same endpoint (they stayed queued: creates made sessions nobody held).
