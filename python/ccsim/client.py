@@ -8,6 +8,7 @@ from zmq.utils.monitor import recv_monitor_message
 
 from ._pb import pb
 from . import errors as E
+from . import _wire
 
 __all__ = ["Client", "connect", "read_key"]
 
@@ -179,6 +180,8 @@ class Client:
         s = self._ctx.socket(zmq.DEALER)
         s.setsockopt(zmq.LINGER, 0)
         s.setsockopt(zmq.SNDTIMEO, int(self.timeout * 1000))
+        self._rcv_ms = int(1000 * min(self.timeout, MONITOR_SLICE)) + 1
+        s.setsockopt(zmq.RCVTIMEO, self._rcv_ms)
         # a backstop: a reply far over the limit is dropped by ZeroMQ (a timeout); one
         # within it is received and refused with its size named
         s.setsockopt(zmq.MAXMSGSIZE, min(self.max_reply_bytes + (1 << 20), 2**62))
@@ -237,37 +240,73 @@ class Client:
     # ---- round trips ----------------------------------------------------------------
 
     def _await(self, rid):
+        """The bytes of the reply to request rid, or None after the timeout."""
+        # the receive waits in slices (the socket's RCVTIMEO), the monitor's events read
+        # between them: a reply costs one receive, and a refused connection is told within
+        # a slice (a Poller per call would cost more than the rest of a step's Python)
         deadline = time.monotonic() + self.timeout
         sock = self._sock
+        slice_ms = self._rcv_ms
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            if not sock.poll(int(1000 * min(left, MONITOR_SLICE)) + 1):
+            try:
+                data = sock.recv()
+            except zmq.Again:
                 self._mon.read(self.endpoint, self._curve is not None)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                ms = int(1000 * min(left, MONITOR_SLICE)) + 1
+                if ms != slice_ms:
+                    sock.setsockopt(zmq.RCVTIMEO, ms)
+                    slice_ms = self._rcv_ms = ms
                 continue
-            frame = sock.recv(copy=False)
-            n = len(frame.buffer)
+            n = len(data)
             if n > self.max_reply_bytes:
                 raise E.LimitError(f"the server sent a reply of {n} bytes, over this client's "
                                    f"max_reply_bytes of {self.max_reply_bytes}")
-            r = pb.Reply()
-            try:
-                r.ParseFromString(frame.bytes)
-            except Exception:
-                raise E.ProtocolError(f"the server sent a reply of {n} bytes that is not a "
-                                      "ccsim.Reply") from None
-            if r.request_id != rid:
+            got = _wire.reply_request_id(data)
+            if got is None:
+                got = self._parse(data).request_id
+            if got != rid:
+                if time.monotonic() > deadline:
+                    return None
                 continue  # a late reply to an earlier request
-            return r
+            return data
+
+    @staticmethod
+    def _parse(data):
+        r = pb.Reply()
+        try:
+            r.ParseFromString(data)
+        except Exception:
+            raise E.ProtocolError(f"the server sent a reply of {len(data)} bytes that is not "
+                                  "a ccsim.Reply") from None
+        return r
 
     def _call(self, rq, want, retryable=True):
         """Send rq and return its Reply with body `want`; retried on timeout with the same
         bytes on a fresh connection; raises the server's error as its exception."""
+        return self._reply(self._exchange(rq.SerializeToString(), rq.seq, retryable,
+                                          rq.WhichOneof("body")), want)
+
+    def _reply(self, data, want):
+        """The Reply in data with body `want`, or the server's error as its exception."""
+        r = self._parse(data)
+        if r.HasField("error") and r.error.code != pb.OK:
+            raise E.error_for_code(r.error.code, r.error.message,
+                                   r.error.last_seq if r.error.HasField("last_seq") else None)
+        if r.WhichOneof("body") != want:
+            raise E.ProtocolError(f"{_REQ_NAMES.get(want, want)}: the reply has no {want}")
+        return r
+
+    def _exchange(self, body, seq=0, retryable=True, name="step"):
+        """Send a Request serialized without its request_id (field 1, added here) and
+        return the bytes of its reply; retried on timeout with the same bytes on a fresh
+        connection."""
         self._check_open()
         self._next_id += 1
-        rid = rq.request_id = self._next_id
-        data = rq.SerializeToString()
+        rid = self._next_id
+        data = (b"\x08" + _wire.varint(rid)) + body
         if self.max_request_bytes and len(data) > self.max_request_bytes:
             raise E.LimitError(f"request of {len(data)} bytes exceeds the server's limit of "
                                f"{self.max_request_bytes} bytes (ccsimd --max-msg-bytes)")
@@ -280,7 +319,7 @@ class Client:
                 if k > 0 or self._stale:
                     self._open()  # a fresh connection (new identity) for the retry
                 try:
-                    self._sock.send(data, copy=len(data) < 65536)
+                    self._sock.send(data)
                 except zmq.Again:
                     continue  # not even taken: the server is gone or swamped
                 r = self._await(rid)
@@ -291,17 +330,11 @@ class Client:
             raise
         if r is None:
             self._stale = True  # requests queued here would reach a server that comes back
-            body = rq.WhichOneof("body")
-            seq = f" (seq {rq.seq})" if rq.seq else ""
+            seq = f" (seq {seq})" if seq else ""
             raise E.TimeoutError(
-                f"no reply from {self.endpoint} to {_REQ_NAMES.get(body, body)}{seq} within "
+                f"no reply from {self.endpoint} to {_REQ_NAMES.get(name, name)}{seq} within "
                 f"{self.timeout:g} s ({self.attempts} attempt{'s' if self.attempts > 1 else ''})"
                 + self._mon.hint(self._curve is not None))
-        if r.HasField("error") and r.error.code != pb.OK:
-            raise E.error_for_code(r.error.code, r.error.message,
-                                   r.error.last_seq if r.error.HasField("last_seq") else None)
-        if r.WhichOneof("body") != want:
-            raise E.ProtocolError(f"{_REQ_NAMES.get(want, want)}: the reply has no {want}")
         return r
 
     # ---- requests -------------------------------------------------------------------

@@ -2,37 +2,60 @@
 request is retried; states as numpy arrays."""
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from numbers import Real as _Real
 
 import numpy as np
 
 from ._pb import pb
 from . import errors as E
+from . import _wire
+
+_isfinite = math.isfinite
 
 __all__ = ["Session", "State", "Contacts"]
 
 
-@dataclass
 class State:
     """Every body's state at time t [s] (n bodies, in the scene's order), world frame:
     positions (n, 3) [m] and quaternions (n, 4) (w, x, y, z), body -> world, of each body's
     reference frame; velocities (n, 3) [m/s] of its origin and angular_velocities (n, 3)
     [rad/s]; contact_forces (n, 3) [N], contact_torques (n, 3) [N m] about the frame
-    origin, contact_counts (n,) witness pairs carrying force."""
-    time: float
-    positions: np.ndarray
-    quaternions: np.ndarray
-    velocities: np.ndarray
-    angular_velocities: np.ndarray
-    contact_forces: np.ndarray
-    contact_torques: np.ndarray
-    contact_counts: np.ndarray
-    stats: dict = field(default_factory=dict)
+    origin, contact_counts (n,) witness pairs carrying force; stats: the step's solver
+    statistics (a dict, see StepStats in proto/ccsim.proto; {} for a state not stepped).
+    The arrays are views of one (n, 20) array, `array`."""
+
+    __slots__ = ("time", "array", "_stats")
+
+    def __init__(self, time, array, stats=None):
+        self.time = time
+        self.array = array
+        self._stats = stats  # a StepStats message or its bytes until asked for
+
+    positions = property(lambda self: self.array[:, 0:3])
+    quaternions = property(lambda self: self.array[:, 3:7])
+    velocities = property(lambda self: self.array[:, 7:10])
+    angular_velocities = property(lambda self: self.array[:, 10:13])
+    contact_forces = property(lambda self: self.array[:, 13:16])
+    contact_torques = property(lambda self: self.array[:, 16:19])
+    contact_counts = property(lambda self: self.array[:, 19].astype(np.int64))
 
     @property
     def contact_wrenches(self):
         """(n, 6): contact force [N] then torque [N m] of each body."""
-        return np.hstack([self.contact_forces, self.contact_torques])
+        return self.array[:, 13:19]
+
+    @property
+    def stats(self):
+        m = self._stats
+        if not isinstance(m, dict):
+            if isinstance(m, bytes):
+                m = pb.StepStats.FromString(m)
+            self._stats = {f.name: v for f, v in m.ListFields()} if m is not None else {}
+        return self._stats
+
+    def __repr__(self):
+        return f"<ccsim.State t={self.time:g} s, {len(self.array)} bodies>"
 
 
 @dataclass
@@ -54,20 +77,24 @@ class Contacts:
         return len(self.depth)
 
 
+def _body_row(b, k):
+    if b.body != k:
+        raise E.ProtocolError(f"the reply's body state {k} names body {b.body}")
+    pose, tw = b.pose, b.twist
+    p, q, v, w = pose.p, pose.q, tw.v, tw.w
+    f, t = b.contact_force, b.contact_torque
+    return (p.x, p.y, p.z, q.w, q.x, q.y, q.z, v.x, v.y, v.z, w.x, w.y, w.z,
+            f.x, f.y, f.z, t.x, t.y, t.z, b.contact_count)
+
+
 def _state(time, bodies, n, stats=None):
     if len(bodies) != n:
         raise E.ProtocolError(f"the reply holds {len(bodies)} body states for {n} bodies")
     rows = []
+    add = rows.extend
     for k, b in enumerate(bodies):
-        if b.body != k:
-            raise E.ProtocolError(f"the reply's body state {k} names body {b.body}")
-        p, q, v, w = b.pose.p, b.pose.q, b.twist.v, b.twist.w
-        f, t = b.contact_force, b.contact_torque
-        rows.append((p.x, p.y, p.z, q.w, q.x, q.y, q.z, v.x, v.y, v.z, w.x, w.y, w.z,
-                     f.x, f.y, f.z, t.x, t.y, t.z, b.contact_count))
-    a = np.array(rows, dtype=np.float64).reshape(n, 20)
-    return State(time, a[:, 0:3], a[:, 3:7], a[:, 7:10], a[:, 10:13], a[:, 13:16],
-                 a[:, 16:19], a[:, 19].astype(np.int64), stats or {})
+        add(_body_row(b, k))
+    return State(time, np.array(rows, dtype=np.float64).reshape(n, 20), stats)
 
 
 def _contacts(time, cs, n):
@@ -85,17 +112,40 @@ def _contacts(time, cs, n):
                     x[:, 10], x[:, 11:14])
 
 
-def _finite(x, n, what):
-    """x as a tuple of n finite floats, or InvalidArgumentError naming what."""
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise E.InvalidArgumentError(f"{what} must be {n} numbers, not {x!r}") from None
-    if a.shape != (n,):
-        raise E.InvalidArgumentError(f"{what} must be {n} numbers, not shape {a.shape}")
-    if not np.isfinite(a).all():
-        raise E.InvalidArgumentError(f"{what} holds a number that is not finite: {a.tolist()}")
-    return a.tolist()
+def _finite_fast(x, n):
+    """x is a list or tuple of n finite floats (the common case, checked quickly)."""
+    if type(x) not in (list, tuple) or len(x) != n:
+        return False
+    for e in x:
+        t = type(e)
+        if (t is not float and t is not int) or not _isfinite(e):
+            return False
+    return True
+
+
+def _finite(x, n, what, name=None):
+    """x as a list of n finite floats, or InvalidArgumentError naming what (of body name).
+    Plain Python: on three numbers numpy costs more than the round trip's own work."""
+    if _finite_fast(x, n):
+        return x
+    if name is not None:
+        what = f'{what} of "{name}"'
+    if isinstance(x, np.ndarray):
+        x = x.tolist() if x.ndim == 1 else [x]
+    elif isinstance(x, (str, bytes)) or not hasattr(x, "__len__"):
+        raise E.InvalidArgumentError(f"{what} must be {n} numbers, not {x!r}")
+    if len(x) != n:
+        raise E.InvalidArgumentError(f"{what} must be {n} numbers, not {len(x)}: {x!r}")
+    out = []
+    for e in x:
+        if type(e) is not float and (isinstance(e, (bool, str, bytes)) or
+                                     not isinstance(e, _Real)):
+            raise E.InvalidArgumentError(f"{what} must be {n} numbers, not {x!r}")
+        e = float(e)
+        if not _isfinite(e):
+            raise E.InvalidArgumentError(f"{what} holds a number that is not finite: {x!r}")
+        out.append(e)
+    return out
 
 
 def _set3(m, x):
@@ -114,6 +164,7 @@ class Session:
         self.client = client
         self.id = reply.session_id
         self.token = reply.controller_token or None
+        self._wire_session = _wire.session_fields(self.id, self.token)
         self.body_names = list(reply.body_names)
         self.nbody = len(self.body_names)
         self._index = {n: i for i, n in enumerate(self.body_names)}
@@ -151,13 +202,16 @@ class Session:
     def closed(self):
         return self._closed
 
-    def __getattr__(self, name):
-        if name in ("positions", "quaternions", "velocities", "angular_velocities",
-                    "contact_forces", "contact_torques", "contact_counts", "contact_wrenches",
-                    "stats"):
-            st = self.__dict__.get("state")
-            return getattr(st, name) if st is not None else None
-        raise AttributeError(name)
+    # the last state's arrays (Session.state), None before the first state
+    positions = property(lambda self: getattr(self.state, 'positions') if self.state else None)
+    quaternions = property(lambda self: getattr(self.state, 'quaternions') if self.state else None)
+    velocities = property(lambda self: getattr(self.state, 'velocities') if self.state else None)
+    angular_velocities = property(lambda self: getattr(self.state, 'angular_velocities') if self.state else None)
+    contact_forces = property(lambda self: getattr(self.state, 'contact_forces') if self.state else None)
+    contact_torques = property(lambda self: getattr(self.state, 'contact_torques') if self.state else None)
+    contact_counts = property(lambda self: getattr(self.state, 'contact_counts') if self.state else None)
+    contact_wrenches = property(lambda self: getattr(self.state, 'contact_wrenches') if self.state else None)
+    stats = property(lambda self: getattr(self.state, 'stats') if self.state else None)
 
     def body_index(self, body):
         """Index of a body given by name or index; InvalidArgumentError when unknown."""
@@ -184,9 +238,10 @@ class Session:
 
     # ---- stepping ---------------------------------------------------------------------
 
-    def _inputs(self, step, inputs):
+    def _inputs(self, inputs):
+        """inputs checked and encoded: a list of BodyInput messages' bytes."""
         if inputs is None:
-            return
+            return ()
         if isinstance(inputs, dict):
             items = inputs.items()
         elif isinstance(inputs, (list, tuple)):
@@ -199,34 +254,32 @@ class Session:
             raise E.InvalidArgumentError(
                 "inputs is a dict {body: {\"force\": [fx, fy, fz], \"torque\": ...}} or a "
                 f"list of dicts with \"body\", not {type(inputs).__name__}")
+        out = []
+        nbody = self.nbody
         for body, spec in items:
-            b = self.body_index(body)
+            b = body if type(body) is int and 0 <= body < nbody else self.body_index(body)
             name = self.body_names[b]
-            if not isinstance(spec, dict):
+            if type(spec) is not dict and not isinstance(spec, dict):
                 raise E.InvalidArgumentError(f'input for "{name}" must be a dict with force, '
                                              "torque, p, q, v or w")
-            bad = set(spec) - {"force", "torque", "p", "q", "v", "w"}
-            if bad:
-                raise E.InvalidArgumentError(f'input for "{name}": unknown key(s) '
-                                             f"{sorted(bad)} (known: force, torque, p, q, v, w)")
-            m = step.inputs.add()
-            m.body = b
-            for key, n, dst in (("force", 3, "force"), ("torque", 3, "torque")):
-                if spec.get(key) is not None:
-                    x = _finite(spec[key], n, f'{key} of "{name}"')
-                    if max(abs(e) for e in x) > 1e12:
+            kw = {}
+            for key, val in spec.items():
+                if val is None:
+                    continue
+                if key == "force" or key == "torque":
+                    x = _finite(val, 3, key, name)
+                    if abs(x[0]) > 1e12 or abs(x[1]) > 1e12 or abs(x[2]) > 1e12:
                         raise E.InvalidArgumentError(f'{key} of "{name}" over 1e12')
-                    _set3(getattr(m, dst), x)
-            if spec.get("p") is not None or spec.get("q") is not None:
-                if spec.get("p") is not None:
-                    _set3(m.pose.p, _finite(spec["p"], 3, f'p of "{name}"'))
-                if spec.get("q") is not None:
-                    m.pose.q.w, m.pose.q.x, m.pose.q.y, m.pose.q.z = _finite(
-                        spec["q"], 4, f'q of "{name}"')
-            if spec.get("v") is not None:
-                _set3(m.twist.v, _finite(spec["v"], 3, f'v of "{name}"'))
-            if spec.get("w") is not None:
-                _set3(m.twist.w, _finite(spec["w"], 3, f'w of "{name}"'))
+                elif key == "q":
+                    x = _finite(val, 4, "q", name)
+                elif key in ("p", "v", "w"):
+                    x = _finite(val, 3, key, name)
+                else:
+                    raise E.InvalidArgumentError(f'input for "{name}": unknown key "{key}" '
+                                                 "(known: force, torque, p, q, v, w)")
+                kw[key] = x
+            out.append(_wire.body_input(b, **kw))
+        return out
 
     def step(self, dt, inputs=None, *, substeps=1, want_contacts=None, want_substates=False):
         """Advance by substeps x dt [s] with inputs held over the step, in one round trip.
@@ -238,26 +291,37 @@ class Session:
         the same call again steps or gets the stored reply. Returns the new State (also
         Session.state); contacts (want_contacts, default Session.want_contacts) go to
         Session.contacts, sub-step states (want_substates) to Session.substates."""
-        self._check()
-        if isinstance(dt, bool) or not isinstance(dt, (int, float, np.floating)) or \
-                not math.isfinite(dt) or not dt > 0:
-            raise E.InvalidArgumentError(f"dt must be a finite number of seconds > 0, not {dt!r}")
-        if isinstance(substeps, bool) or not isinstance(substeps, (int, np.integer)) or \
-                substeps < 1 or substeps > 0xFFFFFFFF:
-            raise E.InvalidArgumentError(f"substeps must be a whole number >= 1, "
-                                         f"not {substeps!r}")
+        if self._closed:
+            self._check()
+        if type(dt) is not float or not 0.0 < dt < math.inf:  # NaN fails the comparison
+            if isinstance(dt, bool) or not isinstance(dt, (int, float, np.floating)) or \
+                    not math.isfinite(dt) or not dt > 0:
+                raise E.InvalidArgumentError(f"dt must be a finite number of seconds > 0, "
+                                             f"not {dt!r}")
+        if substeps != 1 or type(substeps) is not int:
+            if isinstance(substeps, bool) or not isinstance(substeps, (int, np.integer)) or \
+                    substeps < 1 or substeps > 0xFFFFFFFF:
+                raise E.InvalidArgumentError(f"substeps must be a whole number >= 1, "
+                                             f"not {substeps!r}")
         wc = self.want_contacts if want_contacts is None else bool(want_contacts)
-        st = pb.Step(dt=float(dt))
-        if substeps > 1:
-            st.substeps = int(substeps)
-        if wc:
-            st.want_contacts = True
-        if want_substates:
-            st.want_substates = True
-        self._inputs(st, inputs)
         seq = self.seq + 1  # the same seq on every retry: the server steps once
+        data = _wire.step_request(self._wire_session, seq, float(dt), self._inputs(inputs),
+                                  int(substeps), wc, want_substates)
         try:
-            r = self.client._call(self._request(seq=seq, step=st), "step")
+            raw = self.client._exchange(data, seq)
+            fast = None if wc or want_substates else _wire.step_reply(raw, self.nbody)
+            if fast is not None:
+                # the common reply, read straight from its bytes (ccsim/_wire.py)
+                self.seq = seq
+                t, rows, stats, deadline = fast
+                self.state = State(t, np.array(rows, dtype=np.float64).reshape(self.nbody, 20),
+                                   stats)
+                self.time = t
+                self.deadline = pb.DeadlineStats.FromString(deadline) \
+                    if deadline is not None else None
+                self.contacts = self.substates = None
+                return self.state
+            r = self.client._reply(raw, "step")
         except E.Error as e:
             if e.last_seq is not None and e.last_seq == seq:
                 self.seq = seq  # the step ran and failed part-way: this seq is spent
@@ -270,8 +334,7 @@ class Session:
             raise
         sr = r.step
         self.seq = seq
-        stats = {f.name: v for f, v in sr.stats.ListFields()}
-        self.state = _state(sr.time, sr.bodies, self.nbody, stats)
+        self.state = _state(sr.time, sr.bodies, self.nbody, sr.stats)
         self.time = sr.time
         self.deadline = sr.deadline if sr.HasField("deadline") else None
         self.contacts = _contacts(sr.time, sr.contacts, self.nbody) if wc else None
@@ -326,15 +389,15 @@ class Session:
                 q = spec.get("q")
                 p = self.state.positions[b] if p is None else p
                 q = self.state.quaternions[b] if q is None else q
-                _set3(m.pose.p, _finite(p, 3, f'p of "{name}"'))
-                m.pose.q.w, m.pose.q.x, m.pose.q.y, m.pose.q.z = _finite(q, 4, f'q of "{name}"')
+                _set3(m.pose.p, _finite(p, 3, "p", name))
+                m.pose.q.w, m.pose.q.x, m.pose.q.y, m.pose.q.z = _finite(q, 4, "q", name)
             if spec.get("v") is not None or spec.get("w") is not None:
                 v = spec.get("v")
                 w = spec.get("w")
                 v = self.state.velocities[b] if v is None else v
                 w = self.state.angular_velocities[b] if w is None else w
-                _set3(m.twist.v, _finite(v, 3, f'v of "{name}"'))
-                _set3(m.twist.w, _finite(w, 3, f'w of "{name}"'))
+                _set3(m.twist.v, _finite(v, 3, "v", name))
+                _set3(m.twist.w, _finite(w, 3, "w", name))
             out.append(m)
         return out
 

@@ -90,8 +90,7 @@ class Watch:
         self.last_seq[sid] = max(m.stream_seq, last or 0)
         self.received += 1
         n = len(m.bodies)
-        state = _state(m.time, m.bodies, n, {f.name: v for f, v in m.stats.ListFields()}) \
-            if n else None
+        state = _state(m.time, m.bodies, n, m.stats) if n else None
         contacts = _contacts(m.time, m.contacts, n) if len(m.contacts) else None
         return StreamMessage(sid, m.stream_seq, m.time, state, contacts, m.closed, missed)
 
