@@ -139,6 +139,16 @@ class Client:
             raise E.InvalidArgumentError("max_reply_bytes must be a whole number > 0")
         self.max_reply_bytes = max_reply_bytes
         self._curve = None
+        if server_key is None and client_keys is None:
+            # as libccsim: the environment may name the keys (ccsim_client_opts_from_env)
+            env_s, env_c = os.environ.get("CCSIM_SERVER_KEY"), os.environ.get("CCSIM_CLIENT_KEY")
+            if env_s or env_c:
+                if not (env_s and env_c):
+                    raise E.InvalidArgumentError(
+                        f"{'CCSIM_SERVER_KEY' if env_s else 'CCSIM_CLIENT_KEY'} is set but "
+                        f"{'CCSIM_CLIENT_KEY' if env_s else 'CCSIM_SERVER_KEY'} is not: CURVE "
+                        "needs both (the server's .pub file and this client's .secret file)")
+                server_key, client_keys = env_s, env_c
         if server_key is not None or client_keys is not None:
             if server_key is None or client_keys is None:
                 raise E.InvalidArgumentError(
@@ -449,7 +459,8 @@ def connect(endpoint, *, server_key=None, client_keys=None, timeout=10.0, retrie
     timeout: seconds each attempt waits for its reply; retries: attempts after a timeout,
     each on a fresh connection (steps keep their seq, so a retried step runs once).
     server_key: the server's public key (40 Z85 characters or its .pub file) and
-    client_keys: this client's .secret file or (public, secret) for CURVE. When nothing
+    client_keys: this client's .secret file or (public, secret) for CURVE (neither given:
+    the files CCSIM_SERVER_KEY and CCSIM_CLIENT_KEY name, as libccsim). When nothing
     accepts connections at endpoint a request fails within about a second
     (ccsim.TransportError). Returns a Client; `with` closes it."""
     return Client(endpoint, server_key=server_key, client_keys=client_keys, timeout=timeout,

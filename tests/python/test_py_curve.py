@@ -59,6 +59,25 @@ class CurveTest(unittest.TestCase):
                            client_keys=(pub, sec), timeout=5) as c:
             self.assertEqual(c.server_info()["protocol_version"], 1)
 
+    def test_keys_from_the_environment(self):
+        import os as _os
+        saved = {k: _os.environ.get(k) for k in ("CCSIM_SERVER_KEY", "CCSIM_CLIENT_KEY")}
+        try:
+            _os.environ["CCSIM_SERVER_KEY"] = self.key("server", "pub")
+            _os.environ["CCSIM_CLIENT_KEY"] = self.key("listed", "secret")
+            with ccsim.connect(self.server.endpoint, timeout=5) as c:
+                self.assertEqual(c.server_info()["protocol_version"], 1)
+            del _os.environ["CCSIM_CLIENT_KEY"]
+            with self.assertRaises(ccsim.InvalidArgumentError) as cm:
+                ccsim.connect(self.server.endpoint, timeout=5)
+            self.assertIn("CCSIM_CLIENT_KEY", str(cm.exception))
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    _os.environ.pop(k, None)
+                else:
+                    _os.environ[k] = v
+
     def test_unlisted_key_is_refused(self):
         t0 = time.monotonic()
         with self.assertRaises(ccsim.PermissionError) as cm:
