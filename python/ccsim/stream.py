@@ -109,6 +109,12 @@ class Watch:
             self._ctx.term()
             self._ctx = None
 
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
     def __enter__(self):
         return self
 
