@@ -20,3 +20,9 @@ from .stream import Watch, StreamMessage
 from .env import Env
 
 __version__ = "0.2.0"
+
+__all__ = ["connect", "Client", "Session", "State", "Contacts", "Watch", "StreamMessage", "Env",
+           "load_scene", "scene_message", "read_key", "error_for_code", "Error",
+           "InvalidArgumentError", "OutOfMemoryError", "LimitError", "SolverError",
+           "NotFoundError", "VersionError", "NotImplementedByServerError", "SequenceError",
+           "PermissionError", "TimeoutError", "TransportError", "ProtocolError", "ExpiredError"]

@@ -1,7 +1,6 @@
 """The state stream from Python: a real ccsimd's messages for one session arrive in order
 with its states, the close ends the iteration; gaps in the sequence (a publisher of our
 own skipping numbers) are counted per session."""
-import threading
 import time
 import unittest
 

@@ -3,7 +3,6 @@ encoded Step requests parse to the message the classes build, and replies read s
 from their bytes (ccsimd's own, of several scenes, and random ones) give the same states
 bit for bit; anything else (errors, contacts, truncated bytes) is left to the classes."""
 import random
-import struct
 import unittest
 
 import numpy as np
