@@ -961,17 +961,25 @@ static void push_raw(geo_query_ws *ws, int ca, int cb, const double pa[3], const
     flags |= GEO_PAIR_TOUCH;
   }
   r->flags = flags;
-  // normal in B's frame (made world at output)
+  // Normal in B's frame (made world at output), by a rule that names the bodies only
+  // through their features, so that swapping A and B flips it: the direction between the
+  // points when they are apart; touching, the one face's normal of a vertex/edge-face
+  // pair, else the facets' mean axis (both faces, or edge and vertex features; taking B's
+  // face there would make the order matter).
   double nrm[3];
+  int fa_face = r->fa.type == GEO_FEAT_FACE, fb_face = r->fb.type == GEO_FEAT_FACE;
   if (dist > ws->slack) {
     geo_v3_sub(nrm, pb, pa);
     geo_v3_scale(nrm, nrm, 1.0 / dist);
-  } else if (r->fb.type == GEO_FEAT_FACE) {
+  } else if (fb_face && !fa_face) {
     geo_v3_scale(nrm, lc->nq, -1.0);
-  } else if (r->fa.type == GEO_FEAT_FACE) {
+  } else if (fa_face && !fb_face) {
     geo_v3_copy(nrm, lc->np);
+  } else if (geo_v3_dot(lc->np, lc->nq) < 0.0) {
+    geo_v3_sub(nrm, lc->np, lc->nq);
+    geo_v3_normalize(nrm);
   } else {
-    geo_v3_scale(nrm, lc->nq, -1.0);
+    geo_v3_scale(nrm, lc->nq, -1.0);  // facets facing the same way: no order-free choice
   }
   geo_v3_copy(r->normal, nrm);
 }
@@ -1011,20 +1019,27 @@ static inline int leaf_parallel(const geo_query_ws *ws) {
 static int parallel_corners(geo_query_ws *ws, double ds) {
   const q_leaf *lc = &ws->lc;
   const double *const *P = lc->P, *const *Q = lc->Q, *nq = lc->nq, *np = lc->np;
-  // project A's triangle onto B's plane along nq and clip it by B's triangle
+  // The facets' mean axis m (n_a - n_b when they face each other; the same line whichever
+  // body is A): the overlap of the two triangles' shadows along m is one polygon, seen in
+  // either plane, so its corners and their features do not depend on the order. Project
+  // A's triangle onto B's plane along m and clip it by B's triangle
+  double m[3];
+  geo_v3_madd(m, np, geo_v3_dot(np, nq) < 0.0 ? -1.0 : 1.0, nq);
+  geo_v3_normalize(m);
+  double mq = geo_v3_dot(nq, m), mp = geo_v3_dot(np, m);
   double buf[2][12][3];
   int n = 3;
   for (int k = 0; k < 3; k++) {
     double w[3];
     geo_v3_sub(w, P[k], Q[0]);
-    geo_v3_madd(buf[0][k], P[k], -geo_v3_dot(nq, w), nq);
+    geo_v3_madd(buf[0][k], P[k], -geo_v3_dot(nq, w) / mq, m);
   }
   int cur = 0;
   for (int k = 0; k < 3 && n > 0; k++) {
     n = clip_edge((const double(*)[3])buf[cur], n, Q[k], Q[(k + 1) % 3], nq, buf[1 - cur]);
     cur = 1 - cur;
   }
-  // a polygon with area: emit its corners below ds (lifted back onto A along nq)
+  // a polygon with area: emit its corners below ds (lifted back onto A along m)
   double area2 = 0.0;
   for (int i = 1; i + 1 < n; i++) {
     double e1[3], e2[3], c[3];
@@ -1033,19 +1048,32 @@ static int parallel_corners(geo_query_ws *ws, double ds) {
     geo_v3_cross(c, e1, e2);
     area2 += geo_v3_dot(c, nq);
   }
-  double c[3];
-  geo_v3_cross(c, lc->tp->e1, lc->tp->e2);  // A's triangle: P1 - P0, P2 - P0
+  // an overlap with area relative to the smaller triangle (either order gives the same)
+  double ca[3], cb[3];
+  geo_v3_cross(ca, lc->tp->e1, lc->tp->e2);  // A's triangle: P1 - P0, P2 - P0
+  geo_v3_cross(cb, lc->tq->e1, lc->tq->e2);
   int emitted = 0;
-  if (n >= 3 && fabs(area2) > 1e-9 * geo_v3_norm(c)) {
+  if (n >= 3 && fabs(area2) > 1e-9 * fmin(geo_v3_norm(ca), geo_v3_norm(cb))) {
     for (int i = 0; i < n; i++) {
       double *x = buf[cur][i], w[3], qa[3];
       geo_v3_sub(w, P[0], x);
-      double s = geo_v3_dot(np, w) / geo_v3_dot(np, nq);
-      geo_v3_madd(qa, x, s, nq);
-      double d = fabs(s);
+      geo_v3_madd(qa, x, geo_v3_dot(np, w) / mp, m);
+      int fa = classify_loc(P, lc->tp, qa), fb = classify_loc(Q, lc->tq, x);
+      // A vertex over a face meets it along that face's normal, at the features' canonical
+      // points (B's vertices over A's face too: taking B's normal there pushed a ball
+      // listed second sideways by its facets' slope). Crossing edges keep the corner's own
+      // points, along m: their common perpendicular, e_a x e_b, tilts far from both
+      // normals when the edges cross at a small angle (a torus on the Rock-N-Stack's cone
+      // no longer settled).
+      double pa[3], pb[3];
+      int crossing = (fa >> 2) == GEO_FEAT_EDGE && (fb >> 2) == GEO_FEAT_EDGE;
+      if (crossing || !canon(lc, fa, fb, pa, pb)) {
+        geo_v3_copy(pa, qa);
+        geo_v3_copy(pb, x);
+      }
+      double d = geo_v3_dist(pa, pb);
       if (d < ds) {
-        push_raw(ws, classify_loc(P, lc->tp, qa), classify_loc(Q, lc->tq, x), qa, x, d,
-                 GEO_PAIR_PARALLEL);
+        push_raw(ws, fa, fb, pa, pb, d, GEO_PAIR_PARALLEL);
         emitted++;
       }
     }

@@ -19,12 +19,16 @@
 // kernel's points.
 //
 // Parallel faces. When a leaf pair's triangles are parallel up to the workspace's angle
-// tolerance (default GEO_PARALLEL_ANGLE; |n_a . n_b| >= cos(angle)) and the projection of
-// A's triangle onto B's plane along n_b overlaps B's triangle, the pair yields every
-// corner of that overlap polygon whose distance (measured along n_b to A's plane) is below
-// the standoff, instead of one closest pair; those pairs carry GEO_PAIR_PARALLEL. Corners
-// are vertices of either triangle or crossings of their edges, so their features follow
-// from the same barycentric rule.
+// tolerance (default GEO_PARALLEL_ANGLE; |n_a . n_b| >= cos(angle)) and their shadows
+// along the facets' mean axis m (n_a - n_b normalised when they face each other, else
+// n_a + n_b) overlap, the pair yields every corner of that overlap polygon whose distance
+// is below the standoff, instead of one closest pair; those pairs carry
+// GEO_PAIR_PARALLEL. Corners are vertices of either triangle or crossings of their edges,
+// so their features follow from the same barycentric rule. A vertex over a face takes the
+// canonical points of that pair (along the face's normal); edge crossings keep the
+// corner's points on A's and B's planes along m (the common perpendicular of two edges
+// crossing at a small angle tilts far from both faces).
+// Swapping A and B swaps the points and flips the normal (up to rounding).
 //
 // Merge rule (proximity). Raw pairs (one per non-parallel leaf pair within the standoff,
 // one per qualifying corner for parallel ones) are merged by feature identity: two raw
@@ -70,10 +74,11 @@ enum {
 typedef struct geo_pair {
   double pa[3];       // witness point on A [m]
   double pb[3];       // witness point on B [m]
-  double dist;        // |pb - pa| [m] (for a parallel corner: the gap along B's normal)
+  double dist;        // |pb - pa| [m]
   double normal[3];   // unit, from A towards B: (pb - pa) / dist; when dist is 0 (or below
-                      // 1e-12 of the meshes' size): -n of B's face if fb is a face, else
-                      // +n of A's face if fa is a face, else -n of B's triangle
+                      // 1e-12 of the meshes' size): the face's normal of a pair with one
+                      // face (-n_b or +n_a), else n_a - n_b normalised (the triangles'
+                      // normals), or -n_b when those face the same way
   geo_feature fa, fb; // features of pa on A and pb on B (mesh ids)
   int tri_a, tri_b;   // the leaf pair (triangle ids) the pair came from
   int flags;          // GEO_PAIR_* bits
