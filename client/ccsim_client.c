@@ -139,10 +139,12 @@ static int handshakes_watch(handshakes *h, void *zctx, void *sock, const void *o
 // Read the events h->mon holds about the connection to endpoint (curve: with CURVE):
 // CCSIM_EPERM with the reason in err when they say for sure that it cannot succeed (a
 // refused key, a mechanism mismatch), CCSIM_EIO when every connection has been refused for
-// CLIENT_REFUSED_US (nothing listens there: never started, or stopped or killed since),
-// else CCSIM_OK (the wait goes on; failures without detail are counted for handshakes_hint).
-static int handshakes_read(handshakes *h, const char *endpoint, int curve, char *err,
-                           size_t err_sz) {
+// CLIENT_REFUSED_US since `since` [us] (nothing listens there: never started, or stopped
+// or killed since; refusals before the wait began do not count, so a server back since
+// then gets the time to take the reconnection), else CCSIM_OK (the wait goes on; failures
+// without detail are counted for handshakes_hint).
+static int handshakes_read(handshakes *h, const char *endpoint, int curve, double since,
+                           char *err, size_t err_sz) {
   uint16_t id;
   uint32_t value;
   while (ccsim_monitor_next(h->mon, &id, &value)) {
@@ -201,7 +203,8 @@ static int handshakes_read(handshakes *h, const char *endpoint, int curve, char 
     h->failures++;
     h->last_failure = id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? -1 : (int)value;
   }
-  if (h->refused_since > 0 && now_us() - h->refused_since >= CLIENT_REFUSED_US) {
+  if (h->refused_since > 0 &&
+      now_us() - fmax(h->refused_since, since) >= CLIENT_REFUSED_US) {
     ccsim_set_err(err, err_sz, "nothing accepts connections at %s \u2014 is ccsimd running?",
                   endpoint);
     return CCSIM_EIO;
@@ -230,6 +233,10 @@ static void handshakes_hint(const handshakes *h, const char *whose, int curve, c
 static int open_socket(ccsim_client *c) {
   handshakes_close(&c->hs);  // watching the socket closed next
   if (c->sock) {
+    // its monitor's socket goes now, not when ZeroMQ's reaper gets to the closed socket: a
+    // client reopening after every failed request (a server gone) would otherwise run out
+    // of the context's sockets (EMFILE) while the reaper lags
+    zmq_socket_monitor(c->sock, NULL, 0);
     zmq_close(c->sock);
   }
   c->sock = zmq_socket(c->zctx, ZMQ_DEALER);
@@ -276,7 +283,7 @@ static void decoded_limit(ccsim_arena *a, size_t len) {
 
 // Wait up to timeout for the reply to request id; CCSIM_ETIMEOUT when none came.
 static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
-  double deadline = now_us() + 1e3 * c->timeout_ms;
+  double started = now_us(), deadline = started + 1e3 * c->timeout_ms;
   for (;;) {
     double left = deadline - now_us();
     if (left <= 0) {
@@ -292,7 +299,7 @@ static int await_reply(ccsim_client *c, uint64_t id, Ccsim__Reply **out) {
       int e = zmq_errno();
       zmq_msg_close(&msg);
       if (e == EAGAIN || e == EINTR) {
-        int st = handshakes_read(&c->hs, c->endpoint, c->curve, c->err, sizeof c->err);
+        int st = handshakes_read(&c->hs, c->endpoint, c->curve, started, c->err, sizeof c->err);
         if (st != CCSIM_OK) {
           return st;
         }
@@ -1385,7 +1392,7 @@ int ccsim_watch_next(ccsim_watch *w, int timeout_ms, ccsim_stream_msg *out) {
       return CCSIM_EIO;
     }
     if ((it[1].revents & ZMQ_POLLIN) &&
-        handshakes_read(&w->hs, w->endpoint, w->curve, w->err, sizeof w->err) != CCSIM_OK) {
+        handshakes_read(&w->hs, w->endpoint, w->curve, 0, w->err, sizeof w->err) != CCSIM_OK) {
       return CCSIM_EPERM;
     }
     if (it[0].revents & ZMQ_POLLIN) {
