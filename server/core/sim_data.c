@@ -31,15 +31,22 @@ sim_data *sim_data_new(const sim_model *m, char *err, size_t err_sz) {
   d->kin_has_target = calloc(nb, sizeof(int));
   d->kin_target_t = calloc(nb, sizeof(double));
   d->wrench = calloc(nb * 6, sizeof(double));
+  d->mwrench = calloc(nb * 6, sizeof(double));
+  d->impulse = calloc(nb * 6, sizeof(double));
   d->contact_time = NAN;
   if (!kin_ok || !d->force_in || !d->torque_in || !d->input_used || !d->kin_target ||
-      !d->kin_has_target || !d->kin_target_t || !d->wrench) {
+      !d->kin_has_target || !d->kin_target_t || !d->wrench || !d->mwrench || !d->impulse) {
     ccsim_set_err(err, err_sz, "out of memory");
     sim_data_destroy(&d);
     return NULL;
   }
   d->col = sim_collider_new(m, 0, err, err_sz);
   if (!d->col) {
+    sim_data_destroy(&d);
+    return NULL;
+  }
+  // the compliant mean wrench's collider (rigid steps add their LCP impulses instead)
+  if (m->mode != SIM_MODE_RIGID && !(d->mcol = sim_collider_new(m, 0, err, err_sz))) {
     sim_data_destroy(&d);
     return NULL;
   }
@@ -52,6 +59,7 @@ sim_data *sim_data_new(const sim_model *m, char *err, size_t err_sz) {
   d->rigid_io.col = d->col;
   d->rigid_io.motion = &d->kin;
   d->rigid_io.progress = &d->progress;
+  d->rigid_io.impulse = d->impulse;
   return d;
 }
 
@@ -69,8 +77,11 @@ void sim_data_destroy(sim_data **pd) {
   free(d->kin_has_target);
   free(d->kin_target_t);
   free(d->wrench);
+  free(d->mwrench);
+  free(d->impulse);
   sim_collider_destroy(&d->col);
   sim_collider_destroy(&d->qcol);
+  sim_collider_destroy(&d->mcol);
   d->stepper->fini(d);
   free(d);
   *pd = NULL;

@@ -68,6 +68,13 @@ struct sim_data {
   sim_collider *col;   // contact queries; NULL when fewer than two bodies have geometry
   sim_collider *qcol;  // sim_eval_contacts_at's own, made at its first call: what it caches
                        // and finds must not reach the integration's collider
+  sim_collider *mcol;  // compliant mode: the mean wrench's evaluations (sim_integrator.c);
+                       // own coherence caches, so the state's rounding never sees them
+  N_Vector ymid;       // (nstate) compliant mode: the interpolated state at a quadrature node
+  double *impulse;     // (nbody x 6) contact impulse [N s] and angular impulse about the
+                       // reference origin [N m s], world, over the current / last sim_step
+  double impulse_dt;   // length of the time impulse covers [s] (0: no step yet)
+  double *mwrench;     // (nbody x 6) scratch of the mean wrench's evaluations
   sim_rigid *rigid;    // rigid mode stepper's workspace; NULL in compliant mode
   sim_rigid_io rigid_io;  // what of d a rigid step reads and writes (pointers into d)
   double contact_time; // time of the contacts held by col (NAN: none evaluated)
