@@ -719,6 +719,8 @@ static int take_bodies_into(char *err, size_t err_sz, ccsim_body_state *dst, int
     vec3_take(o->contact_force, b->contact_force);
     vec3_take(o->contact_torque, b->contact_torque);
     o->contact_count = b->has_contact_count ? (int)b->contact_count : 0;
+    vec3_take(o->mean_contact_force, b->mean_contact_force);
+    vec3_take(o->mean_contact_torque, b->mean_contact_torque);
   }
   return CCSIM_OK;
 }

@@ -23,6 +23,11 @@ typedef struct ccsim_body_state {
   double contact_force[3];   // total contact force on the body, world [N]
   double contact_torque[3];  // total contact torque about the frame origin, world [N m]
   int contact_count;         // witness pairs carrying force on it
+  // the contact impulse over the step (a Step's sub-steps together) divided by its length:
+  // sees impacts shorter than a step, which the end values above miss; zero in states that
+  // no step made (GetState, SetState)
+  double mean_contact_force[3];   // world [N]
+  double mean_contact_torque[3];  // about the frame origin, world [N m]
 } ccsim_body_state;
 
 // Solver statistics of the last step (see StepStats in proto/ccsim.proto).

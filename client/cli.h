@@ -59,15 +59,25 @@ static inline void cli_csv_column(FILE *f, const char *name, const char *col) {
 }
 
 // The CSV header fields of every body of s, after the caller's first ones: position,
-// orientation, velocity, angular velocity, total contact force and witness pairs carrying
-// it (NAME.px ... NAME.wz, NAME.fx, NAME.fy, NAME.fz, NAME.contacts): run and watch write
-// the same columns.
+// orientation, velocity, angular velocity, total contact force at the step's end and
+// witness pairs carrying it (NAME.px ... NAME.wz, NAME.fx, NAME.fy, NAME.fz,
+// NAME.contacts), CLI_CSV_BODY_COLS per body; then, after every body's, each body's mean
+// contact force over the step (NAME.mfx, NAME.mfy, NAME.mfz), so that the columns before
+// them keep their places. run and watch write the same columns.
+#define CLI_CSV_BODY_COLS 17
 static inline void cli_csv_bodies_header(FILE *f, const ccsim_session *s) {
-  static const char *const cols[] = {"px", "py", "pz", "qw", "qx", "qy", "qz", "vx",      "vy",
-                                     "vz", "wx", "wy", "wz", "fx", "fy", "fz", "contacts"};
+  static const char *const cols[CLI_CSV_BODY_COLS] = {
+      "px", "py", "pz", "qw", "qx", "qy", "qz", "vx", "vy",
+      "vz", "wx", "wy", "wz", "fx", "fy", "fz", "contacts"};
+  static const char *const mean[] = {"mfx", "mfy", "mfz"};
   for (int b = 0; b < ccsim_session_nbody(s); b++) {
     for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
       cli_csv_column(f, ccsim_session_body_name(s, b), cols[k]);
+    }
+  }
+  for (int b = 0; b < ccsim_session_nbody(s); b++) {
+    for (size_t k = 0; k < sizeof mean / sizeof mean[0]; k++) {
+      cli_csv_column(f, ccsim_session_body_name(s, b), mean[k]);
     }
   }
 }
@@ -83,6 +93,11 @@ static inline void cli_csv_bodies_row(FILE *f, const ccsim_body_state *bs, int n
       }
     }
     fprintf(f, ",%d", bs[b].contact_count);
+  }
+  for (int b = 0; b < n; b++) {
+    for (int i = 0; i < 3; i++) {
+      fprintf(f, ",%.17g", bs[b].mean_contact_force[i]);
+    }
   }
 }
 

@@ -2,8 +2,12 @@
 // side: final states, closest approach and penetration, the support force (the contact
 // force on all free bodies along -g) over time, wall time.
 //
-//   ccsim compare SCENE.json --duration T [--dt DT] [--csv FILE]
+//   ccsim compare SCENE.json --duration T [--dt DT] [--window W] [--csv FILE]
 //
+// The support compared is the mean over the last W seconds (default the last quarter of the
+// run) of each step's mean contact force (sim_data_body_mean_contact: the impulse over the
+// step / dt), so that two modes are compared on what they transmit, not on where a rocking
+// or ringing body happens to be at the last instant; the end sample is printed beside it.
 // Penetration is measured against each mode's own contact surface: the compliant springs'
 // largest deformation (standoff - distance), and in rigid mode how far a pair came inside
 // the rest distance (half the standoff). The rigid run uses the scene's rigid_dt (default
@@ -29,19 +33,25 @@ typedef struct mode_run {
   const char *label;
   sim_model *m;
   sim_data *d;
-  sim_rigid *r;        // rigid mode: our own workspace, so the step's forces can be read
+  int rigid;           // rigid mode: the step's contacts are its last LCP step's
   double wall;         // [s] inside the steps
   double min_dist;     // closest approach of any contact pair [m]
   double max_pen;      // deepest penetration past the mode's contact surface [m]
   double support;      // contact force on the free bodies along -g at the last step [N]
+  double mean_support; // the same, mean over the last step [N]
+  double win_imp;      // its impulse summed over the window's steps [N s]
+  double win_t;        // time the window's steps covered [s]
   int contacts;        // contacts carrying force there
   int failed;
 } mode_run;
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: ccsim compare SCENE.json --duration T [--dt DT] [--csv FILE]\n"
+  fprintf(f, "usage: ccsim compare SCENE.json --duration T [--dt DT] [--window W] [--csv FILE]\n"
              "  plays the scene in the compliant and the rigid mode and prints both side by\n"
-             "  side; --csv writes t, the support force and contact count of each mode\n");
+             "  side; the support force (contact force on the free bodies along -g) is the\n"
+             "  mean over the last W seconds (default T/4) of each step's mean, beside the\n"
+             "  sample at the end; --csv writes t, the support force at each step's end and\n"
+             "  the contact count of each mode, then each mode's mean support over the step\n");
 }
 
 static int parse_pos(const char *s, const char *opt, double *out) {
@@ -88,7 +98,7 @@ static int measure_compliant(mode_run *x, const double up[3]) {
 // the rigid mode's last step: its contacts (at the step's start) and impulses / h
 static void measure_rigid(mode_run *x, const double up[3]) {
   int n = 0;
-  const sim_contact *c = sim_rigid_contacts(x->r, &n);
+  const sim_contact *c = sim_data_contacts(x->d, &n);
   x->support = 0, x->contacts = 0;
   for (int i = 0; i < n; i++) {
     sim_contact_params cp;
@@ -112,25 +122,39 @@ static int open_mode(mode_run *x, const Ccsim__Scene *msg, Ccsim__Mode mode, cha
   s.mode = mode;
   x->m = wire_scene_compile(&s, err, err_sz);
   x->d = x->m ? sim_data_new(x->m, err, err_sz) : NULL;
-  if (x->d && mode == CCSIM__MODE__MODE_RIGID) x->r = sim_rigid_new(x->m, err, err_sz);
+  x->rigid = mode == CCSIM__MODE__MODE_RIGID;
   x->min_dist = INFINITY;
-  return x->d && (mode != CCSIM__MODE__MODE_RIGID || x->r) ? 0 : -1;
+  return x->d ? 0 : -1;
+}
+
+// the mean contact force on the free bodies along up over the last step [N] (pairs of free
+// bodies cancel: their impulses are equal and opposite)
+static double mean_support_of(const mode_run *x, const double up[3]) {
+  double s = 0;
+  for (int b = 0; b < x->m->nbody; b++) {
+    if (x->m->type[b] != SIM_BODY_FREE) continue;
+    double f[3], t[3];
+    sim_data_body_mean_contact(x->m, x->d, b, f, t, NULL);
+    s += geo_v3_dot(f, up);
+  }
+  return s;
 }
 
 static void close_mode(mode_run *x) {
-  sim_rigid_destroy(&x->r);
   sim_data_destroy(&x->d);
   sim_model_destroy(&x->m);
 }
 
 int cli_compare_main(int argc, char **argv) {
   const char *path = NULL, *csv = NULL;
-  double duration = -1, dt = 1e-3;
+  double duration = -1, dt = 1e-3, window = -1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--duration") && i + 1 < argc) {
       if (parse_pos(argv[++i], "--duration", &duration)) return 2;
     } else if (!strcmp(argv[i], "--dt") && i + 1 < argc) {
       if (parse_pos(argv[++i], "--dt", &dt)) return 2;
+    } else if (!strcmp(argv[i], "--window") && i + 1 < argc) {
+      if (parse_pos(argv[++i], "--window", &window)) return 2;
     } else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
       csv = argv[++i];
     } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -148,6 +172,8 @@ int cli_compare_main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
+  if (window < 0) window = 0.25 * duration;
+  if (window > duration) window = duration;
   long nstep = 0;
   if (cli_step_count("compare", duration, dt, &nstep) != 0) {
     return 2;
@@ -181,29 +207,33 @@ int cli_compare_main(int argc, char **argv) {
     rc = 1;
     goto done;
   }
-  if (out) fprintf(out, "t,support_compliant,support_rigid,contacts_compliant,contacts_rigid\n");
+  if (out) {
+    fprintf(out, "t,support_compliant,support_rigid,contacts_compliant,contacts_rigid,"
+                 "mean_support_compliant,mean_support_rigid\n");
+  }
+  const double t_window = duration - window;  // steps ending after it make the window
   for (long k = 1; k <= nstep && !(run[0].failed && run[1].failed); k++) {
     double t = k * dt;
     for (int i = 0; i < 2; i++) {
       mode_run *x = &run[i];
       if (x->failed) continue;
-      double s0 = cli_now_s(), t0 = sim_data_time(x->d), reached = t0;
-      ccsim_status st;
-      if (x->r) {
-        st = sim_rigid_step(x->m, sim_data_rigid_io(x->d), x->r, t0, t, &reached);
-        sim_set_time(x->m, x->d, reached);
-      } else {
-        st = sim_step(x->m, x->d, t);
-      }
+      double s0 = cli_now_s(), t0 = sim_data_time(x->d);
+      ccsim_status st = sim_step(x->m, x->d, t);
       x->wall += cli_now_s() - s0;
       if (st != CCSIM_OK) {
         fprintf(stderr, "ccsim compare: %s mode stopped at t = %.6g s: %s\n", x->label,
-                sim_data_time(x->d), x->r ? sim_rigid_errmsg(x->r) : sim_data_errmsg(x->d));
+                sim_data_time(x->d), sim_data_errmsg(x->d));
         x->failed = 1;
         rc = 1;
         continue;
       }
-      if (x->r) {
+      x->mean_support = mean_support_of(x, up);
+      if (t > t_window + 1e-9 * dt) {
+        double h = sim_data_time(x->d) - t0;
+        x->win_imp += x->mean_support * h;
+        x->win_t += h;
+      }
+      if (x->rigid) {
         measure_rigid(x, up);
       } else if (measure_compliant(x, up) != 0) {
         fprintf(stderr, "ccsim compare: compliant contacts at t = %.6g s: %s\n", t,
@@ -213,8 +243,8 @@ int cli_compare_main(int argc, char **argv) {
       }
     }
     if (out) {
-      fprintf(out, "%.9g,%.9g,%.9g,%d,%d\n", t, run[0].support, run[1].support,
-              run[0].contacts, run[1].contacts);
+      fprintf(out, "%.9g,%.9g,%.9g,%d,%d,%.9g,%.9g\n", t, run[0].support, run[1].support,
+              run[0].contacts, run[1].contacts, run[0].mean_support, run[1].mean_support);
     }
   }
   // side by side
@@ -222,6 +252,14 @@ int cli_compare_main(int argc, char **argv) {
   printf("%-34s %22.9g %22.9g\n", "time reached [s]", sim_data_time(run[0].d),
          sim_data_time(run[1].d));
   printf("%-34s %22.6g %22.6g\n", "wall time [s]", run[0].wall, run[1].wall);
+  double mean[2];
+  for (int i = 0; i < 2; i++) mean[i] = run[i].win_t > 0 ? run[i].win_imp / run[i].win_t : NAN;
+  char label[64];
+  snprintf(label, sizeof label, "support, mean of the last %.3g s [N]", window);
+  printf("%-34s %22.9g %22.9g\n", label, mean[0], mean[1]);
+  printf("%-34s %22.3e %22.3e\n", "  relative to the weight - 1", mean[0] / weight - 1,
+         mean[1] / weight - 1);
+  printf("%-34s %22.3e\n", "  rigid / compliant - 1", mean[1] / mean[0] - 1);
   printf("%-34s %22.9g %22.9g\n", "support force at the end [N]", run[0].support,
          run[1].support);
   printf("%-34s %22.3e %22.3e\n", "  relative to the weight - 1", run[0].support / weight - 1,

@@ -32,14 +32,17 @@ static void usage(FILE *f) {
           "      play a scene for T seconds (default 1) in steps of DT (default 0.001),\n"
           "      print the final state; without --server an embedded server is started\n"
           "      on loopback; --csv writes t and every body's state, contact force and\n"
-          "      contact count per step; --plot draws the height and vertical contact\n"
-          "      force of one body (--body, default the last free one) with gnuplot;\n"
+          "      contact count at each step's end, then every body's mean contact force\n"
+          "      over each step (NAME.mfx, .mfy, .mfz); --plot draws the height and the\n"
+          "      vertical contact force, mean and at the step's end, of one body (--body,\n"
+          "      default the last free one) with gnuplot;\n"
           "      --mode overrides the scene's mode; --timeout is each step's wait for its\n"
           "      reply (default 10 s; two retries; a long --dt may need more); on a\n"
           "      terminal a progress line (time, real-time factor, time left) shows about\n"
           "      once a second, not with --quiet\n"
-          "  compare SCENE.json --duration T [--dt DT] [--csv FILE]\n"
-          "      play a scene in both modes and print them side by side\n"
+          "  compare SCENE.json --duration T [--dt DT] [--window W] [--csv FILE]\n"
+          "      play a scene in both modes and print them side by side; the support\n"
+          "      force as the mean over the last W seconds (default T/4)\n"
           "  ping [--server E] [--timeout S]\n"
           "      ask a server (default %s) for its version and load (S: 3 s)\n"
           "  geom proximity A B [--pose-a \"x y z qw qx qy qz\"] [--pose-b ...]\n"
@@ -177,8 +180,11 @@ static int plot_figure5(const char *csv, const char *png, const ccsim_session *s
     unlink(gp_log);
     return 1;
   }
-  // columns: t, then 17 per body (p 3, q 4, v 3, w 3, f 3, contacts)
-  int zcol = 2 + 17 * b + 2, fcol = 2 + 17 * b + 15;
+  // columns: t, then CLI_CSV_BODY_COLS per body (p 3, q 4, v 3, w 3, f 3, contacts), then
+  // 3 per body (mean f)
+  int nbody = ccsim_session_nbody(s);
+  int zcol = 2 + CLI_CSV_BODY_COLS * b + 2, fcol = 2 + CLI_CSV_BODY_COLS * b + 15;
+  int mcol = 2 + CLI_CSV_BODY_COLS * nbody + 3 * b + 2;
   const char *name = ccsim_session_body_name(s, b);
   // names are text, not markup (no subscripts from underscores); the time axis ends where
   // the data end
@@ -204,10 +210,16 @@ static int plot_figure5(const char *csv, const char *png, const ccsim_session *s
           "set ylabel 'vertical contact force [N]'\nstats ",
           zcol);
   put_gp_string(gp, csv);
-  fprintf(gp, " using %d every ::1 nooutput name 'F'\nset format y fmt(F_min, F_max)\nplot ",
-          fcol);
+  // the range of both curves: the mean reaches the impacts the end sample misses
+  fprintf(gp, " using (column(%d) < column(%d) ? column(%d) : column(%d)):"
+          "(column(%d) > column(%d) ? column(%d) : column(%d)) every ::1 nooutput name 'F'\n"
+          "set format y fmt(F_min_x, F_max_y)\nset key top right\nplot ",
+          fcol, mcol, fcol, mcol, fcol, mcol, fcol, mcol);
   put_gp_string(gp, csv);
-  fprintf(gp, " using 1:%d every ::1 with lines lw 2\nunset multiplot\n", fcol);
+  fprintf(gp, " using 1:%d every ::1 with lines lw 2 title 'mean over each step', ", mcol);
+  put_gp_string(gp, csv);
+  fprintf(gp, " using 1:%d every ::1 with lines lw 1 title 'at the step end'\n"
+          "unset multiplot\n", fcol);
   int rc = pclose(gp);
   if (rc != 0) {
     fprintf(stderr, "ccsim: gnuplot failed (status %d):\n", rc);
@@ -219,7 +231,8 @@ static int plot_figure5(const char *csv, const char *png, const ccsim_session *s
     return 1;
   }
   unlink(gp_log);
-  printf("plot: %s (%s's height and vertical contact force)\n", png, name);
+  printf("plot: %s (%s's height and vertical contact force, mean over each step and at its "
+         "end)\n", png, name);
   return 0;
 }
 

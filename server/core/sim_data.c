@@ -31,15 +31,26 @@ sim_data *sim_data_new(const sim_model *m, char *err, size_t err_sz) {
   d->kin_has_target = calloc(nb, sizeof(int));
   d->kin_target_t = calloc(nb, sizeof(double));
   d->wrench = calloc(nb * 6, sizeof(double));
+  d->wprev = calloc(nb * 6, sizeof(double));
+  d->wprev2 = calloc(nb * 6, sizeof(double));
+  d->impulse = calloc(nb * 6, sizeof(double));
   d->contact_time = NAN;
   if (!kin_ok || !d->force_in || !d->torque_in || !d->input_used || !d->kin_target ||
-      !d->kin_has_target || !d->kin_target_t || !d->wrench) {
+      !d->kin_has_target || !d->kin_target_t || !d->wrench || !d->wprev || !d->wprev2 ||
+      !d->impulse) {
     ccsim_set_err(err, err_sz, "out of memory");
     sim_data_destroy(&d);
     return NULL;
   }
   d->col = sim_collider_new(m, 0, err, err_sz);
   if (!d->col) {
+    sim_data_destroy(&d);
+    return NULL;
+  }
+  // the mean wrench's collider of a compliant model without free bodies (with them the
+  // integrator's own evaluations give it; rigid steps add their LCP impulses)
+  if (m->mode != SIM_MODE_RIGID && d->nstate == 0 &&
+      !(d->mcol = sim_collider_new(m, 0, err, err_sz))) {
     sim_data_destroy(&d);
     return NULL;
   }
@@ -52,6 +63,7 @@ sim_data *sim_data_new(const sim_model *m, char *err, size_t err_sz) {
   d->rigid_io.col = d->col;
   d->rigid_io.motion = &d->kin;
   d->rigid_io.progress = &d->progress;
+  d->rigid_io.impulse = d->impulse;
   return d;
 }
 
@@ -69,8 +81,12 @@ void sim_data_destroy(sim_data **pd) {
   free(d->kin_has_target);
   free(d->kin_target_t);
   free(d->wrench);
+  free(d->wprev);
+  free(d->wprev2);
+  free(d->impulse);
   sim_collider_destroy(&d->col);
   sim_collider_destroy(&d->qcol);
+  sim_collider_destroy(&d->mcol);
   d->stepper->fini(d);
   free(d);
   *pd = NULL;

@@ -120,6 +120,14 @@ const sim_contact *sim_data_contacts(const sim_data *d, int *n);
 void sim_data_body_contact(const sim_model *m, const sim_data *d, int b, double force[3],
                            double torque[3], int *count);
 
+// Mean contact force [N] and torque about body b's reference origin [N m] (world) over the
+// last sim_step: the contact impulse from its start to the time it reached, divided by that
+// time (compliant mode: the wrench integrated over CVODE's internal steps; rigid mode: the
+// LCP steps' impulses). Unlike sim_data_body_contact it sees impacts shorter than the
+// step. Zero before the first step. Optional *dt: the time it covers [s].
+void sim_data_body_mean_contact(const sim_model *m, const sim_data *d, int b, double force[3],
+                                double torque[3], double *dt);
+
 // Set the simulated time [s] (finite, >= 0); the integrator restarts there.
 ccsim_status sim_set_time(const sim_model *m, sim_data *d, double t);
 
@@ -162,7 +170,8 @@ ccsim_status sim_eval_derivatives(const sim_model *m, sim_data *d, const double 
                                   double *ydot, double *jac);
 
 // What of d a rigid step (sim_rigid_step, sim_rigid_contact_forces) reads and writes:
-// d's state, statistics, collider, body placement and progress function (borrowed; valid
+// d's state, statistics, collider, body placement, progress function and the current
+// step's contact impulses (sim_data_body_mean_contact) (borrowed; valid
 // while d lives). For callers stepping d with a rigid workspace of their own: whoever
 // writes d's state so then calls sim_restart or sim_set_time.
 struct sim_rigid_io;

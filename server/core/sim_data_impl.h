@@ -68,6 +68,17 @@ struct sim_data {
   sim_collider *col;   // contact queries; NULL when fewer than two bodies have geometry
   sim_collider *qcol;  // sim_eval_contacts_at's own, made at its first call: what it caches
                        // and finds must not reach the integration's collider
+  sim_collider *mcol;  // compliant mode without free bodies: the mean wrench's evaluations
+                       // (sim_integrator.c); own anchors and caches, unseen by reports
+  double *impulse;     // (nbody x 6) contact impulse [N s] and angular impulse about the
+                       // reference origin [N m s], world, over the current / last sim_step
+  double impulse_dt;   // length of the time impulse covers [s] (0: no step yet)
+  double *wprev;       // (nbody x 6) compliant mode: the contact wrench (torque about the
+                       // reference origin) at the last accepted internal step's end, the
+                       // next one's start for the mean (sim_integrator.c mean_add)
+  double *wprev2;      // (nbody x 6) the same at the accepted internal step before
+  double hprev;        // length of the last accepted internal step [s] (0: none to fit through)
+  int w0_pending;      // rhs takes wprev from CVODE's first evaluation after a (re)start
   sim_rigid *rigid;    // rigid mode stepper's workspace; NULL in compliant mode
   sim_rigid_io rigid_io;  // what of d a rigid step reads and writes (pointers into d)
   double contact_time; // time of the contacts held by col (NAN: none evaluated)

@@ -1,7 +1,8 @@
 // The compliant stepper: CVODE (BDF, Newton with our analytic Jacobian) over every free
 // body's Newton-Euler equations with the contact forces of the collider, integrated in
-// stretches that conservative advancement bounds; with friction one internal step at a
-// time, so the anchors move on after each accepted one. Every session has the integrator:
+// stretches that conservative advancement bounds, one internal step at a time: each
+// accepted one adds its contact impulse to the step's mean and, with friction, moves the
+// anchors on. Every session has the integrator:
 // rigid mode keeps its state in the integrator's vector.
 #include <math.h>
 #include <stdio.h>
@@ -63,6 +64,63 @@ static int eval_contacts(const sim_model *m, sim_data *d, double t, const double
   return 0;
 }
 
+// Body b's contact wrench w (force, torque about its centre of mass) as the mean reports
+// it: the torque about the reference origin, placed as k.
+static void wrench_about_origin(const sim_kinematics *k, int b, const double *w, double out[6]) {
+  double r[3];
+  geo_v3_sub(r, k->com + 3 * b, k->pos + 3 * b);
+  geo_v3_copy(out, w);
+  geo_v3_cross(out + 3, r, w);
+  geo_v3_add(out + 3, out + 3, w + 3);
+}
+
+// The contact impulse of one accepted internal step [ta, tb] added to d->impulse at no
+// extra contact evaluation, from the wrench of the step's last right-hand side (d->wrench:
+// the final Newton iterate, within the nonlinear tolerance of the accepted state; a failed
+// attempt is always followed by another, so it belongs to the accepted step), placed at
+// the accepted state y (the torque's arm), and those of the two accepted steps before
+// (d->wprev, d->wprev2): the integral of the parabola through the three, an error of
+// order h^4 f''' per step, exact for a wrench quadratic in time. Right after a (re)start,
+// which may change the wrench (a break-away), the trapezoid from the start's wrench (rhs,
+// d->w0_pending). The friction commit leaves the force at the accepted state unchanged.
+static void mean_add(const sim_model *m, sim_data *d, double ta, double tb, const double *y) {
+  if (!(tb > ta)) return;
+  sim_kinematics k;
+  sim_motion_at(m, &d->kin, tb, y, &k);
+  double h = tb - ta, a = d->hprev;
+  // integral over [0, h] of the parabola through (-a, f0), (0, f1), (h, f2):
+  // h (f1 + f2) / 2 - h^2 (a f2 + h f0 - (a + h) f1) / (6 a (a + h))
+  double c = a > 0 ? -h * h / (6 * a * (a + h)) : 0;
+  for (int b = 0; b < m->nbody; b++) {
+    double w[6], *w1 = d->wprev + 6 * b, *w0 = d->wprev2 + 6 * b, *imp = d->impulse + 6 * b;
+    wrench_about_origin(&k, b, d->wrench + 6 * b, w);
+    for (int j = 0; j < 6; j++) {
+      imp[j] += 0.5 * h * (w1[j] + w[j]) + c * (a * w[j] + h * w0[j] - (a + h) * w1[j]);
+      w0[j] = w1[j];
+      w1[j] = w[j];
+    }
+  }
+  d->hprev = h;
+}
+
+// Models without free bodies (no integrator): the impulse over [ta, tb] from the midpoint
+// (kinematic bodies move at constant twist), on a collider of its own with a copy of the
+// anchors, so the session's contacts and coherence caches never see it.
+static void mean_add_kinematic(const sim_model *m, sim_data *d, double ta, double tb) {
+  if (!d->mcol || !(tb > ta)) return;
+  if (sim_friction_copy(d->mcol, d->col) != CCSIM_OK) return;  // one model: same capacity
+  double h = tb - ta, t = ta + 0.5 * h;
+  sim_kinematics k;
+  sim_motion_at(m, &d->kin, t, NULL, &k);
+  memset(d->wprev, 0, 6 * sizeof(double) * (size_t)m->nbody);
+  if (sim_collide(m, d->mcol, &k, d->wprev) != CCSIM_OK) return;
+  for (int b = 0; b < m->nbody; b++) {
+    double w[6], *imp = d->impulse + 6 * b;
+    wrench_about_origin(&k, b, d->wprev + 6 * b, w);
+    for (int j = 0; j < 6; j++) imp[j] += h * w[j];
+  }
+}
+
 // Newton-Euler equations of every free body: state (p, q, v, w_body) -> its rate.
 static int rhs(sunrealtype t, N_Vector yv, N_Vector ydotv, void *user) {
   sim_data *d = user;
@@ -75,6 +133,14 @@ static int rhs(sunrealtype t, N_Vector yv, N_Vector ydotv, void *user) {
   sim_kinematics k;
   int rc = eval_contacts(m, d, t, y, &k);
   if (rc != 0) return rc;
+  if (d->w0_pending) {
+    // CVODE's first evaluation after a (re)start is at its initial state: the first
+    // internal step's start for the mean (mean_add)
+    for (int b = 0; b < m->nbody; b++)
+      wrench_about_origin(&k, b, d->wrench + 6 * b, d->wprev + 6 * b);
+    d->w0_pending = 0;
+    d->hprev = 0;  // no step before it to fit through
+  }
   for (int b = 0; b < m->nbody; b++) {
     int s = m->state_index[b];
     if (s < 0) {
@@ -124,8 +190,7 @@ static int jac_fn(sunrealtype t, N_Vector yv, N_Vector fy, SUNMatrix J, void *us
   return 0;
 }
 
-static void err_handler(int code, const char *module, const char *function, char *msg,
-                        void *user) {
+static void err_handler(int code, const char *module, const char *function, char *msg, void *user) {
   sim_data *d = user;
   // warnings (code > 0) are not failures; keep the last real error only
   if (code < 0) {
@@ -282,6 +347,7 @@ static int commit_anchors(const sim_model *m, sim_data *d, double t) {
 // targets; it times the step).
 ccsim_status sim_integrator_step(const sim_model *m, sim_data *d, double t_out) {
   if (d->nstate == 0) {
+    mean_add_kinematic(m, d, d->time, t_out);
     sim_inputs_advance(m, d, t_out, 1);
     d->time = t_out;
     return CCSIM_OK;
@@ -296,6 +362,7 @@ ccsim_status sim_integrator_step(const sim_model *m, sim_data *d, double t_out) 
   if (memcmp(d->input_used, d->force_in, nin * sizeof(double)) != 0 ||
       memcmp(d->input_used + nin, d->torque_in, nin * sizeof(double)) != 0) {
     if (sim_friction_active(d->col)) d->need_reinit = 1;
+    d->hprev = 0;  // the wrench's rate may jump here: no parabola across it (mean_add)
     memcpy(d->input_used, d->force_in, nin * sizeof(double));
     memcpy(d->input_used + nin, d->torque_in, nin * sizeof(double));
   }
@@ -322,20 +389,25 @@ ccsim_status sim_integrator_step(const sim_model *m, sim_data *d, double t_out) 
     double h = step_bound(m, d, t, t_out - t);
     double t_next = isfinite(h) && t + h < t_out ? t + h : t_out;
     CVodeSetStopTime(d->cvode, t_next);
-    if (!commit) {
-      flag = CVode(d->cvode, t_next, d->y, &tret, CV_NORMAL);
-    } else {
-      // friction: one internal step at a time, the anchors move on after each accepted one
-      do {
-        flag = CVode(d->cvode, t_next, d->y, &tret, CV_ONE_STEP);
-        if (flag >= 0 && commit_anchors(m, d, tret)) {
-          // a contact broke away and its force dropped to sliding friction: restart there
-          if (CVodeReInit(d->cvode, tret, d->y) != CV_SUCCESS) flag = CV_MEM_FAIL;
-          CVodeSetStopTime(d->cvode, t_next);
-          d->stats.friction_restarts++;
-        }
-      } while (flag >= 0 && tret < t_next);
-    }
+    // one internal step at a time: each accepted one adds its contact impulse (mean_add)
+    // and, with friction, moves the anchors on
+    double tprev = t;
+    do {
+      long nst = 0;
+      CVodeGetNumSteps(d->cvode, &nst);
+      d->w0_pending = nst == 0;  // a (re)start: rhs takes the first step's start wrench
+      flag = CVode(d->cvode, t_next, d->y, &tret, CV_ONE_STEP);
+      d->w0_pending = 0;
+      if (flag < 0) break;
+      mean_add(m, d, tprev, tret, N_VGetArrayPointer(d->y));
+      tprev = tret;
+      if (commit && commit_anchors(m, d, tret)) {
+        // a contact broke away and its force dropped to sliding friction: restart there
+        if (CVodeReInit(d->cvode, tret, d->y) != CV_SUCCESS) flag = CV_MEM_FAIL;
+        CVodeSetStopTime(d->cvode, t_next);
+        d->stats.friction_restarts++;
+      }
+    } while (flag >= 0 && tret < t_next);
     // the corrector moved y after the RHS's last evaluation: its contacts are stale
     d->contact_time = NAN;
     if (flag < 0) break;
@@ -377,16 +449,16 @@ ccsim_status sim_integrator_contacts(const sim_model *m, sim_data *d) {
   d->progress.stopped = 0;
   int rc = eval_contacts(m, d, d->time, y, &k);
   if (rc != 0) {
-    snprintf(d->err, sizeof d->err, "contacts: %s",
-             d->progress.stopped ? "stopped by the progress function"
-                                 : sim_collider_errmsg(d->col));
+    snprintf(
+        d->err, sizeof d->err, "contacts: %s",
+        d->progress.stopped ? "stopped by the progress function" : sim_collider_errmsg(d->col));
     return rc > 0 ? CCSIM_ESOLVER : d->contact_status;
   }
   return CCSIM_OK;
 }
 
-ccsim_status sim_eval_derivatives(const sim_model *m, sim_data *d, const double *y,
-                                  double *ydot, double *jac) {
+ccsim_status sim_eval_derivatives(const sim_model *m, sim_data *d, const double *y, double *ydot,
+                                  double *jac) {
   size_t n = sim_state_size(m);
   if (n == 0) return CCSIM_OK;
   N_Vector yv = N_VMake_Serial((sunindextype)n, (double *)y, d->ctx);

@@ -42,6 +42,15 @@ void sim_data_body_contact(const sim_model *m, const sim_data *d, int b, double 
   }
 }
 
+void sim_data_body_mean_contact(const sim_model *m, const sim_data *d, int b, double force[3],
+                                double torque[3], double *dt) {
+  (void)m;
+  double s = d->impulse_dt > 0 ? 1.0 / d->impulse_dt : 0.0;
+  geo_v3_scale(force, d->impulse + 6 * b, s);
+  geo_v3_scale(torque, d->impulse + 6 * b + 3, s);
+  if (dt) *dt = d->impulse_dt;
+}
+
 ccsim_status sim_eval_contacts_at(const sim_model *m, sim_data *d, const int *given,
                                   const double *pos, const double *quat, const double *vel,
                                   const double *omega, const sim_contact **contacts, int *n) {

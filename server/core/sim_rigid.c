@@ -27,6 +27,8 @@ struct sim_rigid {
   double *R;        // (nbody x 9) rotations (row-major) at the step's start
   double *wrench;   // (nbody x 6) scratch for sim_collide's compliant wrenches (ignored)
   double *y_save;   // (nstate) state at the step's start, for retries
+  double *imp;      // (nbody x 6) the step's contact impulses, added to io->impulse once
+                    // the step is kept
   size_t nstate;
   // contacts of the last step or query (copies: the collider is overwritten)
   int ccap, nc;
@@ -184,7 +186,8 @@ sim_rigid *sim_rigid_new(const sim_model *m, char *err, size_t err_sz) {
   r->R = calloc(nb * 9, sizeof(double));
   r->wrench = calloc(nb * 6, sizeof(double));
   r->y_save = calloc(r->nstate > 0 ? r->nstate : 1, sizeof(double));
-  if (!r->u || !r->vel_new || !r->om_new || !r->R || !r->wrench || !r->y_save ||
+  r->imp = calloc(nb * 6, sizeof(double));
+  if (!r->u || !r->vel_new || !r->om_new || !r->R || !r->wrench || !r->y_save || !r->imp ||
       alloc_contacts(r, sim_contact_capacity(m, 0)) != 0 ||
       alloc_rows(r, rows_first(r, m)) != 0) {
     ccsim_set_err(err, err_sz, "%s", r->err[0] ? r->err : "rigid mode: out of memory");
@@ -216,6 +219,7 @@ void sim_rigid_destroy(sim_rigid **pr) {
   if (!pr || !*pr) return;
   sim_rigid *r = *pr;
   free(r->u), free(r->vel_new), free(r->om_new), free(r->R), free(r->wrench), free(r->y_save);
+  free(r->imp);
   free_rows(r);
   free_contacts(r);
   sim_dantzig_destroy(&r->dz);
@@ -820,6 +824,28 @@ static ccsim_status step_lcp(const sim_model *m, const sim_rigid_io *io, sim_rig
   return CCSIM_OK;
 }
 
+// the step's contact impulses (force h, and about each body's reference origin at the
+// step's start, where the contacts were found) into r->imp
+static void step_impulses(const sim_model *m, sim_rigid *r, const sim_kinematics *k, double h) {
+  memset(r->imp, 0, 6 * sizeof(double) * (size_t)m->nbody);
+  for (int c = 0; c < r->nc; c++) {
+    const sim_contact *ct = &r->con[c];
+    if (ct->force <= 0) continue;
+    double f[3];
+    geo_v3_scale(f, ct->normal, ct->force);
+    geo_v3_add(f, f, ct->friction);  // the force on B
+    for (int s = 0; s < 2; s++) {
+      int b = s ? ct->body_b : ct->body_a;
+      double p[3], r_[3], t[3], *imp = r->imp + 6 * b, sg = s ? h : -h;
+      geo_v3_sub(r_, s ? ct->pb : ct->pa, k->pos + 3 * b);
+      geo_v3_cross(t, r_, f);
+      geo_v3_scale(p, f, sg);
+      geo_v3_add(imp, imp, p);
+      geo_v3_madd(imp + 3, imp + 3, sg, t);
+    }
+  }
+}
+
 // positions and orientations with the new velocities (semi-implicit Euler); 0, or -1 when
 // a body's new state is not finite
 static int advance_positions(const sim_model *m, const sim_rigid_io *io, sim_rigid *r, double h) {
@@ -893,6 +919,7 @@ ccsim_status sim_rigid_step(const sim_model *m, const sim_rigid_io *io, sim_rigi
       h = fmax(hb, 1e-6 * m->rigid_dt), last = 0;
     }
     contacts_to_bodies(r, &k);  // r->R: the step's start, as free_motion took it from k
+    if (io->impulse) step_impulses(m, r, &k, h);
     double t_new = last && nst <= 1 ? t_out : t + h;
     if (!(t_new > t)) {
       // a step below the resolution of t: the loop would never end
@@ -925,6 +952,7 @@ ccsim_status sim_rigid_step(const sim_model *m, const sim_rigid_io *io, sim_rigi
     }
     t = t_new;
     *t_reached = t;
+    for (size_t i = 0; io->impulse && i < 6 * (size_t)m->nbody; i++) io->impulse[i] += r->imp[i];
     h_cap = INFINITY;
     touches = 0;
     // statistics of the step

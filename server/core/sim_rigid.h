@@ -74,6 +74,9 @@ typedef struct sim_rigid_io {
   sim_collider *col;       // contact queries (NULL: fewer than two bodies with geometry)
   sim_motion *motion;      // placement of every body at a time, and its scratch
   sim_progress *progress;  // asked before every time step (NULL: never stops)
+  double *impulse;         // (nbody x 6) each completed step adds its contact impulse [N s]
+                           // and angular impulse about the reference origin [N m s], world
+                           // (NULL: not kept)
 } sim_rigid_io;
 
 // Workspace for model m's rigid steps. Returns it (caller owns; sim_rigid_destroy) or NULL

@@ -2,6 +2,7 @@
 // targets, then hand the step to the stepper of the model's mode through a table.
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "sim_data_impl.h"
@@ -129,7 +130,11 @@ ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out) {
   sim_inputs_begin_step(m, d, t_out);
   uint64_t t0 = now_ns();
   d->progress.stopped = 0;
+  // the steppers add the step's contact impulses; the mean is over the time reached
+  double time0 = d->time;
+  memset(d->impulse, 0, 6 * sizeof(double) * (size_t)m->nbody);
   st = d->stepper->step(m, d, t_out);
+  d->impulse_dt = d->time - time0;
   d->stats.physics_ns += now_ns() - t0;
   return st;
 }

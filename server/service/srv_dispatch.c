@@ -1047,6 +1047,10 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   *record = 1;  // from here on the plant may change: the seq is spent
   sim_stats before = *sim_data_stats(ss->d);
   int status = CCSIM_OK;
+  // the contact impulses of every sub-step, for the request's mean contact wrench
+  size_t nimp = 6 * (size_t)(m->nbody ? m->nbody : 1);
+  double *imp = ccsim_arena_alloc(rc->a, nimp * sizeof(double)), span = 0;
+  if (imp) memset(imp, 0, nimp * sizeof(double));
   if (ss->pace.mode != CCSIM__PACING_MODE__PACING_FREE_RUNNING) {
     if (ss->pace.mode == CCSIM__PACING_MODE__PACING_LOCKSTEP && !ss->pace.started) {
       ss->pace.started = 1;
@@ -1056,9 +1060,13 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
     // sub-steps end where n single steps of dt would: the same bits either way
     for (uint32_t k = 0; k < n && status == CCSIM_OK; k++) {
       status = sim_step(m, ss->d, sim_data_time(ss->d) + st->dt);
+      if (imp) wire_impulse_add(m, ss->d, imp, &span);
       if (status == CCSIM_OK && want_sub) {
         Ccsim__SubState *sub = NEW(rc, Ccsim__SubState, ccsim__sub_state__init);
-        if (!sub || wire_bodies_new(rc->a, m, ss->d, &sub->bodies, &sub->n_bodies) != 0) {
+        double *one = ccsim_arena_alloc(rc->a, nimp * sizeof(double)), one_span = 0;
+        if (one) memset(one, 0, nimp * sizeof(double)), wire_impulse_add(m, ss->d, one, &one_span);
+        if (!sub || !one ||
+            wire_bodies_new(rc->a, m, ss->d, one, one_span, &sub->bodies, &sub->n_bodies) != 0) {
           status = CCSIM_ENOMEM;
           break;
         }
@@ -1076,7 +1084,7 @@ static int do_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   Ccsim__StepStats *stats = stats_delta(rc->a, &before, sim_data_stats(ss->d));
   Ccsim__BodyState **bodies = NULL;
   size_t nb = 0;
-  if (wire_bodies_new(rc->a, m, ss->d, &bodies, &nb) != 0 || !stats) {
+  if (!imp || wire_bodies_new(rc->a, m, ss->d, imp, span, &bodies, &nb) != 0 || !stats) {
     status = status == CCSIM_OK ? CCSIM_ENOMEM : status;
   }
   // the contacts at the end state, for the reply and the stream alike
@@ -1153,7 +1161,7 @@ static int do_free_step(rctx *rc, srv_job *j, srv_session *ss, int *record) {
   wire_inputs_apply(ss->m, ss->d, st, st->dt);
   *record = 1;
   Ccsim__StepReply *sr = NEW(rc, Ccsim__StepReply, ccsim__step_reply__init);
-  if (!sr || wire_bodies_new(rc->a, ss->m, ss->d, &sr->bodies, &sr->n_bodies) != 0) {
+  if (!sr || wire_bodies_new(rc->a, ss->m, ss->d, NULL, 0, &sr->bodies, &sr->n_bodies) != 0) {
     return fail(rc, CCSIM_ENOMEM, "step: out of memory");
   }
   reply_deadline(rc, ss, &sr->deadline);
@@ -1269,7 +1277,10 @@ static void do_tick(rctx *rc, srv_job *j, srv_session *ss) {
   Ccsim__BodyState **bodies = NULL;
   size_t nb = 0;
   Ccsim__StepStats *stats = stats_delta(rc->a, &before, sim_data_stats(ss->d));
-  if (wire_bodies_new(rc->a, ss->m, ss->d, &bodies, &nb) == 0 && stats) {
+  size_t nimp = 6 * (size_t)(ss->m->nbody ? ss->m->nbody : 1);
+  double *imp = ccsim_arena_alloc(rc->a, nimp * sizeof(double)), span = 0;
+  if (imp) memset(imp, 0, nimp * sizeof(double)), wire_impulse_add(ss->m, ss->d, imp, &span);
+  if (imp && wire_bodies_new(rc->a, ss->m, ss->d, imp, span, &bodies, &nb) == 0 && stats) {
     state_changed(rc, j, ss, bodies, nb, stats, NULL, 0, 0);
   }
   if (status != CCSIM_OK && s->cfg.verbose) {
@@ -1372,7 +1383,7 @@ static int do_set_state(rctx *rc, srv_job *j, srv_session *ss, const Ccsim__SetS
     ss->pace.started = 0;
   }
   Ccsim__StateReply *sr = NEW(rc, Ccsim__StateReply, ccsim__state_reply__init);
-  if (!sr || wire_bodies_new(rc->a, m, ss->d, &sr->bodies, &sr->n_bodies) != 0) {
+  if (!sr || wire_bodies_new(rc->a, m, ss->d, NULL, 0, &sr->bodies, &sr->n_bodies) != 0) {
     return fail(rc, CCSIM_ENOMEM, "set_state: out of memory for the reply");
   }
   sr->has_time = 1;
@@ -1398,7 +1409,8 @@ static int do_checkpoint(rctx *rc, srv_session *ss) {
     memcpy(copy, blob, len);
   }
   free(blob);
-  if (!sr || !copy || wire_bodies_new(rc->a, ss->m, ss->d, &sr->bodies, &sr->n_bodies) != 0) {
+  if (!sr || !copy ||
+      wire_bodies_new(rc->a, ss->m, ss->d, NULL, 0, &sr->bodies, &sr->n_bodies) != 0) {
     return fail(rc, CCSIM_ENOMEM, "get_state: out of memory for the reply");
   }
   sr->has_time = sr->has_checkpoint = 1;
@@ -1425,7 +1437,7 @@ static int do_close(rctx *rc, srv_job *j, srv_session *ss) {
   srv_unlink_session(rc->s, ss->id);
   Ccsim__BodyState **bodies = NULL;
   size_t nb = 0;
-  if (wire_bodies_new(rc->a, ss->m, ss->d, &bodies, &nb) == 0) {
+  if (wire_bodies_new(rc->a, ss->m, ss->d, NULL, 0, &bodies, &nb) == 0) {
     state_changed(rc, j, ss, bodies, nb, NULL, NULL, 0, 1);
   }
   rc->reply.body_case = CCSIM__REPLY__BODY_CLOSE_SESSION;

@@ -37,10 +37,15 @@ int wire_quat_get(const Ccsim__Quat *q, double out[4]);
 
 // Every body's state as BodyState messages in a: *out gets an array of m->nbody
 // pointers. When the model has contact geometry, the contacts are evaluated at the
-// current state and each body's contact force, torque and count are filled in. Returns 0
-// or -1 when the arena is exhausted.
-int wire_bodies_new(ccsim_arena *a, const sim_model *m, sim_data *d, Ccsim__BodyState ***out,
-                    size_t *n);
+// current state and each body's contact force, torque and count are filled in. With imp
+// (nbody x 6 contact impulses [N s, N m s], wire_impulse_add; nullable) over span > 0 [s],
+// the mean contact force and torque too. Returns 0 or -1 when the arena is exhausted.
+int wire_bodies_new(ccsim_arena *a, const sim_model *m, sim_data *d, const double *imp,
+                    double span, Ccsim__BodyState ***out, size_t *n);
+
+// Add the contact impulses of d's last sim_step to imp (nbody x 6, caller owns) and the
+// time they cover to *span [s].
+void wire_impulse_add(const sim_model *m, const sim_data *d, double *imp, double *span);
 
 // Check every input of a Step for model m: body index in range, forces and torques on
 // free bodies only, poses and twists on kinematic bodies only, everything finite.

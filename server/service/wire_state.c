@@ -34,8 +34,21 @@ static int has_contacts(const sim_model *m) {
   return n >= 2;
 }
 
-int wire_bodies_new(ccsim_arena *a, const sim_model *m, sim_data *d, Ccsim__BodyState ***out,
-                    size_t *n) {
+void wire_impulse_add(const sim_model *m, const sim_data *d, double *imp, double *span) {
+  double dt = 0;
+  for (int b = 0; b < m->nbody; b++) {
+    double f[3], t[3];
+    sim_data_body_mean_contact(m, d, b, f, t, &dt);
+    for (int j = 0; j < 3; j++) {
+      imp[6 * b + j] += f[j] * dt;
+      imp[6 * b + 3 + j] += t[j] * dt;
+    }
+  }
+  *span += dt;
+}
+
+int wire_bodies_new(ccsim_arena *a, const sim_model *m, sim_data *d, const double *imp,
+                    double span, Ccsim__BodyState ***out, size_t *n) {
   Ccsim__BodyState **arr = ccsim_arena_alloc(a, sizeof *arr * (size_t)(m->nbody ? m->nbody : 1));
   if (!arr) {
     return -1;
@@ -76,6 +89,17 @@ int wire_bodies_new(ccsim_arena *a, const sim_model *m, sim_data *d, Ccsim__Body
       }
       bs->has_contact_count = 1;
       bs->contact_count = (uint32_t)count;
+    }
+    if (imp && span > 0) {
+      double f[3], t[3];
+      for (int j = 0; j < 3; j++) {
+        f[j] = imp[6 * b + j] / span;
+        t[j] = imp[6 * b + 3 + j] / span;
+      }
+      if (!(bs->mean_contact_force = wire_vec3_new(a, f)) ||
+          !(bs->mean_contact_torque = wire_vec3_new(a, t))) {
+        return -1;
+      }
     }
     arr[b] = bs;
   }

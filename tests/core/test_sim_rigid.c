@@ -479,6 +479,32 @@ static void test_drop_through_sim_step(void **state) {
   teardown_scene(&f);
 }
 
+// the mean contact force over a sim_step of a box at rest is its weight: the LCP steps'
+// impulses summed over the request and divided by its length, for requests of one LCP step
+// (1 ms) and of ten (10 ms); its torque about the box's centre is nil
+static void test_mean_contact_at_rest(void **state) {
+  (void)state;
+  fixture f = {0};
+  assert_int_equal(setup_scene(&f, 0, 0.5, SIM_MODE_RIGID), 0);
+  double t = 0;
+  for (int k = 1; k <= 300; k++) {
+    t += k <= 200 ? 1e-3 : 1e-2;
+    assert_int_equal(sim_step(f.m, f.d, t), CCSIM_OK);
+    if (k < 100) continue;
+    double mf[3], mt[3], dt = 0;
+    sim_data_body_mean_contact(f.m, f.d, 1, mf, mt, &dt);
+    assert_double_rel(dt, k <= 200 ? 1e-3 : 1e-2, 1e-9, 0);
+    assert_double_rel(mf[2], 1.0 * G, 1e-6, 0);
+    assert_double_near(mf[0], 0, 1e-9);
+    assert_double_near(mf[1], 0, 1e-9);
+    assert_true(geo_v3_norm(mt) < 1e-9);
+    // the plate carries the opposite
+    sim_data_body_mean_contact(f.m, f.d, 0, mf, mt, NULL);
+    assert_double_rel(mf[2], -1.0 * G, 1e-6, 0);
+  }
+  teardown_scene(&f);
+}
+
 // the rigid loop stops too when the progress function says so, before its target
 static void test_progress_stops_rigid_step(void **state) {
   (void)state;
@@ -716,6 +742,7 @@ int main(void) {
       cmocka_unit_test(test_sliding_box_report_torque),
       cmocka_unit_test(test_tumbling_in_flight),
       cmocka_unit_test(test_drop_through_sim_step),
+      cmocka_unit_test(test_mean_contact_at_rest),
       cmocka_unit_test(test_progress_stops_rigid_step),
       cmocka_unit_test(test_kinematic_platform_carries_box),
       cmocka_unit_test(test_snapshot_bit_exact),

@@ -168,13 +168,15 @@ static void test_sessions_and_watch(void **state) {
   pthread_join(th, NULL);
   assert_int_equal(a.status, CCSIM_OK);
   assert_int_equal(rc, 0);
-  // a header and five rows of seq, t and 17 numbers, in stream order: the columns of
-  // ccsim run --csv (state, contact force and pairs)
+  // a header and five rows of seq, t and 17 + 3 numbers, in stream order: the columns of
+  // ccsim run --csv (state, contact force and pairs; then the mean contact force over the
+  // step, after every body's other columns)
   char *line = out, *nl = strchr(line, '\n');
   assert_non_null(nl);
   *nl = 0;
   assert_true(strncmp(line, "seq,t,ball.px,ball.py,ball.pz,ball.qw", 37) == 0);
-  assert_non_null(strstr(line, ",ball.wz,ball.fx,ball.fy,ball.fz,ball.contacts"));
+  assert_non_null(strstr(line, ",ball.wz,ball.fx,ball.fy,ball.fz,ball.contacts,"
+                               "ball.mfx,ball.mfy,ball.mfz"));
   long prev = 0;
   int rows = 0;
   for (line = nl + 1; *line; line = nl + 1) {
@@ -183,7 +185,7 @@ static void test_sessions_and_watch(void **state) {
     *nl = 0;
     int commas = 0;
     for (const char *q = line; *q; q++) commas += *q == ',';
-    assert_int_equal(commas, 18);
+    assert_int_equal(commas, 21);
     long seq = strtol(line, NULL, 10);
     double t = strtod(strchr(line, ',') + 1, NULL);
     assert_true(seq > prev);

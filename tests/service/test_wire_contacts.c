@@ -235,6 +235,16 @@ static void test_resting_box_contacts(void **state) {
     assert_non_null(ss);
   }
   assert_double_near(ss->time, sr->time, 0);
+  // the mean contact force over the step: at rest, the weight; the stream carries the same
+  for (int b = 0; b < 2; b++) {
+    const Ccsim__Vec3 *mr = sr->bodies[b]->mean_contact_force;
+    const Ccsim__Vec3 *ms = ss->bodies[b]->mean_contact_force;
+    assert_non_null(mr);
+    assert_non_null(ms);
+    assert_non_null(sr->bodies[b]->mean_contact_torque);
+    assert_double_rel(mr->z, b ? 9.81 : -9.81, 2e-3, 0);
+    assert_true(mr->x == ms->x && mr->y == ms->y && mr->z == ms->z);
+  }
   assert_int_equal(ss->n_contacts, sr->n_contacts);
   for (size_t i = 0; i < sr->n_contacts; i++) {
     uint8_t a[512], b[512];
@@ -792,8 +802,47 @@ static void test_library_contacts_and_set_state(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+// The mean contact force through libccsim: the box dropped 6 mm onto the floor and
+// stepped in Steps of ten 1 ms sub-steps. Over every batch, its mean contact force times
+// 10 ms is the impulse that changes the box's momentum: m (v_end - v_start) - m g T from
+// the states before and after; each sub-state's mean is over its own sub-step, and the
+// batch's is their average. States no step made (SetState) carry none.
+static void test_mean_contact_force_impulse(void **state) {
+  fixture *f = *state;
+  client_session cs = client_session_open(f);
+  ccsim_session *s = cs.s;
+  const int box = 1, nsub = 10;
+  const double mass = 1.0, dt = 1e-3, g = 9.81;
+  double t = 0;
+  ccsim_body_set drop = {
+      .body = box, .has_pose = 1, .p = {0.1, 0.3, 0.031}, .q = {1, 0, 0, 0}, .has_twist = 1};
+  assert_int_equal(ccsim_session_set_state(s, &t, &drop, 1), CCSIM_OK);
+  assert_true(ccsim_session_bodies(s)[box].mean_contact_force[2] == 0);
+  ccsim_body_state sub[10 * 3];
+  double sub_t[10], worst = 0, total = 0;
+  int touched = 0;
+  for (int k = 0; k < 40; k++) {
+    double v0 = ccsim_session_bodies(s)[box].v[2];
+    assert_int_equal(ccsim_session_step_n(s, dt, nsub, NULL, 0, sub, sub_t), CCSIM_OK);
+    const ccsim_body_state *b = &ccsim_session_bodies(s)[box];
+    double imp = b->mean_contact_force[2] * nsub * dt, sum = 0;
+    double expect = mass * (b->v[2] - v0) + mass * g * nsub * dt;
+    for (int i = 0; i < nsub; i++) sum += sub[3 * i + box].mean_contact_force[2] * dt;
+    assert_double_rel(sum, imp, 1e-9, 1e-12);
+    if (fabs(imp - expect) > worst) worst = fabs(imp - expect);
+    total += imp;
+    touched += imp > 0;
+    assert_double_near(imp, expect, 1e-3 * mass * 0.31);  // v_in = sqrt(2 g 5 mm) = 0.31 m/s
+  }
+  print_message("drop: %d of 40 batches touched; total impulse %.6g N s; worst |impulse - "
+                "momentum change| %.3g N s\n", touched, total, worst);
+  assert_true(touched >= 10);
+  client_session_end(&cs);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_mean_contact_force_impulse, setup, teardown),
       cmocka_unit_test_setup_teardown(test_resting_box_contacts, setup, teardown),
       cmocka_unit_test_setup_teardown(test_contacts_answered_at_published_state, setup, teardown),
       cmocka_unit_test_setup_teardown(test_failed_step_publishes_its_progress, setup, teardown),
