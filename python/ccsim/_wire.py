@@ -85,9 +85,9 @@ def step_request(session, seq, dt, inputs, substeps, want_contacts, want_substat
 
 # A BodyState as protobuf-c writes it (fields in number order): body (1), then pose (2)
 # {p {x y z}, q {w x y z}} and twist (3) {v {x y z}, w {x y z}} read by one struct call,
-# then what is present of contact_force (4), contact_torque (5) and contact_count (6) (the
-# server leaves them out when zero). Any other layout leaves the reply to the generated
-# classes.
+# then what is present of contact_force (4), contact_torque (5), contact_count (6),
+# mean_contact_force (7) and mean_contact_torque (8) (the server leaves them out when zero).
+# Any other layout leaves the reply to the generated classes.
 _V3 = "BdBdBd"
 _HEAD = struct.Struct("<BBBB" + _V3 + "BB" + "BdBdBdBd" + "BBBB" + _V3 + "BB" + _V3)
 _HEAD_TAGS = (0x12, 0x43, 0x0A, 0x1B, 0x09, 0x11, 0x19, 0x12, 0x24, 0x09, 0x11, 0x19, 0x21,
@@ -99,6 +99,9 @@ _VEC = struct.Struct("<BBBdBdBd")  # a Vec3 field with all three: tag, 27, x, y,
 _VEC_LEN = _VEC.size
 _double = struct.Struct("<d").unpack_from
 _NO_CONTACT = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+# contact_force, contact_torque, mean_contact_force, mean_contact_torque: their tags and
+# where each goes in a row's six + six numbers
+_WRENCH_SLOT = {0x22: 0, 0x2A: 3, 0x3A: 6, 0x42: 9}
 
 
 def _uvarint(b, pos):
@@ -130,7 +133,7 @@ def reply_request_id(b):
 
 def step_reply(b, n):
     """A successful Reply {request_id, error {code OK}, step {time, bodies (n), stats,
-    deadline}} read straight from its bytes: (time, rows: 20 n numbers, stats bytes or None,
+    deadline}} read straight from its bytes: (time, rows: 26 n numbers, stats bytes or None,
     deadline bytes or None). None for anything else (an error, contacts, sub-states, a
     layout not foreseen): the generated classes then read it."""
     try:
@@ -185,19 +188,18 @@ def step_reply(b, n):
                 if p == body_end:  # no contact
                     rows += _NO_CONTACT
                     rows.append(0)
+                    rows += _NO_CONTACT
                 else:
-                    cf = ct = _NO_CONTACT[:3]
+                    wr = [0.0] * 12  # force, torque, mean force, mean torque
                     count = 0
                     while p < body_end:
                         c = b[p]
-                        if c == 0x22 or c == 0x2A:
+                        slot = _WRENCH_SLOT.get(c)
+                        if slot is not None:
                             w = _VEC.unpack_from(b, p)
                             if w[1] != 27 or w[2] != 0x09 or w[4] != 0x11 or w[6] != 0x19:
                                 return None
-                            if c == 0x22:
-                                cf = (w[3], w[5], w[7])
-                            else:
-                                ct = (w[3], w[5], w[7])
+                            wr[slot:slot + 3] = (w[3], w[5], w[7])
                             p += _VEC_LEN
                         elif c == 0x30:
                             count, p = _uvarint(b, p + 1)
@@ -205,9 +207,9 @@ def step_reply(b, n):
                             return None
                     if p != body_end:
                         return None
-                    rows += cf
-                    rows += ct
+                    rows += wr[0:6]
                     rows.append(count)
+                    rows += wr[6:12]
                 k += 1
                 pos = body_end
             elif tag == 0x1A or tag == 0x32:  # stats, deadline: read when asked for

@@ -21,9 +21,11 @@ class State:
     positions (n, 3) [m] and quaternions (n, 4) (w, x, y, z), body -> world, of each body's
     reference frame; velocities (n, 3) [m/s] of its origin and angular_velocities (n, 3)
     [rad/s]; contact_forces (n, 3) [N], contact_torques (n, 3) [N m] about the frame
-    origin, contact_counts (n,) witness pairs carrying force; stats: the step's solver
-    statistics (a dict, see StepStats in proto/ccsim.proto; {} for a state not stepped).
-    The arrays are views of one (n, 20) array, `array`."""
+    origin, contact_counts (n,) witness pairs carrying force (all three at the state);
+    mean_contact_forces (n, 3) [N], mean_contact_torques (n, 3) [N m]: the contact impulse
+    over the step that reached the state divided by its length (zero for a state no step
+    made); stats: the step's solver statistics (a dict, see StepStats in proto/ccsim.proto;
+    {} for a state not stepped). The arrays are views of one (n, 26) array, `array`."""
 
     __slots__ = ("time", "array", "_stats")
 
@@ -39,6 +41,8 @@ class State:
     contact_forces = property(lambda self: self.array[:, 13:16])
     contact_torques = property(lambda self: self.array[:, 16:19])
     contact_counts = property(lambda self: self.array[:, 19].astype(np.int64))
+    mean_contact_forces = property(lambda self: self.array[:, 20:23])
+    mean_contact_torques = property(lambda self: self.array[:, 23:26])
 
     @property
     def contact_wrenches(self):
@@ -83,8 +87,10 @@ def _body_row(b, k):
     pose, tw = b.pose, b.twist
     p, q, v, w = pose.p, pose.q, tw.v, tw.w
     f, t = b.contact_force, b.contact_torque
+    mf, mt = b.mean_contact_force, b.mean_contact_torque
     return (p.x, p.y, p.z, q.w, q.x, q.y, q.z, v.x, v.y, v.z, w.x, w.y, w.z,
-            f.x, f.y, f.z, t.x, t.y, t.z, b.contact_count)
+            f.x, f.y, f.z, t.x, t.y, t.z, b.contact_count,
+            mf.x, mf.y, mf.z, mt.x, mt.y, mt.z)
 
 
 def _state(time, bodies, n, stats=None):
@@ -94,7 +100,7 @@ def _state(time, bodies, n, stats=None):
     add = rows.extend
     for k, b in enumerate(bodies):
         add(_body_row(b, k))
-    return State(time, np.array(rows, dtype=np.float64).reshape(n, 20), stats)
+    return State(time, np.array(rows, dtype=np.float64).reshape(n, 26), stats)
 
 
 def _contacts(time, cs, n):
@@ -211,6 +217,8 @@ class Session:
     contact_torques = property(lambda self: getattr(self.state, 'contact_torques') if self.state else None)
     contact_counts = property(lambda self: getattr(self.state, 'contact_counts') if self.state else None)
     contact_wrenches = property(lambda self: getattr(self.state, 'contact_wrenches') if self.state else None)
+    mean_contact_forces = property(lambda self: getattr(self.state, 'mean_contact_forces') if self.state else None)
+    mean_contact_torques = property(lambda self: getattr(self.state, 'mean_contact_torques') if self.state else None)
     stats = property(lambda self: getattr(self.state, 'stats') if self.state else None)
 
     def body_index(self, body):
@@ -314,7 +322,7 @@ class Session:
                 # the common reply, read straight from its bytes (ccsim/_wire.py)
                 self.seq = seq
                 t, rows, stats, deadline = fast
-                self.state = State(t, np.array(rows, dtype=np.float64).reshape(self.nbody, 20),
+                self.state = State(t, np.array(rows, dtype=np.float64).reshape(self.nbody, 26),
                                    stats)
                 self.time = t
                 self.deadline = pb.DeadlineStats.FromString(deadline) \

@@ -95,6 +95,12 @@ class SessionTest(unittest.TestCase):
             fz = s.contact_forces[box, 2]
             self.assertLess(abs(fz - weight), 1e-3 * weight, f"support {fz} N, weight {weight} N")
             self.assertLess(np.linalg.norm(s.velocities[box]), 1e-3)
+            # the mean over the last step carries the weight too, and the floor its opposite
+            self.assertEqual(s.mean_contact_forces.shape, (2, 3))
+            mz = s.mean_contact_forces[box, 2]
+            self.assertLess(abs(mz - weight), 1e-3 * weight, f"mean support {mz} N")
+            np.testing.assert_allclose(s.mean_contact_forces[0], -s.mean_contact_forces[box],
+                                       atol=1e-9)
             # the floor feels the opposite; the contacts carry the same total
             np.testing.assert_allclose(s.contact_forces[0], -s.contact_forces[box], atol=1e-9)
             cs = s.query_contacts()

@@ -78,6 +78,12 @@ class WireTest(unittest.TestCase):
                     rng.uniform(-9, 9) for _ in range(3))
             if rng.random() < 0.5:
                 b.contact_count = rng.choice([0, 1, 127, 128, 70000])
+            if rng.random() < 0.5:
+                b.mean_contact_force.x, b.mean_contact_force.y, b.mean_contact_force.z = (
+                    rng.uniform(-9, 9) for _ in range(3))
+            if rng.random() < 0.5:
+                b.mean_contact_torque.x, b.mean_contact_torque.y, b.mean_contact_torque.z = (
+                    rng.uniform(-9, 9) for _ in range(3))
         if rng.random() < 0.5:
             r.step.stats.steps = rng.randrange(1000)
             r.step.stats.max_depth = rng.random()
@@ -99,7 +105,7 @@ class WireTest(unittest.TestCase):
             fast_seen += 1
             t, rows, stats, deadline = f
             self.assertEqual(t, r.step.time)
-            a = np.array(rows, dtype=np.float64).reshape(n, 20)
+            a = np.array(rows, dtype=np.float64).reshape(n, 26)
             self.assertTrue(np.array_equal(a, slow_rows(r, n)), f"trial {trial}")
             if r.step.HasField("stats"):
                 self.assertEqual(pb.StepStats.FromString(stats), r.step.stats)
@@ -149,7 +155,7 @@ class WireTest(unittest.TestCase):
                             r = pb.Reply.FromString(data)
                             self.assertIsNotNone(f, f"{scene}: ccsimd's reply not read fast")
                             self.assertEqual(f[0], r.step.time)
-                            a = np.array(f[1], dtype=np.float64).reshape(s.nbody, 20)
+                            a = np.array(f[1], dtype=np.float64).reshape(s.nbody, 26)
                             self.assertTrue(np.array_equal(a, slow_rows(r, s.nbody)), scene)
                         # and the session's own step reads the same poses and twists
                         # (GetState's reply carries no contact forces)
