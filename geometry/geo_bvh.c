@@ -2,6 +2,7 @@
 // covariance, spheres about the box centres, hull vertex sets per node.
 #include "geo_err.h"
 #include "geo_bvh.h"
+#include "geo_mass.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -18,48 +19,6 @@ static double now_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-// eigenvectors of a symmetric 3x3 matrix by cyclic Jacobi; rows of V are the vectors
-static void sym_eig3(const double A_in[9], double V[9]) {
-  double A[9];
-  memcpy(A, A_in, sizeof A);
-  geo_m3_identity(V);
-  for (int sweep = 0; sweep < 32; sweep++) {
-    double off = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
-    double diag = A[0] * A[0] + A[4] * A[4] + A[8] * A[8];
-    if (off <= 1e-30 * diag || off == 0.0) {
-      break;
-    }
-    for (int p = 0; p < 2; p++) {
-      for (int q = p + 1; q < 3; q++) {
-        double apq = A[3 * p + q];
-        if (apq == 0.0) {
-          continue;
-        }
-        double theta = (A[3 * q + q] - A[3 * p + p]) / (2.0 * apq);
-        double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
-        double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
-        // A <- J^T A J with the rotation in the (p, q) plane
-        for (int k = 0; k < 3; k++) {
-          double akp = A[3 * k + p], akq = A[3 * k + q];
-          A[3 * k + p] = c * akp - s * akq;
-          A[3 * k + q] = s * akp + c * akq;
-        }
-        for (int k = 0; k < 3; k++) {
-          double apk = A[3 * p + k], aqk = A[3 * q + k];
-          A[3 * p + k] = c * apk - s * aqk;
-          A[3 * q + k] = s * apk + c * aqk;
-        }
-        // accumulate: rows of V are eigenvectors
-        for (int k = 0; k < 3; k++) {
-          double vp = V[3 * p + k], vq = V[3 * q + k];
-          V[3 * p + k] = c * vp - s * vq;
-          V[3 * q + k] = s * vp + c * vq;
-        }
-      }
-    }
-  }
 }
 
 // make the axis rows orthonormal and right-handed (guards against a poor Jacobi result)
@@ -139,7 +98,8 @@ static void fit_node(build_ctx *cx, geo_bvh_node *nd) {
         }
       }
     }
-    sym_eig3(C, ax);
+    double lam[3];
+    geo_sym3_eig(C, lam, ax);
     orthonormalize(ax);
   }
   // extents along the axes

@@ -2,6 +2,7 @@
 // tetrahedra (reference point, face) with the exact tetrahedron moments.
 #include "geo_err.h"
 #include "geo_mass.h"
+#include "geo_vec.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -83,4 +84,46 @@ int geo_mass_properties(const geo_mesh *m, double density, geo_mass *out, char *
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < 3; j++) out->inertia[3 * i + j] = density * ((i == j ? tr : 0.0) - C[3 * i + j]);
   return 0;
+}
+
+void geo_sym3_eig(const double A_in[9], double lam[3], double V[9]) {
+  double A[9];
+  memcpy(A, A_in, sizeof A);
+  geo_m3_identity(V);
+  for (int sweep = 0; sweep < 32; sweep++) {
+    double off = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
+    double diag = A[0] * A[0] + A[4] * A[4] + A[8] * A[8];
+    if (off <= 1e-30 * diag || off == 0.0) {
+      break;
+    }
+    for (int p = 0; p < 2; p++) {
+      for (int q = p + 1; q < 3; q++) {
+        double apq = A[3 * p + q];
+        if (apq == 0.0) {
+          continue;
+        }
+        double theta = (A[3 * q + q] - A[3 * p + p]) / (2.0 * apq);
+        double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+        double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+        // A <- J^T A J with the rotation in the (p, q) plane
+        for (int k = 0; k < 3; k++) {
+          double akp = A[3 * k + p], akq = A[3 * k + q];
+          A[3 * k + p] = c * akp - s * akq;
+          A[3 * k + q] = s * akp + c * akq;
+        }
+        for (int k = 0; k < 3; k++) {
+          double apk = A[3 * p + k], aqk = A[3 * q + k];
+          A[3 * p + k] = c * apk - s * aqk;
+          A[3 * q + k] = s * apk + c * aqk;
+        }
+        // accumulate: rows of V are eigenvectors
+        for (int k = 0; k < 3; k++) {
+          double vp = V[3 * p + k], vq = V[3 * q + k];
+          V[3 * p + k] = c * vp - s * vq;
+          V[3 * q + k] = s * vp + c * vq;
+        }
+      }
+    }
+  }
+  lam[0] = A[0], lam[1] = A[4], lam[2] = A[8];
 }

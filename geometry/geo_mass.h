@@ -20,4 +20,9 @@ typedef struct geo_mass {
 int geo_mass_properties(const geo_mesh *m, double density, geo_mass *out, char *err,
                         size_t err_sz);
 
+// Eigen-decomposition of a symmetric 3 x 3 matrix A (row-major) by cyclic Jacobi rotations
+// (Golub & Van Loan, Matrix Computations, sec. 8.5.2): eigenvalues in lam (unsorted) and
+// the matching unit eigenvectors as the rows of V.
+void geo_sym3_eig(const double A[9], double lam[3], double V[9]);
+
 #endif

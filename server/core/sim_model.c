@@ -120,41 +120,10 @@ static geo_mesh *build_shape(const sim_shape_desc *s, const char *where, char *e
   return mesh;
 }
 
-// eigenvalues of symmetric a (3 x 3, row-major), ascending: cyclic Jacobi rotations
-// (Golub & Van Loan, Matrix Computations, 4th ed., sec. 8.5.2)
+// eigenvalues of symmetric a (3 x 3, row-major), ascending
 static void sym_eigenvalues(const double a[9], double lam[3]) {
-  double A[9];
-  memcpy(A, a, sizeof A);
-  for (int sweep = 0; sweep < 50; sweep++) {
-    double off = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
-    double diag = A[0] * A[0] + A[4] * A[4] + A[8] * A[8];
-    if (!(off > 1e-32 * diag)) {
-      break;
-    }
-    for (int p = 0; p < 2; p++) {
-      for (int q = p + 1; q < 3; q++) {
-        double apq = A[3 * p + q];
-        if (apq == 0.0) {
-          continue;
-        }
-        double theta = (A[3 * q + q] - A[3 * p + p]) / (2 * apq);
-        double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
-        double c = 1 / sqrt(t * t + 1), sn = t * c;
-        // A <- J^T A J with J the rotation in the (p, q) plane
-        for (int k = 0; k < 3; k++) {
-          double akp = A[3 * k + p], akq = A[3 * k + q];
-          A[3 * k + p] = c * akp - sn * akq;
-          A[3 * k + q] = sn * akp + c * akq;
-        }
-        for (int k = 0; k < 3; k++) {
-          double apk = A[3 * p + k], aqk = A[3 * q + k];
-          A[3 * p + k] = c * apk - sn * aqk;
-          A[3 * q + k] = sn * apk + c * aqk;
-        }
-      }
-    }
-  }
-  lam[0] = A[0], lam[1] = A[4], lam[2] = A[8];
+  double V[9];
+  geo_sym3_eig(a, lam, V);
   for (int i = 0; i < 2; i++) {
     for (int k = 0; k < 2 - i; k++) {
       if (lam[k] > lam[k + 1]) {
