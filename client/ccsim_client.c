@@ -115,6 +115,18 @@ static void handshakes_close(handshakes *h) {
   }
 }
 
+// Close *sock and h watching it, in that order of effect: the socket's monitor is stopped
+// while h's end still reads it (ZeroMQ's I/O thread sends a monitor's events blocking, under
+// the lock that stopping it takes: with no reader left it could wait for ever), then h, then
+// the socket, whose monitor goes at once rather than when the reaper gets to it (a client
+// reopening after every failed request would otherwise run out of the context's sockets).
+static void close_watched(handshakes *h, void **sock) {
+  if (*sock) zmq_socket_monitor(*sock, NULL, 0);
+  handshakes_close(h);
+  if (*sock) zmq_close(*sock);
+  *sock = NULL;
+}
+
 // Watch sock's handshakes into h->mon (after closing the one before), and with refusals
 // its connections refused (a stream's subscriber waits for its server instead); 0, or -1
 // (errno from ZeroMQ). owner names the inproc endpoint: unique in its context.
@@ -231,14 +243,7 @@ static void handshakes_hint(const handshakes *h, const char *whose, int curve, c
 }
 
 static int open_socket(ccsim_client *c) {
-  handshakes_close(&c->hs);  // watching the socket closed next
-  if (c->sock) {
-    // its monitor's socket goes now, not when ZeroMQ's reaper gets to the closed socket: a
-    // client reopening after every failed request (a server gone) would otherwise run out
-    // of the context's sockets (EMFILE) while the reaper lags
-    zmq_socket_monitor(c->sock, NULL, 0);
-    zmq_close(c->sock);
-  }
+  close_watched(&c->hs, &c->sock);
   c->sock = zmq_socket(c->zctx, ZMQ_DEALER);
   if (!c->sock) {
     cerr(c, "cannot create a ZeroMQ socket: %s", zmq_strerror(zmq_errno()));
@@ -577,8 +582,7 @@ void ccsim_client_destroy(ccsim_client **pc) {
     return;
   }
   ccsim_client *c = *pc;
-  handshakes_close(&c->hs);
-  if (c->sock) zmq_close(c->sock);
+  close_watched(&c->hs, &c->sock);
   if (c->zctx) zmq_ctx_term(c->zctx);
   ccsim_arena_fini(&c->rx);
   free(c);
@@ -1484,8 +1488,7 @@ void ccsim_watch_destroy(ccsim_watch **pw) {
     return;
   }
   ccsim_watch *w = *pw;
-  handshakes_close(&w->hs);
-  if (w->sub) zmq_close(w->sub);
+  close_watched(&w->hs, &w->sub);
   if (w->zctx) zmq_ctx_term(w->zctx);
   free(w->bodies);
   free(w->contacts);

@@ -591,7 +591,7 @@ sim_model *sim_model_compile(const sim_scene *s, char *err, size_t err_sz) {
       // contact's inside/outside tests and hulls, and mass properties, take the surface
       // as a solid's boundary wound outward: a hole lets bodies fall in, a flipped
       // triangle or an inside-out mesh pushes the wrong way, whatever mass is given
-      char gerr[448] = "";
+      char gerr[768] = "";
       if (geo_mesh_check_solid(m->mesh[i], gerr, sizeof gerr) != 0) {
         ccsim_set_err(err, err_sz, "%s.shape%s: %s", where,
                       b->shape.type == SIM_SHAPE_MESH ? ".mesh" : "", gerr);

@@ -125,14 +125,16 @@ ccsim_status sim_step_check(const sim_model *m, const sim_data *d, double t_out,
 }
 
 ccsim_status sim_step(const sim_model *m, sim_data *d, double t_out) {
+  // the steppers add the step's contact impulses; the mean is over the time reached (none
+  // for a step refused here: no impulse of an earlier step may be counted again)
+  memset(d->impulse, 0, 6 * sizeof(double) * (size_t)m->nbody);
+  d->impulse_dt = 0;
   ccsim_status st = sim_step_check(m, d, t_out, d->err, sizeof d->err);
   if (st != CCSIM_OK) return st;
   sim_inputs_begin_step(m, d, t_out);
   uint64_t t0 = now_ns();
   d->progress.stopped = 0;
-  // the steppers add the step's contact impulses; the mean is over the time reached
   double time0 = d->time;
-  memset(d->impulse, 0, 6 * sizeof(double) * (size_t)m->nbody);
   st = d->stepper->step(m, d, t_out);
   d->impulse_dt = d->time - time0;
   d->stats.physics_ns += now_ns() - t0;

@@ -26,7 +26,7 @@ struct srv_rctx {
   ccsim_arena *a;
   Ccsim__Reply reply;
   Ccsim__Error error;
-  char msg[512];
+  char msg[1024];
   srv_blob *bytes;  // an answer stored already (one reference), sent instead of reply
 };
 

@@ -365,7 +365,7 @@ struct srv {
       uint64_t digest;  // the request's bytes (ccsim_pb_digest of its CreateSession)
       double when;      // srv_now() of the failure [s]
       int code;         // its status
-      char msg[512];    // its reason (as long as the reply's: answered the same)
+      char msg[1024];   // its reason (as long as the reply's: answered the same)
     } failed[SRV_FAILED_CREATES];
     int failed_next;
     uint64_t id_counter;  // deterministic ids

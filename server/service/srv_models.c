@@ -278,16 +278,21 @@ srv_model *srv_models_acquire(srv_models *c, const Ccsim__Scene *scene, int *cod
     r->failed = 1;
     unlink_model(c, r);
   }
-  int last = !r->m && --r->refs == 0;
+  // what the caller is told is read under mu: once it lets go of a failed model, a create
+  // that waited for this compile may drop the last reference and free it
+  int ok = r->m != NULL;
+  if (!ok) {
+    *code = r->code;
+    ccsim_set_err(err, err_sz, "%s", r->err);
+  }
+  int last = !ok && --r->refs == 0;
   pthread_cond_broadcast(&c->cv);
   pthread_mutex_unlock(&c->mu);
   free_chain(gone);
-  if (r->m) {
+  if (ok) {
     *code = CCSIM_OK;
     return r;
   }
-  *code = r->code;
-  ccsim_set_err(err, err_sz, "%s", r->err);
   if (last) model_free(r);
   return NULL;
 }

@@ -119,7 +119,7 @@ srv_session *srv_session_build(srv *s, const Ccsim__Scene *scene, const Ccsim__C
   }
   // the compiled model and the scene's copy for checkpoints, shared with every session of
   // the same scene (compiled here when none is cached)
-  char e[400] = "";
+  char e[1024] = "";
   ss->model = srv_models_acquire(s->models, scene, code, e, sizeof e);
   if (!ss->model) {
     ccsim_set_err(err, err_sz, "%s", e);
@@ -241,12 +241,23 @@ int srv_tomb_key(const srv *s, const uint8_t *key, size_t len) {
   return -1;
 }
 
+// the slot holding key, whatever its age (one slot per key), or -1
+static int failed_slot(const srv *s, const uint8_t *key, size_t len) {
+  for (int k = 0; k < SRV_FAILED_CREATES; k++) {
+    if (same_create_key(s->store.failed[k].create_key, s->store.failed[k].create_key_len, key,
+                        len)) {
+      return k;
+    }
+  }
+  return -1;
+}
+
 void srv_failed_key_add(srv *s, const uint8_t *key, size_t len, uint64_t digest, int code,
                         const char *msg) {
   if (len == 0 || len > SRV_CREATE_KEY_MAX) {
     return;
   }
-  int k = srv_failed_key(s, key, len);  // a copy that built again: one entry per key
+  int k = failed_slot(s, key, len);  // a copy that built again, or an expired entry: reused
   if (k < 0) {
     k = s->store.failed_next;
     s->store.failed_next = (k + 1) % SRV_FAILED_CREATES;
@@ -260,14 +271,8 @@ void srv_failed_key_add(srv *s, const uint8_t *key, size_t len, uint64_t digest,
 }
 
 int srv_failed_key(const srv *s, const uint8_t *key, size_t len) {
-  double now = srv_now();
-  for (int k = 0; k < SRV_FAILED_CREATES; k++) {
-    if (same_create_key(s->store.failed[k].create_key, s->store.failed[k].create_key_len, key,
-                        len)) {
-      return now - s->store.failed[k].when <= SRV_FAILED_CREATE_TTL ? k : -1;
-    }
-  }
-  return -1;
+  int k = failed_slot(s, key, len);
+  return k >= 0 && srv_now() - s->store.failed[k].when <= SRV_FAILED_CREATE_TTL ? k : -1;
 }
 
 int srv_insert(srv *s, srv_session *ss) {
