@@ -392,6 +392,58 @@ static void test_concurrent_creates_compile_once(void **state) {
   ccsim_scene_destroy(&sc);
 }
 
+static void *race_failing_create(void *arg) {
+  racer *r = arg;
+  char err[256];
+  ccsim_client *c = ccsim_client_new(r->endpoint, err, sizeof err);
+  ccsim_session *s = c ? ccsim_session_create(c, r->sc) : NULL;
+  // refused for the impossible inertia, whoever compiled the scene
+  r->ok = c && !s && strstr(ccsim_client_errmsg(c), "triangle inequality") != NULL;
+  ccsim_session_close(&s);
+  ccsim_client_destroy(&c);
+  return NULL;
+}
+
+// creates of one scene that does not compile, at once (each with its own create key): the
+// ones that waited for the compile get its error, the failed model is kept by nobody, and
+// the server serves on (whoever lets go of the failed model last frees it; the builder
+// reads the error before it lets go)
+static void test_concurrent_failing_creates(void **state) {
+  fixture *f = *state;
+  start(f, SRV_DEFAULT_MODEL_CACHE_MB, NULL);
+  // a ball of 40 000 triangles takes a while to build; the box after it cannot be a body
+  static const char json[] =
+      "{\"bodies\": [{\"name\": \"ball\", \"density\": 1000, \"shape\": {\"sphere\": "
+      "{\"radius\": 0.1, \"slices\": 200, \"stacks\": 100}}},"
+      " {\"name\": \"odd\", \"mass\": 1, \"inertia\": [1, 1, 5], \"pose\": {\"p\": [0, 0, 1]},"
+      " \"shape\": {\"box\": {\"size\": [0.1, 0.1, 0.1]}}}]}";
+  char err[256];
+  ccsim_scene *sc = ccsim_scene_parse(json, strlen(json), "inline", NULL, err, sizeof err);
+  if (!sc) print_error("%s\n", err);
+  assert_non_null(sc);
+  enum { N = 6 };
+  for (int round = 0; round < 3; round++) {
+    racer r[N];
+    pthread_t th[N];
+    for (int k = 0; k < N; k++) {
+      r[k] = (racer){.endpoint = srv_endpoint(f->s), .sc = sc};
+      pthread_create(&th[k], NULL, race_failing_create, &r[k]);
+    }
+    for (int k = 0; k < N; k++) pthread_join(th[k], NULL);
+    for (int k = 0; k < N; k++) assert_true(r[k].ok);
+  }
+  srv_models_stat st = stats(f);
+  print_message("failing creates: %llu compiles, %llu waited for one\n",
+                (unsigned long long)st.misses, (unsigned long long)st.hits);
+  assert_true(st.hits > 0);        // some creates did wait for a compile that failed
+  assert_int_equal(st.models, 0);  // a failed model is kept by nobody
+  ccsim_client *c = client(f);
+  ccsim_server_info info;
+  assert_int_equal(ccsim_client_server_info(c, &info, NULL), CCSIM_OK);
+  ccsim_client_destroy(&c);
+  ccsim_scene_destroy(&sc);
+}
+
 // a mesh travels as its file's bytes and the server reads it: its errors name the file and
 // line, and its triangles count against the server's limit before anything is built
 static void test_mesh_files_are_read_by_the_server(void **state) {
@@ -493,6 +545,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_restores_go_through_the_cache, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mesh_files_are_read_by_the_server, setup, teardown),
       cmocka_unit_test_setup_teardown(test_concurrent_creates_compile_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_concurrent_failing_creates, setup, teardown),
       cmocka_unit_test_setup_teardown(test_failed_create_answers_its_retry, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
