@@ -107,6 +107,58 @@ static void test_ball_impacts_impulse(void **state) {
   teardown(&f);
 }
 
+// A frictionless box on the floor pushed along x by a kinematic pusher whose speed changes
+// at every step (a controller's twist each tick): the damping term makes the push jump with
+// the speed, so each step's mean must start from the wrench at the new speed. Over each step
+// the box's mean contact force along x times dt equals its momentum change m (v1 - v0)
+// (nothing else acts along x), to 1e-3 of the largest such change.
+static void test_pushed_box_mean_follows_twist_jumps(void **state) {
+  (void)state;
+  sim_body_desc b[3];
+  test_box_on_floor(b, 0.5e-3);
+  b[1].pos[0] = 0.0;
+  memset(&b[2], 0, sizeof b[2]);
+  b[2].name = "pusher";
+  b[2].type = SIM_BODY_KINEMATIC;
+  b[2].shape.type = SIM_SHAPE_BOX;
+  b[2].shape.size[0] = 0.02, b[2].shape.size[1] = 0.2, b[2].shape.size[2] = 0.02;
+  b[2].quat[0] = 1;
+  b[2].pos[0] = -0.05 - 0.01 - 0.5e-3, b[2].pos[2] = 0.025;  // its face within the standoff
+  sim_scene s;
+  memset(&s, 0, sizeof s);
+  s.gravity[2] = -G;
+  s.contact.k = 1e5, s.contact.alpha = 0.5, s.contact.n = 1, s.contact.standoff = 1e-3;
+  s.contact.set = SIM_CP_K | SIM_CP_ALPHA | SIM_CP_N | SIM_CP_STANDOFF;
+  s.rtol = 1e-8, s.atol = 1e-11;
+  sim_model *m = test_compile(&s, b, 3);
+  assert_non_null(m);
+  sim_data *d = sim_data_new(m, NULL, 0);
+  assert_non_null(d);
+  const double mass = 1.0, zero[3] = {0, 0, 0};
+  double worst = 0, largest = 0;
+  for (int k = 1; k <= 200; k++) {
+    double v[3] = {0.05 + 0.03 * sin(0.7 * k), 0, 0}, v0[3], v1[3], mf[3], mt[3], dt = 0;
+    assert_int_equal(sim_set_kinematic(m, d, 2, NULL, NULL, v, zero, DT), CCSIM_OK);
+    sim_get_body(m, d, 1, NULL, NULL, v0, NULL);
+    ccsim_status st = sim_step(m, d, k * DT);
+    if (st != CCSIM_OK) print_error("t = %g: %s\n", k * DT, sim_data_errmsg(d));
+    assert_int_equal(st, CCSIM_OK);
+    sim_get_body(m, d, 1, NULL, NULL, v1, NULL);
+    sim_data_body_mean_contact(m, d, 1, mf, mt, &dt);
+    double expect = mass * (v1[0] - v0[0]), got = mf[0] * dt;
+    if (k > 20) {  // once the pusher carries the box
+      worst = fmax(worst, fabs(got - expect));
+      largest = fmax(largest, fabs(expect));
+    }
+  }
+  print_message("pushed box: worst |mean impulse - m dv| %.3g N s of the largest m dv %.3g N s\n",
+                worst, largest);
+  assert_true(largest > 1e-5);  // the pusher did push
+  assert_true(worst <= 1e-3 * largest);
+  sim_data_destroy(&d);
+  sim_model_destroy(&m);
+}
+
 // The 1 kg box of test_box_on_floor at rest on a contact of k 1e5 N/m, in steps of 1 ms
 // and then of 10 ms: over every step the mean contact force equals the end value and both
 // equal m g; the torque about its centre (the reference origin) is nil.
@@ -140,6 +192,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ball_impacts_impulse),
       cmocka_unit_test(test_box_at_rest_mean_is_weight),
+      cmocka_unit_test(test_pushed_box_mean_follows_twist_jumps),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
