@@ -191,20 +191,14 @@ static int parse_mesh_file(pctx *p, const char *file, const char *path, Ccsim__M
     close(fd);
     return perr(p, path, "out of memory");
   }
-  size_t n = 0;
-  while (n < (size_t)size) {
-    ssize_t r = read(fd, data + n, (size_t)size - n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    n += (size_t)r;
-  }
+  int rc = ccsim_read_all(fd, data, (size_t)size, &why);
   close(fd);
-  if (n != (size_t)size) {
-    return perr(p, path, "cannot use mesh \"%s\": %s: read error", file, full);
+  if (rc != 0) {
+    return perr(p, path, "cannot use mesh \"%s\": %s: %s", file, full, why);
   }
   out->has_file = 1;
   out->file.data = data;
-  out->file.len = n;
+  out->file.len = (size_t)size;
   return 0;
 }
 

@@ -25,3 +25,19 @@ int ccsim_open_regular(const char *path, int extra_flags, off_t *size, const cha
   if (size) *size = st.st_size;
   return fd;
 }
+
+int ccsim_read_all(int fd, void *buf, size_t n, const char **why) {
+  size_t off = 0;
+  while (off < n) {
+    ssize_t r = read(fd, (char *)buf + off, n - off);
+    if (r < 0 && errno == EINTR) {
+      continue;
+    }
+    if (r <= 0) {
+      *why = r < 0 ? strerror(errno) : "shorter than its size (changed while read)";
+      return -1;
+    }
+    off += (size_t)r;
+  }
+  return 0;
+}

@@ -11,4 +11,8 @@
 // is not a regular file (*why: "not a regular file").
 int ccsim_open_regular(const char *path, int extra_flags, off_t *size, const char **why);
 
+// Read n bytes of fd into buf (caller owns both), retrying interrupted reads. Returns 0, or
+// -1 with *why set (a read error's text, or "shorter than its size (changed while read)").
+int ccsim_read_all(int fd, void *buf, size_t n, const char **why);
+
 #endif

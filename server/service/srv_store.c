@@ -503,27 +503,19 @@ static uint8_t *read_file(const char *path, uint64_t max, size_t *len, const cha
     close(fd);
     return NULL;
   }
-  size_t n = (size_t)size, off = 0;
+  size_t n = (size_t)size;
   uint8_t *buf = malloc(n ? n : 1);
   if (!buf) {
     *why = "out of memory";
     close(fd);
     return NULL;
   }
-  while (off < n) {
-    ssize_t r = read(fd, buf + off, n - off);
-    if (r < 0 && errno == EINTR) {
-      continue;
-    }
-    if (r <= 0) {
-      *why = r < 0 ? strerror(errno) : "shorter than its size (changed while read)";
-      free(buf);
-      close(fd);
-      return NULL;
-    }
-    off += (size_t)r;
-  }
+  int rc = ccsim_read_all(fd, buf, n, why);
   close(fd);
+  if (rc != 0) {
+    free(buf);
+    return NULL;
+  }
   *len = n;
   return buf;
 }
